@@ -1,0 +1,76 @@
+/* Storage behind the job folders: an ops table so that the local-directory
+ * backend and the libnfs backend (issue 4) are interchangeable, and a
+ * fault-injecting wrapper costs a few lines. Paths are relative to the volume
+ * root ("jobs/42/out/warm/x"), never start with '/', never contain "..".
+ * Every call takes the credentials of the person acting: files and folders are
+ * created owned by them. Calls return 0 (or a count) or -1 with errno. */
+#ifndef PARSA_BACKEND_H
+#define PARSA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+struct backend;
+struct backend_file;
+
+struct backend_cred {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Called once per directory entry; return non-zero to stop early. */
+typedef int (*backend_dirent_fn)(void *arg, const char *name, const struct stat *st);
+
+struct backend_ops {
+	const char *name;
+	void (*destroy)(struct backend *b);
+	int (*getattr)(struct backend *b, const char *path, struct stat *st);
+	int (*readdir)(struct backend *b, const char *path, backend_dirent_fn fn, void *arg);
+	int (*mkdir)(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
+	int (*unlink)(struct backend *b, const char *path);
+	int (*rmdir)(struct backend *b, const char *path);
+	int (*rename)(struct backend *b, const char *from, const char *to, unsigned int flags);
+	int (*symlink)(struct backend *b, const struct backend_cred *cred, const char *target, const char *path);
+	ssize_t (*readlink)(struct backend *b, const char *path, char *buf, size_t size);
+	int (*link)(struct backend *b, const char *from, const char *to);
+	int (*chmod)(struct backend *b, const char *path, mode_t mode);
+	int (*chown)(struct backend *b, const char *path, uid_t uid, gid_t gid);
+	int (*truncate)(struct backend *b, const char *path, off_t size);
+	int (*utimens)(struct backend *b, const char *path, const struct timespec tv[2]);
+	int (*statfs)(struct backend *b, const char *path, struct statvfs *st);
+	/* open with O_CREAT creates the file owned by cred. */
+	int (*open)(struct backend *b, const struct backend_cred *cred, const char *path,
+		    int flags, mode_t mode, struct backend_file **file);
+	ssize_t (*pread)(struct backend_file *f, void *buf, size_t size, off_t off);
+	ssize_t (*pwrite)(struct backend_file *f, const void *buf, size_t size, off_t off);
+	int (*ftruncate)(struct backend_file *f, off_t size);
+	int (*fsync)(struct backend_file *f, int datasync);
+	/* Reports errors of write-behind data; the file stays open. */
+	int (*flush)(struct backend_file *f);
+	/* Closes and frees the file whatever happens; returns the last write error. */
+	int (*close)(struct backend_file *f);
+};
+
+/* Every backend struct starts with this header. */
+struct backend {
+	const struct backend_ops *ops;
+};
+
+/* Open the volume named by url: "/local/path" or "file:///local/path" (local
+ * folder), "nfs://server/export/path" (libnfs, issue 4). NULL with errno and
+ * *err on failure. */
+struct backend *backend_create(const char *url, char **err);
+void backend_destroy(struct backend *b);
+
+/* Local directory backend (backend_local.c). */
+struct backend *backend_local_create(const char *root, char **err);
+
+/* Create every missing folder of path, owned by cred, with mode. */
+int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
+/* Remove path and everything below it. */
+int backend_remove_tree(struct backend *b, const char *path);
+
+#endif

@@ -1,0 +1,218 @@
+#include "api_client.h"
+#include "util.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct api_client {
+	CURL *curl;
+	char *unix_path;  /* NULL for TCP */
+	char *base_url;   /* "http://localhost" for unix sockets */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct api_client *api_client_create(const char *endpoint, char **err)
+{
+	struct api_client *client;
+
+	pthread_once(&curl_once, curl_init_once);
+	client = xcalloc(1, sizeof *client);
+	if (strncmp(endpoint, "unix:", 5) == 0) {
+		client->unix_path = xstrdup(endpoint + 5);
+		client->base_url = xstrdup("http://localhost");
+	} else if (strncmp(endpoint, "http://", 7) == 0) {
+		size_t n = strlen(endpoint);
+
+		client->base_url = xstrdup(endpoint);
+		if (n > 7 && client->base_url[n - 1] == '/')
+			client->base_url[n - 1] = '\0';
+	} else {
+		errprintf(err, "scheduler address '%s' is neither unix:/path nor http://host:port", endpoint);
+		free(client);
+		errno = EINVAL;
+		return NULL;
+	}
+	client->curl = curl_easy_init();
+	if (!client->curl) {
+		errprintf(err, "cannot initialise libcurl");
+		api_client_destroy(client);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return client;
+}
+
+void api_client_destroy(struct api_client *client)
+{
+	if (!client)
+		return;
+	if (client->curl)
+		curl_easy_cleanup(client->curl);
+	free(client->unix_path);
+	free(client->base_url);
+	free(client);
+}
+
+static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct api_reply *reply = arg;
+	size_t n = size * nmemb;
+
+	reply->body = xrealloc(reply->body, reply->len + n + 1);
+	memcpy(reply->body + reply->len, data, n);
+	reply->len += n;
+	reply->body[reply->len] = '\0';
+	return n;
+}
+
+static struct curl_slist *identity_headers(const struct api_identity *as)
+{
+	struct curl_slist *headers = NULL;
+	char line[64];
+
+	headers = curl_slist_append(headers, "Expect:");
+	if (!as)
+		return headers;
+	snprintf(line, sizeof line, "X-Parsa-Uid: %u", (unsigned)as->uid);
+	headers = curl_slist_append(headers, line);
+	snprintf(line, sizeof line, "X-Parsa-Gid: %u", (unsigned)as->gid);
+	headers = curl_slist_append(headers, line);
+	if (as->ngroups > 0) {
+		size_t cap = 32 + as->ngroups * 12, used;
+		char *groups = xmalloc(cap);
+
+		used = (size_t)snprintf(groups, cap, "X-Parsa-Groups: ");
+		for (size_t i = 0; i < as->ngroups && used < cap; i++)
+			used += (size_t)snprintf(groups + used, cap - used, "%s%u",
+						 i ? "," : "", (unsigned)as->groups[i]);
+		headers = curl_slist_append(headers, groups);
+		free(groups);
+	}
+	return headers;
+}
+
+int api_call(struct api_client *client, const char *method, const char *path,
+	     const char *body, size_t len, const struct api_identity *as,
+	     long timeout_ms, struct api_reply *reply)
+{
+	struct curl_slist *headers = NULL;
+	char *url = NULL;
+	CURLcode rc;
+	CURL *c = client->curl;
+	int ret = -1;
+
+	memset(reply, 0, sizeof *reply);
+	url = xasprintf("%s%s", client->base_url, path);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (client->unix_path)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, client->unix_path);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
+	curl_easy_setopt(c, CURLOPT_PROXY, "");
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+	}
+	headers = identity_headers(as);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+
+	rc = curl_easy_perform(c);
+	switch (rc) {
+	case CURLE_OK:
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);
+		if (!reply->body) {
+			reply->body = xstrdup("");
+			reply->len = 0;
+		}
+		ret = 0;
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		errno = ETIMEDOUT;
+		break;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		errno = ENOTCONN;
+		break;
+	default:
+		errno = EIO;
+		break;
+	}
+	if (ret < 0)
+		api_reply_clear(reply);
+	curl_slist_free_all(headers);
+	free(url);
+	return ret;
+}
+
+void api_reply_clear(struct api_reply *reply)
+{
+	free(reply->body);
+	reply->body = NULL;
+	reply->len = 0;
+}
+
+int api_status_errno(long status)
+{
+	switch (status) {
+	case 200: case 201: case 202: case 204:
+		return 0;
+	case 400: case 422:
+		return EINVAL;
+	case 401: case 403:
+		return EACCES;
+	case 404:
+		return ENOENT;
+	case 409:
+		return EBUSY;
+	case 413:
+		return EFBIG;
+	case 503:
+		return EAGAIN;
+	case 507:
+		return ENOSPC;
+	default:
+		return EIO;
+	}
+}
+
+char *api_reply_error(const struct api_reply *reply)
+{
+	json_t *root;
+	char *text = NULL;
+
+	if (reply->body && reply->len > 0) {
+		root = json_loadb(reply->body, reply->len, 0, NULL);
+		if (root) {
+			const char *s = json_string_value(json_object_get(root, "error"));
+
+			if (s)
+				text = xstrdup(s);
+			json_decref(root);
+		}
+		if (!text)
+			text = xstrdup(reply->body);
+	} else {
+		text = xasprintf("scheduler answered HTTP %ld", reply->status);
+	}
+	return text;
+}

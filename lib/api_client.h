@@ -1,0 +1,48 @@
+/* A client of the scheduler's HTTP/1.1 + JSON API (docs/api.md), over a unix
+ * socket ("unix:/run/parsa/sched.sock") or TCP ("http://head:7070"), built on
+ * libcurl. One client per thread: a client is not thread-safe. */
+#ifndef PARSA_API_CLIENT_H
+#define PARSA_API_CLIENT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct api_client;
+
+/* Whom a trusted caller (root, or the scheduler's own user, e.g. parsafs) acts for.
+ * The scheduler ignores it from anyone else. */
+struct api_identity {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+};
+
+struct api_reply {
+	long status;   /* HTTP status */
+	char *body;    /* NUL-terminated, malloc'ed */
+	size_t len;
+};
+
+struct api_client *api_client_create(const char *endpoint, char **err);
+void api_client_destroy(struct api_client *client);
+
+/* Send one request and wait at most timeout_ms for the whole answer.
+ * Returns 0 with reply filled in whenever the scheduler answered (any status),
+ * or -1 with errno when it could not be reached: ENOTCONN (refused, socket
+ * missing), ETIMEDOUT, EIO (anything else). as may be NULL. The caller clears
+ * the reply with api_reply_clear(). */
+int api_call(struct api_client *client, const char *method, const char *path,
+	     const char *body, size_t len, const struct api_identity *as,
+	     long timeout_ms, struct api_reply *reply);
+void api_reply_clear(struct api_reply *reply);
+
+/* The errno that a filesystem or CLI should report for an HTTP status:
+ * 400 EINVAL, 403 EACCES, 404 ENOENT, 409 EBUSY, 413 EFBIG, 503 EAGAIN, 5xx EIO. */
+int api_status_errno(long status);
+
+/* The "error" member of a JSON error body, or the body itself, or the status
+ * line when the body is empty: a malloc'ed string the caller frees. */
+char *api_reply_error(const struct api_reply *reply);
+
+#endif

@@ -1,0 +1,123 @@
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+/* Written once by log_init() before threads exist, then only read: the one
+ * file-scope state of the project, as in OpenBSD's log.c. */
+static struct {
+	const char *progname;
+	int to_stderr;
+	enum log_level level;
+} log_cfg = { "parsa", 1, LOG_LEVEL_INFO };
+
+void log_init(const char *progname, int to_stderr, enum log_level level)
+{
+	log_cfg.progname = progname;
+	log_cfg.to_stderr = to_stderr;
+	log_cfg.level = level;
+	if (!to_stderr)
+		openlog(progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+int log_enabled(enum log_level level)
+{
+	return level <= log_cfg.level;
+}
+
+static void vlog(int priority, const char *errtext, const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (log_cfg.to_stderr) {
+		struct timespec ts;
+		struct tm tm;
+		char stamp[32];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ld %s: %s%s%s\n", stamp, ts.tv_nsec / 1000000,
+			log_cfg.progname, msg, errtext ? ": " : "", errtext ? errtext : "");
+	} else {
+		syslog(priority, "%s%s%s", msg, errtext ? ": " : "", errtext ? errtext : "");
+	}
+}
+
+void log_warn(const char *fmt, ...)
+{
+	char ebuf[128];
+	const char *etext;
+	int saved = errno;
+	va_list ap;
+
+	etext = strerror_r(saved, ebuf, sizeof ebuf);
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, etext, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void log_warnx(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, NULL, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void log_info(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (!log_enabled(LOG_LEVEL_INFO))
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_INFO, NULL, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void log_debug(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (!log_enabled(LOG_LEVEL_DEBUG))
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, NULL, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void fatal(const char *fmt, ...)
+{
+	char ebuf[128];
+	const char *etext = strerror_r(errno, ebuf, sizeof ebuf);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, etext, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, NULL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

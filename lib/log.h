@@ -1,0 +1,22 @@
+/* Logging for every parsa daemon and tool, after OpenBSD's log.h: messages go to
+ * stderr in the foreground and to syslog otherwise; the _warn variants append
+ * strerror(errno); fatal and fatalx log and exit(1). */
+#ifndef PARSA_LOG_H
+#define PARSA_LOG_H
+
+#include <stdarg.h>
+
+enum log_level { LOG_LEVEL_WARN = 0, LOG_LEVEL_INFO = 1, LOG_LEVEL_DEBUG = 2 };
+
+/* Set once by main before any thread starts; the settings are read-only afterwards. */
+void log_init(const char *progname, int to_stderr, enum log_level level);
+int log_enabled(enum log_level level);
+
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

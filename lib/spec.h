@@ -1,0 +1,62 @@
+/* The job spec: an INI file (parsed with inih) that names a pipeline of stages,
+ * each a shell command with its resource needs. spec_parse() checks everything
+ * that can be checked without the cluster (keys, values, the stage DAG) and
+ * reports every problem as "file:line: message (fix)". */
+#ifndef PARSA_SPEC_H
+#define PARSA_SPEC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Specs larger than this are refused (a spec is text a person wrote). */
+#define SPEC_MAX_BYTES (1024 * 1024)
+#define SPEC_MAX_STAGES 256
+#define SPEC_MAX_INSTANCES 1000000
+
+struct spec_stage {
+	char *name;
+	int line;            /* line of its [stage NAME] header */
+	char *run;           /* shell command, ${vars} expanded */
+	int cpus;            /* default 1 */
+	uint64_t mem;        /* bytes reserved on the host; default 0 */
+	uint64_t disk;       /* bytes of free space needed where the stage writes */
+	uint64_t scratch;    /* bytes of free local scratch needed on the host */
+	int instances;       /* default 1; with foreach, ignored (one per entry) */
+	char **after;        /* names of stages this one waits for */
+	size_t nafter;
+	char *foreach_stage; /* "warm" for foreach = warm/<glob>, else NULL */
+	char *foreach_glob;  /* "*" by default */
+	uint64_t walltime;   /* seconds; 0 = no limit */
+	int retries;         /* extra attempts after a failure; default 0 */
+	char **hosts;        /* host names or fnmatch globs; empty = any */
+	size_t nhosts;
+	char **env;          /* "NAME=value" */
+	size_t nenv;
+};
+
+struct spec {
+	char *name;          /* [job] name, or the file name without extension */
+	char *team;          /* NULL when not given: the submitter's primary group */
+	int priority;        /* default 0; higher runs first */
+	int64_t *after_jobs; /* ids of jobs this one waits for */
+	size_t nafter_jobs;
+	struct spec_stage *stages; /* in a topological order of the DAG */
+	size_t nstages;
+};
+
+/* Parse and validate a spec. filename is used in messages and for the default
+ * job name. On failure returns NULL, sets errno to EINVAL (EFBIG past
+ * SPEC_MAX_BYTES) and, if err is not NULL, sets *err to every error found, one
+ * "filename:line: message" per line (the caller frees it). */
+struct spec *spec_parse(const char *text, size_t len, const char *filename, char **err);
+void spec_destroy(struct spec *spec);
+
+/* Index of the stage with this name, or -1. */
+int spec_stage_index(const struct spec *spec, const char *name);
+
+/* A stable JSON form (what the scheduler stores and status.json shows) and back. */
+json_t *spec_to_json(const struct spec *spec);
+struct spec *spec_from_json(const json_t *json, char **err);
+
+#endif

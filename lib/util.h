@@ -1,0 +1,43 @@
+/* Small helpers every module uses: error text out-parameters (flux's errprintf),
+ * time in milliseconds, and whole-file or whole-buffer I/O that retries on EINTR. */
+#ifndef PARSA_UTIL_H
+#define PARSA_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* If err is not NULL, replace *err with a newly allocated formatted message
+ * (the caller frees it). Always returns -1 and leaves errno as it was, so
+ * callers write: return errprintf(err, "%s:%d: unknown key", file, line); */
+int errprintf(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Wall-clock and monotonic time in milliseconds. */
+int64_t time_now_ms(void);
+int64_t time_mono_ms(void);
+
+/* Format epoch milliseconds as local ISO 8601 ("2026-11-30T14:02:11"); "-" for 0. */
+void time_format_iso(int64_t ms, char *buf, size_t len);
+
+/* write()/read() the whole buffer, retrying on EINTR and short counts.
+ * Return 0 (or bytes read) on success, -1 with errno on failure. */
+int write_all(int fd, const void *buf, size_t len);
+ssize_t read_all(int fd, void *buf, size_t len);
+
+/* Read a whole file into a NUL-terminated malloc'ed buffer of at most max bytes.
+ * Returns NULL with errno (EFBIG past max). *len may be NULL. */
+char *read_file(const char *path, size_t max, size_t *len);
+
+/* mkdir -p with mode for each created component; 0 or -1/errno. */
+int mkdir_p(const char *path, mode_t mode);
+
+/* Allocation that cannot fail silently: abort with a message on ENOMEM. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
