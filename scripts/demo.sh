@@ -1,0 +1,36 @@
+#!/bin/bash
+# One command from a fresh Debian 12 machine to the lab's pipeline done:
+# install the packages, build, start parsa on this machine (`parsa up`), submit
+# examples/lab-pipeline.conf through the mount, wait for it and print where the
+# results are. parsa keeps running afterwards; `build/bin/parsa down` stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+
+./scripts/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+parsa=$src/build/bin/parsa
+
+if [ "$(id -u)" -eq 0 ]; then
+	mnt=${PARSA_MOUNT:-/parsa}
+else
+	mnt=${PARSA_MOUNT:-$HOME/parsa}
+fi
+if ! grep -q " $mnt fuse" /proc/mounts; then
+	"$parsa" up --detach --mount "$mnt"
+fi
+
+cp examples/lab-pipeline.conf "$mnt/queue/"
+id=$(readlink "$mnt/jobs/last")
+echo "submitted job $id; following $mnt/jobs/$id/status until it ends"
+state=$(cat "$mnt/jobs/$id/wait")
+cat "$mnt/jobs/$id/status"
+if [ "$state" != succeeded ]; then
+	echo "job $id ended $state; see $mnt/jobs/$id/events and $mnt/jobs/$id/stages/*/log" >&2
+	exit 1
+fi
+echo
+echo "results: $mnt/jobs/$id/out/gather/results.csv"
+head -n 5 "$mnt/jobs/$id/out/gather/results.csv"
+echo "parsa is still up on $mnt; stop it with: $parsa down --mount $mnt"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs every Debian 12 package parsa needs to build, run and test.
+# Safe to run again; needs root (or sudo).
+set -eu
+
+packages="build-essential cmake pkg-config
+  libfuse3-dev fuse3 libsqlite3-dev sqlite3 libinih-dev libjansson-dev
+  libmicrohttpd-dev libcurl4-openssl-dev libnfs-dev libnfs-utils libinotifytools0-dev
+  curl iproute2 procps psmisc util-linux passwd"
+
+if [ "$(id -u)" -ne 0 ]; then
+	exec sudo "$0" "$@"
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $packages >/dev/null
+# A FUSE mount needs the device; containers sometimes lack the node.
+if [ ! -e /dev/fuse ]; then
+	mknod -m 666 /dev/fuse c 10 229 || true
+fi
