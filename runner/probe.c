@@ -1,0 +1,280 @@
+#include "probe.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+struct probe {
+	char *proc_root;
+	char *scratch_dir;
+	struct probe_cpu_times last; /* the previous /proc/stat sample */
+	int have_last;
+};
+
+/* The value of "Key:   1234 kB" in meminfo text, in bytes. */
+static int meminfo_field(const char *text, const char *key, uint64_t *bytes)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(p + klen + 1, &end, 10);
+			if (errno || end == p + klen + 1)
+				break;
+			while (*end == ' ' || *end == '\t')
+				end++;
+			/* Every memory line of meminfo is in kB; a bare number is pages
+			 * or a count, which we never ask for. */
+			if (strncmp(end, "kB", 2) != 0)
+				break;
+			if (v > UINT64_MAX / 1024)
+				break;
+			*bytes = (uint64_t)v * 1024;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int probe_parse_meminfo(const char *text, uint64_t *total, uint64_t *available)
+{
+	uint64_t t, a, free_, buffers, cached;
+
+	if (meminfo_field(text, "MemTotal", &t) < 0 || t == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Kernels before 3.14 lack MemAvailable: approximate it the old way. */
+	if (meminfo_field(text, "MemAvailable", &a) < 0) {
+		if (meminfo_field(text, "MemFree", &free_) < 0)
+			return -1;
+		buffers = cached = 0;
+		meminfo_field(text, "Buffers", &buffers);
+		meminfo_field(text, "Cached", &cached);
+		a = free_ + buffers + cached;
+	}
+	if (a > t)
+		a = t;
+	*total = t;
+	*available = a;
+	return 0;
+}
+
+int probe_parse_stat(const char *text, struct probe_cpu_times *times)
+{
+	/* user nice system idle iowait irq softirq steal; guest time is already
+	 * counted in user and nice, so it is left out of the total. */
+	unsigned long long f[8] = { 0 };
+	const char *p = text;
+	char *end;
+	int n;
+
+	if (strncmp(p, "cpu ", 4) != 0)
+		goto bad;
+	p += 4;
+	for (n = 0; n < 8; n++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\n' || *p == '\0')
+			break;
+		errno = 0;
+		f[n] = strtoull(p, &end, 10);
+		if (errno || end == p)
+			goto bad;
+		p = end;
+	}
+	/* Linux has had at least user..idle (4 fields) forever. */
+	if (n < 4)
+		goto bad;
+	times->total = 0;
+	for (int i = 0; i < 8; i++)
+		times->total += f[i];
+	times->busy = times->total - f[3] - f[4];
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int probe_parse_loadavg(const char *text, double *load1)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || v < 0 || (*end != ' ' && *end != '\n' && *end != '\0')) {
+		errno = EINVAL;
+		return -1;
+	}
+	*load1 = v;
+	return 0;
+}
+
+double probe_cpu_pct(const struct probe_cpu_times *before, const struct probe_cpu_times *after)
+{
+	uint64_t dt, db;
+	double pct;
+
+	/* Counters only grow, but a CPU going offline can make the sum step back. */
+	if (after->total <= before->total || after->busy < before->busy)
+		return 0.0;
+	dt = after->total - before->total;
+	db = after->busy - before->busy;
+	pct = 100.0 * (double)db / (double)dt;
+	return pct > 100.0 ? 100.0 : pct;
+}
+
+/* Read the beginning of a /proc file (its first size - 1 bytes) as a string:
+ * the fields we need are on the first lines, and /proc/stat's interrupt line
+ * can be very long on big machines. */
+static int read_head(const struct probe *probe, const char *name, char *buf, size_t size, char **err)
+{
+	char *path = xasprintf("%s/%s", probe->proc_root, name);
+	ssize_t n;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errprintf(err, "cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	n = read_all(fd, buf, size - 1);
+	if (n < 0) {
+		errprintf(err, "cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	buf[n] = '\0';
+	rc = 0;
+out:
+	if (fd >= 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	free(path);
+	return rc;
+}
+
+static int sample_cpu(struct probe *probe, struct probe_cpu_times *times, char **err)
+{
+	char buf[4096];
+
+	if (read_head(probe, "stat", buf, sizeof buf, err) < 0)
+		return -1;
+	if (probe_parse_stat(buf, times) < 0)
+		return errprintf(err, "%s/stat: no 'cpu' line that parses", probe->proc_root);
+	return 0;
+}
+
+static int sample_mem(struct probe *probe, uint64_t *total, uint64_t *available, char **err)
+{
+	char buf[8192];
+
+	if (read_head(probe, "meminfo", buf, sizeof buf, err) < 0)
+		return -1;
+	if (probe_parse_meminfo(buf, total, available) < 0)
+		return errprintf(err, "%s/meminfo: no MemTotal/MemAvailable that parse", probe->proc_root);
+	return 0;
+}
+
+static int scratch_space(struct probe *probe, uint64_t *total, uint64_t *avail, char **err)
+{
+	struct statvfs st;
+
+	if (statvfs(probe->scratch_dir, &st) < 0)
+		return errprintf(err, "cannot statvfs %s: %s", probe->scratch_dir, strerror(errno));
+	*total = (uint64_t)st.f_blocks * st.f_frsize;
+	*avail = (uint64_t)st.f_bavail * st.f_frsize;
+	return 0;
+}
+
+struct probe *probe_create(const char *proc_root, const char *scratch_dir, char **err)
+{
+	struct probe *probe = xcalloc(1, sizeof *probe);
+	uint64_t t, a;
+
+	probe->proc_root = xstrdup(proc_root ? proc_root : "/proc");
+	probe->scratch_dir = xstrdup(scratch_dir);
+	/* Fail early, with the reason, if anything we will read every second is
+	 * unreadable. */
+	if (sample_cpu(probe, &probe->last, err) < 0 ||
+	    sample_mem(probe, &t, &a, err) < 0 ||
+	    scratch_space(probe, &t, &a, err) < 0) {
+		int saved = errno ? errno : EINVAL;
+
+		probe_destroy(probe);
+		errno = saved;
+		return NULL;
+	}
+	probe->have_last = 1;
+	return probe;
+}
+
+void probe_destroy(struct probe *probe)
+{
+	if (!probe)
+		return;
+	free(probe->proc_root);
+	free(probe->scratch_dir);
+	free(probe);
+}
+
+int probe_capacity(struct probe *probe, struct probe_capacity *cap, char **err)
+{
+	cpu_set_t set;
+	uint64_t avail;
+	long n;
+
+	/* The affinity mask is what this runner (and so its instances) may use,
+	 * which under a container's or taskset's restriction is fewer than the
+	 * machine's cores. */
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+		cap->cpus = CPU_COUNT(&set);
+	} else {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		cap->cpus = n > 0 ? (int)n : 1;
+	}
+	if (sample_mem(probe, &cap->mem, &avail, err) < 0)
+		return -1;
+	return scratch_space(probe, &cap->scratch_total, &cap->scratch_free, err);
+}
+
+int probe_sample(struct probe *probe, struct probe_live *live, char **err)
+{
+	struct probe_cpu_times now;
+	uint64_t total, avail, scratch_total;
+	char buf[256];
+
+	if (sample_cpu(probe, &now, err) < 0)
+		return -1;
+	live->cpu_pct = probe->have_last ? probe_cpu_pct(&probe->last, &now) : 0.0;
+	probe->last = now;
+	probe->have_last = 1;
+	if (sample_mem(probe, &total, &avail, err) < 0)
+		return -1;
+	live->mem_pct = 100.0 * (1.0 - (double)avail / (double)total);
+	if (read_head(probe, "loadavg", buf, sizeof buf, err) < 0)
+		return -1;
+	if (probe_parse_loadavg(buf, &live->load1) < 0)
+		return errprintf(err, "%s/loadavg does not parse", probe->proc_root);
+	return scratch_space(probe, &scratch_total, &live->scratch_free, err);
+}

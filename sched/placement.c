@@ -1,0 +1,249 @@
+#include "placement.h"
+
+#include "units.h"
+#include "util.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int matches_hosts(const struct placement_host *h, const struct placement_req *req)
+{
+	if (req->nhosts == 0)
+		return 1;
+	for (size_t i = 0; i < req->nhosts; i++)
+		if (fnmatch(req->hosts[i], h->name, 0) == 0)
+			return 1;
+	return 0;
+}
+
+/* A limit of 100 or more means "no live check": a host at 100% busy would
+ * otherwise never take work. */
+static int over_limit(double pct, int limit)
+{
+	return limit < 100 && pct >= (double)limit;
+}
+
+/* Everything but the host-name globs, which placement_run() caches per group. */
+static enum placement_verdict check_resources(const struct placement_host *h,
+					      const struct placement_req *req)
+{
+	uint64_t scratch_left;
+
+	if (req->cpus > h->cpus)
+		return PLACE_CPUS_TOTAL;
+	if (req->mem > h->mem)
+		return PLACE_MEM_TOTAL;
+	if (req->scratch > h->scratch_total)
+		return PLACE_SCRATCH_TOTAL;
+	if (over_limit(h->cpu_pct, h->cpu_limit))
+		return PLACE_CPU_LIVE;
+	if (over_limit(h->mem_pct, h->mem_limit))
+		return PLACE_MEM_LIVE;
+	if (h->reserved_cpus + req->cpus > h->cpus)
+		return PLACE_CPUS_FREE;
+	if (h->reserved_mem > h->mem || req->mem > h->mem - h->reserved_mem)
+		return PLACE_MEM_FREE;
+	scratch_left = h->scratch_free > h->reserved_scratch ? h->scratch_free - h->reserved_scratch : 0;
+	if (req->scratch > scratch_left)
+		return PLACE_SCRATCH_FREE;
+	return PLACE_FITS;
+}
+
+enum placement_verdict placement_check(const struct placement_host *h, const struct placement_req *req)
+{
+	if (!h->up)
+		return PLACE_DOWN;
+	if (h->draining)
+		return PLACE_DRAINING;
+	if (!matches_hosts(h, req))
+		return PLACE_NOT_IN_HOSTS;
+	return check_resources(h, req);
+}
+
+static void join_globs(const struct placement_req *req, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < req->nhosts && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? " " : "", req->hosts[i]);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+void placement_explain(const struct placement_host *h, const struct placement_req *req,
+		       char *buf, size_t len)
+{
+	char a[32], b[32], c[32], globs[256];
+	uint64_t free_bytes;
+
+	switch (placement_check(h, req)) {
+	case PLACE_FITS:
+		snprintf(buf, len, "%s: fits (starts on the next pass)", h->name);
+		break;
+	case PLACE_DOWN:
+		snprintf(buf, len, "%s: down (no heartbeat)", h->name);
+		break;
+	case PLACE_DRAINING:
+		snprintf(buf, len, "%s: draining", h->name);
+		break;
+	case PLACE_NOT_IN_HOSTS:
+		join_globs(req, globs, sizeof globs);
+		snprintf(buf, len, "%s: not in hosts = %s", h->name, globs);
+		break;
+	case PLACE_CPUS_TOTAL:
+		snprintf(buf, len, "%s: needs %d cpus, host has %d", h->name, req->cpus, h->cpus);
+		break;
+	case PLACE_MEM_TOTAL:
+		format_size(req->mem, a, sizeof a);
+		format_size(h->mem, b, sizeof b);
+		snprintf(buf, len, "%s: needs %s of memory, host has %s", h->name, a, b);
+		break;
+	case PLACE_SCRATCH_TOTAL:
+		format_size(req->scratch, a, sizeof a);
+		format_size(h->scratch_total, b, sizeof b);
+		snprintf(buf, len, "%s: needs %s of scratch, host has %s", h->name, a, b);
+		break;
+	case PLACE_CPU_LIVE:
+		snprintf(buf, len, "%s: live CPU %.0f%% >= limit %d%%", h->name, h->cpu_pct, h->cpu_limit);
+		break;
+	case PLACE_MEM_LIVE:
+		snprintf(buf, len, "%s: live memory %.0f%% >= limit %d%%", h->name, h->mem_pct, h->mem_limit);
+		break;
+	case PLACE_CPUS_FREE:
+		snprintf(buf, len, "%s: needs %d cpus, %d of %d free", h->name, req->cpus,
+			 h->cpus - h->reserved_cpus > 0 ? h->cpus - h->reserved_cpus : 0, h->cpus);
+		break;
+	case PLACE_MEM_FREE:
+		free_bytes = h->mem > h->reserved_mem ? h->mem - h->reserved_mem : 0;
+		format_size(req->mem, a, sizeof a);
+		format_size(free_bytes, b, sizeof b);
+		format_size(h->mem, c, sizeof c);
+		snprintf(buf, len, "%s: needs %s of memory, %s of %s free", h->name, a, b, c);
+		break;
+	case PLACE_SCRATCH_FREE:
+		free_bytes = h->scratch_free > h->reserved_scratch ? h->scratch_free - h->reserved_scratch : 0;
+		format_size(req->scratch, a, sizeof a);
+		format_size(free_bytes, b, sizeof b);
+		snprintf(buf, len, "%s: needs %s of scratch, %s free", h->name, a, b);
+		break;
+	}
+}
+
+int placement_never_fits(const struct placement_host *hosts, size_t nhosts,
+			 const struct placement_req *req, char *buf, size_t len)
+{
+	int cpus_ok = 0, mem_ok = 0, scratch_ok = 0, any_match = 0;
+	char size[32], globs[256];
+
+	buf[0] = '\0';
+	if (nhosts == 0) {
+		snprintf(buf, len, "no host is registered");
+		return 1;
+	}
+	for (size_t i = 0; i < nhosts; i++) {
+		if (!matches_hosts(&hosts[i], req))
+			continue;
+		any_match = 1;
+		cpus_ok |= req->cpus <= hosts[i].cpus;
+		mem_ok |= req->mem <= hosts[i].mem;
+		scratch_ok |= req->scratch <= hosts[i].scratch_total;
+	}
+	if (!any_match) {
+		join_globs(req, globs, sizeof globs);
+		snprintf(buf, len, "no host matches hosts = %s", globs);
+	} else if (!cpus_ok) {
+		snprintf(buf, len, "no host has %d cpus", req->cpus);
+	} else if (!mem_ok) {
+		format_size(req->mem, size, sizeof size);
+		snprintf(buf, len, "no host has %s of memory", size);
+	} else if (!scratch_ok) {
+		format_size(req->scratch, size, sizeof size);
+		snprintf(buf, len, "no host has %s of scratch", size);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	const struct placement_order *a = &((const struct placement_req *)pa)->order;
+	const struct placement_order *b = &((const struct placement_req *)pb)->order;
+
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	if (a->submitted_ms != b->submitted_ms)
+		return a->submitted_ms < b->submitted_ms ? -1 : 1;
+	if (a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	if (a->stage != b->stage)
+		return a->stage < b->stage ? -1 : 1;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	return 0;
+}
+
+void placement_sort(struct placement_req *reqs, size_t nreqs)
+{
+	if (nreqs > 1)
+		qsort(reqs, nreqs, sizeof *reqs, cmp_order);
+}
+
+size_t placement_run(struct placement_host *hosts, size_t nhosts,
+		     struct placement_req *reqs, size_t nreqs)
+{
+	/* Per-host glob verdicts for the current group: -1 unknown, 0 no, 1 yes. */
+	signed char *match = xmalloc(nhosts ? nhosts : 1);
+	int64_t match_group = 0, failed_group = 0;
+	int have_match = 0, have_failed = 0;
+	size_t placed = 0;
+
+	for (size_t r = 0; r < nreqs; r++) {
+		struct placement_req *req = &reqs[r];
+		int best = -1, best_free = -1;
+
+		req->host = -1;
+		/* Reservations only grow during a pass, so once one request of a group
+		 * fits nowhere the identical ones after it cannot fit either. */
+		if (have_failed && req->group == failed_group)
+			continue;
+		if (!have_match || req->group != match_group) {
+			memset(match, -1, nhosts ? nhosts : 1);
+			match_group = req->group;
+			have_match = 1;
+		}
+		for (size_t i = 0; i < nhosts; i++) {
+			struct placement_host *h = &hosts[i];
+			int free_cpus;
+
+			if (!h->up || h->draining)
+				continue;
+			if (match[i] < 0)
+				match[i] = (signed char)matches_hosts(h, req);
+			if (!match[i] || check_resources(h, req) != PLACE_FITS)
+				continue;
+			free_cpus = h->cpus - h->reserved_cpus;
+			if (free_cpus > best_free) {
+				best = (int)i;
+				best_free = free_cpus;
+			}
+		}
+		if (best < 0) {
+			failed_group = req->group;
+			have_failed = 1;
+			continue;
+		}
+		hosts[best].reserved_cpus += req->cpus;
+		hosts[best].reserved_mem += req->mem;
+		hosts[best].reserved_scratch += req->scratch;
+		req->host = best;
+		placed++;
+	}
+	free(match);
+	return placed;
+}
