@@ -1,0 +1,198 @@
+/* The scheduler's state in memory: jobs, their stages and instances, hosts and
+ * events. The store loads it at start and every change is written through
+ * (model_flush) before anyone outside learns of it. The model itself has no
+ * lock: the engine's mutex guards every field of every object here. */
+#ifndef PARSA_MODEL_H
+#define PARSA_MODEL_H
+
+#include "spec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED };
+enum stage_state { STAGE_WAITING, STAGE_QUEUED, STAGE_RUNNING, STAGE_SUCCEEDED, STAGE_FAILED,
+	STAGE_CANCELLED };
+enum inst_state { INST_QUEUED, INST_ASSIGNED, INST_RUNNING, INST_SUCCEEDED, INST_FAILED,
+	INST_CANCELLED };
+#define INST_NSTATES 6
+
+/* How an unfinished job is being brought to an end (persisted). */
+enum job_ending { ENDING_NONE, ENDING_CANCEL, ENDING_FAIL };
+
+struct job;
+struct stage;
+struct host;
+
+struct instance {
+	int64_t id;
+	struct job *job;
+	struct stage *stage;
+	int index;
+	char *item;               /* "warm/ckpt-3" for foreach stages, else "" */
+	enum inst_state state;
+	int attempt;              /* assignments so far; 0 = never assigned */
+	int failures;             /* failed attempts since submission or the last retry */
+	struct host *host;        /* while assigned or running */
+	char *host_name;          /* last host it was assigned to ("" if none) */
+	int pid;
+	int exit_code;            /* -1 when unknown */
+	int signal;               /* 0 when not killed */
+	char *reason;             /* why it failed or was cancelled ("" if none) */
+	bool cancel_requested;    /* cancel sent (or to be sent) to the runner */
+	int64_t assigned_ms, started_ms, ended_ms;
+	/* Not persisted: */
+	int64_t confirmed_mono;   /* when it was (last) known to run, for "lost" */
+	int64_t missing_mono;     /* first heartbeat that did not list it; 0 = listed */
+	bool start_sent;          /* current attempt sent through work since assigned */
+	bool cancel_sent;
+	bool dirty;
+};
+
+struct stage {
+	struct job *job;
+	int idx;                  /* position in job->spec->stages (topological order) */
+	const struct spec_stage *spec;
+	enum stage_state state;
+	bool expanded;            /* instances exist (foreach expanded, or not foreach) */
+	struct instance **inst;
+	size_t ninst, cap;
+	int counts[INST_NSTATES]; /* instances per state, kept by model_set_state */
+	int64_t started_ms, ended_ms;
+	bool dirty;
+};
+
+struct event {
+	int64_t ms;
+	char *text;
+};
+
+struct job {
+	int64_t id;
+	char *name;
+	char *spec_file;          /* the file name given at submission */
+	char *spec_text;          /* byte for byte */
+	size_t spec_len;
+	struct spec *spec;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t ngroups;
+	char *user;
+	char *team;
+	int priority;
+	enum job_state state;
+	bool held;
+	enum job_ending ending;
+	char *reason;             /* why it failed or was cancelled ("" if none) */
+	int64_t submitted_ms, started_ms, ended_ms;
+	struct stage *stages;
+	size_t nstages;
+	struct event *events;
+	size_t nevents, events_cap, nflushed_events;
+	bool persisted;           /* its row exists (inserted at submission) */
+	bool dirty;
+};
+
+struct host {
+	char *name;
+	int cpus;
+	uint64_t mem, scratch_total, scratch_free;
+	int cpu_limit, mem_limit;
+	char **features;
+	size_t nfeatures;
+	char *mount;
+	bool draining;
+	int64_t registered_ms;
+	/* Not persisted: live state from heartbeats. */
+	int64_t last_heartbeat_ms;   /* wall clock, for views */
+	int64_t last_heartbeat_mono; /* 0 = none since the scheduler started */
+	double cpu_pct, mem_pct, load1;
+	double ended_cpu_pct, ended_mem_pct; /* share of instances ended since it */
+	int reserved_cpus;
+	uint64_t reserved_mem, reserved_scratch;
+	struct instance **active;    /* assigned or running here */
+	size_t nactive, active_cap;
+	int64_t *orphans;            /* id/attempt pairs it runs that we do not want */
+	size_t norphans, orphans_cap;
+	bool dirty;
+};
+
+struct model;
+
+struct model *model_create(void);
+void model_destroy(struct model *m);
+
+const char *job_state_name(enum job_state s);
+const char *stage_state_name(enum stage_state s);
+const char *inst_state_name(enum inst_state s);
+/* -1 when name is not a state. */
+int job_state_parse(const char *name);
+int stage_state_parse(const char *name);
+int inst_state_parse(const char *name);
+
+/* Jobs, by id (NULL when unknown), and all of them oldest first. */
+struct job *model_job(struct model *m, int64_t id);
+size_t model_njobs(struct model *m);
+struct job *model_job_at(struct model *m, size_t i);   /* may be NULL (gaps) */
+int64_t model_next_job_id(struct model *m);
+int64_t model_next_instance_id(struct model *m);
+
+/* Jobs that have not ended, oldest first. model_prune_active() drops the ended ones. */
+size_t model_nactive(struct model *m);
+struct job *model_active_at(struct model *m, size_t i);
+void model_prune_active(struct model *m);
+
+struct instance *model_instance(struct model *m, int64_t id);
+
+/* A job object not yet in the model: created with its stages (no instances). It
+ * takes ownership of spec. model_job_free() frees one that was never added. */
+struct job *model_job_new(int64_t id, struct spec *spec);
+void model_job_free(struct job *job);
+/* Add a job (its id must be free); with its instances. */
+void model_add_job(struct model *m, struct job *job);
+/* Append an instance to stage (state queued) with the given id; not yet
+ * registered by id: model_add_job or model_add_instance does that. */
+struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const char *item);
+void model_add_instance(struct model *m, struct instance *inst);
+
+void model_job_event(struct model *m, struct job *job, int64_t ms, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Change an instance's state, keeping stage counts and the host's active list
+ * and reservations right. Marks it dirty. */
+void model_set_state(struct model *m, struct instance *inst, enum inst_state state);
+/* Bind an instance to a host (reserving its needs) or unbind it (host NULL). */
+void model_set_host(struct model *m, struct instance *inst, struct host *host);
+
+/* Write-through bookkeeping: mark objects changed, to be written by the next flush. */
+void model_dirty_job(struct model *m, struct job *job);
+void model_dirty_stage(struct model *m, struct stage *stage);
+void model_dirty_instance(struct model *m, struct instance *inst);
+void model_dirty_host(struct model *m, struct host *host);
+
+/* Hosts. */
+struct host *model_host(struct model *m, const char *name);
+struct host *model_add_host(struct model *m, const char *name);
+size_t model_nhosts(struct model *m);
+struct host *model_host_at(struct model *m, size_t i);
+void model_host_orphan(struct host *host, int64_t id, int attempt);
+
+/* The objects waiting to be written, for the store. */
+struct model_dirty {
+	struct job **jobs;          /* rows to upsert, and events past nflushed_events */
+	size_t njobs;
+	struct stage **stages;
+	size_t nstages;
+	struct instance **insts;
+	size_t ninsts;
+	struct host **hosts;
+	size_t nhosts;
+};
+const struct model_dirty *model_dirty(struct model *m);
+/* After a successful commit: everything dirty is now clean. */
+void model_clean(struct model *m);
+
+#endif
