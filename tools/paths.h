@@ -6,6 +6,7 @@
 #ifndef PARSA_PATHS_H
 #define PARSA_PATHS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* The parts of the process environment the defaults depend on. */

@@ -1,0 +1,399 @@
+#include "model.h"
+
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable array of pointers. */
+#define VEC_PUSH(arr, n, cap, item) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : 16; \
+		(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+	} \
+	(arr)[(n)++] = (item); \
+	} while (0)
+
+struct model {
+	struct job **jobs;          /* indexed by id; NULL for ids never committed */
+	size_t njobs, jobs_cap;     /* njobs = highest id + 1 */
+	struct job **active;        /* not ended, by id */
+	size_t nactive, active_cap;
+	struct instance **insts;    /* indexed by id */
+	size_t ninsts, insts_cap;
+	struct host **hosts;        /* in registration order */
+	size_t nhosts, hosts_cap;
+	struct model_dirty dirty;
+	size_t djobs_cap, dstages_cap, dinsts_cap, dhosts_cap;
+};
+
+static const char *const job_names[] = { "queued", "running", "succeeded", "failed", "cancelled" };
+static const char *const stage_names[] = { "waiting", "queued", "running", "succeeded", "failed",
+	"cancelled" };
+static const char *const inst_names[] = { "queued", "assigned", "running", "succeeded", "failed",
+	"cancelled" };
+
+const char *job_state_name(enum job_state s) { return job_names[s]; }
+const char *stage_state_name(enum stage_state s) { return stage_names[s]; }
+const char *inst_state_name(enum inst_state s) { return inst_names[s]; }
+
+static int find_name(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int job_state_parse(const char *name) { return find_name(job_names, ARRAY_LEN(job_names), name); }
+int stage_state_parse(const char *name) { return find_name(stage_names, ARRAY_LEN(stage_names), name); }
+int inst_state_parse(const char *name) { return find_name(inst_names, ARRAY_LEN(inst_names), name); }
+
+struct model *model_create(void)
+{
+	struct model *m = xcalloc(1, sizeof *m);
+
+	/* Ids start at 1: slot 0 stays empty in both tables. */
+	m->njobs = 1;
+	m->ninsts = 1;
+	m->jobs = xcalloc(1, sizeof *m->jobs);
+	m->jobs_cap = 1;
+	m->insts = xcalloc(1, sizeof *m->insts);
+	m->insts_cap = 1;
+	return m;
+}
+
+static void instance_free(struct instance *inst)
+{
+	free(inst->item);
+	free(inst->host_name);
+	free(inst->reason);
+	free(inst);
+}
+
+void model_job_free(struct job *job)
+{
+	if (!job)
+		return;
+	for (size_t s = 0; s < job->nstages; s++) {
+		for (size_t i = 0; i < job->stages[s].ninst; i++)
+			instance_free(job->stages[s].inst[i]);
+		free(job->stages[s].inst);
+	}
+	free(job->stages);
+	for (size_t e = 0; e < job->nevents; e++)
+		free(job->events[e].text);
+	free(job->events);
+	spec_destroy(job->spec);
+	free(job->name);
+	free(job->spec_file);
+	free(job->spec_text);
+	free(job->groups);
+	free(job->user);
+	free(job->team);
+	free(job->reason);
+	free(job);
+}
+
+static void host_free(struct host *h)
+{
+	free(h->name);
+	for (size_t i = 0; i < h->nfeatures; i++)
+		free(h->features[i]);
+	free(h->features);
+	free(h->mount);
+	free(h->active);
+	free(h->orphans);
+	free(h);
+}
+
+void model_destroy(struct model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->njobs; i++)
+		model_job_free(m->jobs[i]);
+	free(m->jobs);
+	free(m->active);
+	free(m->insts);
+	for (size_t i = 0; i < m->nhosts; i++)
+		host_free(m->hosts[i]);
+	free(m->hosts);
+	free(m->dirty.jobs);
+	free(m->dirty.stages);
+	free(m->dirty.insts);
+	free(m->dirty.hosts);
+	free(m);
+}
+
+struct job *model_job(struct model *m, int64_t id)
+{
+	if (id <= 0 || (size_t)id >= m->njobs)
+		return NULL;
+	return m->jobs[id];
+}
+
+size_t model_njobs(struct model *m) { return m->njobs; }
+struct job *model_job_at(struct model *m, size_t i) { return i < m->njobs ? m->jobs[i] : NULL; }
+int64_t model_next_job_id(struct model *m) { return (int64_t)m->njobs; }
+int64_t model_next_instance_id(struct model *m) { return (int64_t)m->ninsts; }
+size_t model_nactive(struct model *m) { return m->nactive; }
+struct job *model_active_at(struct model *m, size_t i) { return i < m->nactive ? m->active[i] : NULL; }
+
+static int job_ended(const struct job *job)
+{
+	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+void model_prune_active(struct model *m)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < m->nactive; i++)
+		if (!job_ended(m->active[i]))
+			m->active[keep++] = m->active[i];
+	m->nactive = keep;
+}
+
+struct instance *model_instance(struct model *m, int64_t id)
+{
+	if (id <= 0 || (size_t)id >= m->ninsts)
+		return NULL;
+	return m->insts[id];
+}
+
+struct job *model_job_new(int64_t id, struct spec *spec)
+{
+	struct job *job = xcalloc(1, sizeof *job);
+
+	job->id = id;
+	job->spec = spec;
+	job->reason = xstrdup("");
+	job->nstages = spec->nstages;
+	job->stages = xcalloc(spec->nstages, sizeof *job->stages);
+	for (size_t s = 0; s < spec->nstages; s++) {
+		job->stages[s].job = job;
+		job->stages[s].idx = (int)s;
+		job->stages[s].spec = &spec->stages[s];
+	}
+	return job;
+}
+
+static void grow_ptrs(void ***arr, size_t *cap, size_t need)
+{
+	size_t old = *cap;
+
+	if (need <= old)
+		return;
+	while (*cap < need)
+		*cap = *cap ? *cap * 2 : 16;
+	*arr = xrealloc(*arr, *cap * sizeof **arr);
+	memset(*arr + old, 0, (*cap - old) * sizeof **arr);
+}
+
+void model_add_instance(struct model *m, struct instance *inst)
+{
+	size_t id = (size_t)inst->id;
+
+	grow_ptrs((void ***)&m->insts, &m->insts_cap, id + 1);
+	m->insts[id] = inst;
+	if (id + 1 > m->ninsts)
+		m->ninsts = id + 1;
+}
+
+void model_add_job(struct model *m, struct job *job)
+{
+	size_t id = (size_t)job->id;
+
+	grow_ptrs((void ***)&m->jobs, &m->jobs_cap, id + 1);
+	m->jobs[id] = job;
+	if (id + 1 > m->njobs)
+		m->njobs = id + 1;
+	for (size_t s = 0; s < job->nstages; s++)
+		for (size_t i = 0; i < job->stages[s].ninst; i++)
+			model_add_instance(m, job->stages[s].inst[i]);
+	if (!job_ended(job)) {
+		/* Jobs arrive in id order except at load, where they are loaded by id too. */
+		VEC_PUSH(m->active, m->nactive, m->active_cap, job);
+	}
+}
+
+struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const char *item)
+{
+	struct instance *inst = xcalloc(1, sizeof *inst);
+
+	inst->id = id;
+	inst->job = stage->job;
+	inst->stage = stage;
+	inst->index = (int)stage->ninst;
+	inst->item = xstrdup(item ? item : "");
+	inst->state = INST_QUEUED;
+	inst->host_name = xstrdup("");
+	inst->reason = xstrdup("");
+	inst->exit_code = -1;
+	VEC_PUSH(stage->inst, stage->ninst, stage->cap, inst);
+	stage->counts[INST_QUEUED]++;
+	return inst;
+}
+
+void model_job_event(struct model *m, struct job *job, int64_t ms, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text)
+		text = xstrdup("(out of memory)");
+	if (job->nevents == job->events_cap) {
+		job->events_cap = job->events_cap ? job->events_cap * 2 : 8;
+		job->events = xrealloc(job->events, job->events_cap * sizeof *job->events);
+	}
+	job->events[job->nevents].ms = ms;
+	job->events[job->nevents].text = text;
+	job->nevents++;
+	if (m)
+		model_dirty_job(m, job);
+}
+
+static void host_reserve(struct host *h, const struct instance *inst, int sign)
+{
+	const struct spec_stage *ss = inst->stage->spec;
+
+	h->reserved_cpus += sign * ss->cpus;
+	if (sign > 0) {
+		h->reserved_mem += ss->mem;
+		h->reserved_scratch += ss->scratch;
+	} else {
+		h->reserved_mem -= ss->mem < h->reserved_mem ? ss->mem : h->reserved_mem;
+		h->reserved_scratch -= ss->scratch < h->reserved_scratch ? ss->scratch : h->reserved_scratch;
+	}
+}
+
+void model_set_host(struct model *m, struct instance *inst, struct host *host)
+{
+	struct host *old = inst->host;
+
+	if (old == host)
+		return;
+	if (old) {
+		for (size_t i = 0; i < old->nactive; i++) {
+			if (old->active[i] == inst) {
+				old->active[i] = old->active[--old->nactive];
+				break;
+			}
+		}
+		host_reserve(old, inst, -1);
+	}
+	inst->host = host;
+	if (host) {
+		VEC_PUSH(host->active, host->nactive, host->active_cap, inst);
+		host_reserve(host, inst, +1);
+		free(inst->host_name);
+		inst->host_name = xstrdup(host->name);
+	}
+	model_dirty_instance(m, inst);
+}
+
+void model_set_state(struct model *m, struct instance *inst, enum inst_state state)
+{
+	struct stage *stage = inst->stage;
+
+	if (inst->state == state)
+		return;
+	stage->counts[inst->state]--;
+	stage->counts[state]++;
+	inst->state = state;
+	if (state != INST_ASSIGNED && state != INST_RUNNING)
+		model_set_host(m, inst, NULL);
+	model_dirty_instance(m, inst);
+}
+
+void model_dirty_job(struct model *m, struct job *job)
+{
+	if (!job->dirty) {
+		job->dirty = true;
+		VEC_PUSH(m->dirty.jobs, m->dirty.njobs, m->djobs_cap, job);
+	}
+}
+
+void model_dirty_stage(struct model *m, struct stage *stage)
+{
+	if (!stage->dirty) {
+		stage->dirty = true;
+		VEC_PUSH(m->dirty.stages, m->dirty.nstages, m->dstages_cap, stage);
+	}
+}
+
+void model_dirty_instance(struct model *m, struct instance *inst)
+{
+	if (!inst->dirty) {
+		inst->dirty = true;
+		VEC_PUSH(m->dirty.insts, m->dirty.ninsts, m->dinsts_cap, inst);
+	}
+}
+
+void model_dirty_host(struct model *m, struct host *host)
+{
+	if (!host->dirty) {
+		host->dirty = true;
+		VEC_PUSH(m->dirty.hosts, m->dirty.nhosts, m->dhosts_cap, host);
+	}
+}
+
+const struct model_dirty *model_dirty(struct model *m)
+{
+	return &m->dirty;
+}
+
+void model_clean(struct model *m)
+{
+	for (size_t i = 0; i < m->dirty.njobs; i++) {
+		m->dirty.jobs[i]->dirty = false;
+		m->dirty.jobs[i]->persisted = true;
+		m->dirty.jobs[i]->nflushed_events = m->dirty.jobs[i]->nevents;
+	}
+	for (size_t i = 0; i < m->dirty.nstages; i++)
+		m->dirty.stages[i]->dirty = false;
+	for (size_t i = 0; i < m->dirty.ninsts; i++)
+		m->dirty.insts[i]->dirty = false;
+	for (size_t i = 0; i < m->dirty.nhosts; i++)
+		m->dirty.hosts[i]->dirty = false;
+	m->dirty.njobs = m->dirty.nstages = m->dirty.ninsts = m->dirty.nhosts = 0;
+}
+
+struct host *model_host(struct model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nhosts; i++)
+		if (strcmp(m->hosts[i]->name, name) == 0)
+			return m->hosts[i];
+	return NULL;
+}
+
+struct host *model_add_host(struct model *m, const char *name)
+{
+	struct host *h = xcalloc(1, sizeof *h);
+
+	h->name = xstrdup(name);
+	h->mount = xstrdup("");
+	h->cpu_limit = 90;
+	h->mem_limit = 90;
+	VEC_PUSH(m->hosts, m->nhosts, m->hosts_cap, h);
+	return h;
+}
+
+size_t model_nhosts(struct model *m) { return m->nhosts; }
+struct host *model_host_at(struct model *m, size_t i) { return i < m->nhosts ? m->hosts[i] : NULL; }
+
+void model_host_orphan(struct host *host, int64_t id, int attempt)
+{
+	for (size_t i = 0; i + 1 < host->norphans; i += 2)
+		if (host->orphans[i] == id && host->orphans[i + 1] == attempt)
+			return;
+	VEC_PUSH(host->orphans, host->norphans, host->orphans_cap, id);
+	VEC_PUSH(host->orphans, host->norphans, host->orphans_cap, (int64_t)attempt);
+}
