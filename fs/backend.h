@@ -21,7 +21,9 @@ struct backend_cred {
 	gid_t gid;
 };
 
-/* Called once per directory entry; return non-zero to stop early. */
+/* Called once per directory entry ("." and ".." left out); return non-zero to
+ * stop early. st may hold only st_ino and the file type bits of st_mode:
+ * listing a folder of 100,000 entries must not cost a stat each. */
 typedef int (*backend_dirent_fn)(void *arg, const char *name, const struct stat *st);
 
 struct backend_ops {
@@ -47,6 +49,8 @@ struct backend_ops {
 	ssize_t (*pread)(struct backend_file *f, void *buf, size_t size, off_t off);
 	ssize_t (*pwrite)(struct backend_file *f, const void *buf, size_t size, off_t off);
 	int (*ftruncate)(struct backend_file *f, off_t size);
+	/* Attributes of an open file (it may have been unlinked meanwhile). */
+	int (*fstat)(struct backend_file *f, struct stat *st);
 	int (*fsync)(struct backend_file *f, int datasync);
 	/* Reports errors of write-behind data; the file stays open. */
 	int (*flush)(struct backend_file *f);
@@ -70,7 +74,7 @@ struct backend *backend_local_create(const char *root, char **err);
 
 /* Create every missing folder of path, owned by cred, with mode. */
 int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
-/* Remove path and everything below it. */
+/* Remove path and everything below it; a missing path is not an error. */
 int backend_remove_tree(struct backend *b, const char *path);
 
 #endif

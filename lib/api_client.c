@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@ struct api_client {
 	CURL *curl;
 	char *unix_path;  /* NULL for TCP */
 	char *base_url;   /* "http://localhost" for unix sockets */
+	int cancel_fd;    /* api_call gives up when readable; -1 for none */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -28,6 +30,7 @@ struct api_client *api_client_create(const char *endpoint, char **err)
 
 	pthread_once(&curl_once, curl_init_once);
 	client = xcalloc(1, sizeof *client);
+	client->cancel_fd = -1;
 	if (strncmp(endpoint, "unix:", 5) == 0) {
 		client->unix_path = xstrdup(endpoint + 5);
 		client->base_url = xstrdup("http://localhost");
@@ -62,6 +65,25 @@ void api_client_destroy(struct api_client *client)
 	free(client->unix_path);
 	free(client->base_url);
 	free(client);
+}
+
+void api_client_set_cancel_fd(struct api_client *client, int fd)
+{
+	client->cancel_fd = fd;
+}
+
+static int cancelled(const struct api_client *client)
+{
+	struct pollfd pfd = { .fd = client->cancel_fd, .events = POLLIN };
+
+	return client->cancel_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+/* libcurl's progress callback: a non-zero return aborts the transfer. */
+static int check_cancel(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+	return cancelled(arg);
 }
 
 static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
@@ -113,6 +135,10 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	int ret = -1;
 
 	memset(reply, 0, sizeof *reply);
+	if (cancelled(client)) {
+		errno = ECANCELED;
+		return -1;
+	}
 	url = xasprintf("%s%s", client->base_url, path);
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -132,6 +158,11 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	}
 	headers = identity_headers(as);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	if (client->cancel_fd >= 0) {
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, check_cancel);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, client);
+	}
 
 	rc = curl_easy_perform(c);
 	switch (rc) {
@@ -145,6 +176,9 @@ int api_call(struct api_client *client, const char *method, const char *path,
 		break;
 	case CURLE_OPERATION_TIMEDOUT:
 		errno = ETIMEDOUT;
+		break;
+	case CURLE_ABORTED_BY_CALLBACK:
+		errno = ECANCELED;
 		break;
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:

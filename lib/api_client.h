@@ -37,6 +37,12 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	     long timeout_ms, struct api_reply *reply);
 void api_reply_clear(struct api_reply *reply);
 
+/* Make api_call() on this client give up with -1 and errno ECANCELED once fd is
+ * readable, so that another thread can stop a long poll (fd is typically the read
+ * end of a pipe). libcurl checks it about once a second while waiting. -1 turns
+ * it off (the default). */
+void api_client_set_cancel_fd(struct api_client *client, int fd);
+
 /* The errno that a filesystem or CLI should report for an HTTP status:
  * 400 EINVAL, 403 EACCES, 404 ENOENT, 409 EBUSY, 413 EFBIG, 503 EAGAIN, 5xx EIO. */
 int api_status_errno(long status);

@@ -12,6 +12,8 @@
 /* More fraction digits than this are read but ignored: 10^18 still fits in 64
  * bits, and the 19th digit of a fraction cannot matter for a resource size. */
 #define FRACTION_DIGITS_MAX 18
+/* format_size prints an exact form up to this long ("1023.5M" is not). */
+#define FORMAT_EXACT_MAX 6
 
 /* A decimal number as written: the whole part, and the fraction as an integer
  * with its number of digits (".25" is frac 25, frac_digits 2). */
@@ -206,38 +208,41 @@ int parse_duration(const char *text, uint64_t *seconds)
 	return 0;
 }
 
+/* The exact form in the largest unit that has one (a whole number or one
+ * decimal, plain bytes last) when it is short enough to read at a glance;
+ * otherwise the value rounded to one decimal in the largest unit it reaches. */
 void format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "KMGTP";
+	char exact[48];
 	int top = -1;
 
 	if (len == 0)
 		return;
-	/* The largest unit the value reaches. */
 	for (int i = 0; i < 5; i++)
 		if (bytes >= UINT64_C(1) << (10 * (i + 1)))
 			top = i;
-	if (top < 0) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-		return;
-	}
-	/* Exact forms first, largest unit down: an integer or one decimal. */
+	snprintf(exact, sizeof exact, "%llu", (unsigned long long)bytes);
 	for (int i = top; i >= 0; i--) {
 		uint64_t unit = UINT64_C(1) << (10 * (i + 1));
 		uint64_t whole = bytes / unit, rem = bytes % unit;
 
 		if (rem == 0) {
-			snprintf(buf, len, "%llu%c", (unsigned long long)whole, units[i]);
-			return;
+			snprintf(exact, sizeof exact, "%llu%c", (unsigned long long)whole, units[i]);
+			break;
 		}
 		if (rem * 10 % unit == 0) {
-			snprintf(buf, len, "%llu.%llu%c", (unsigned long long)whole,
+			snprintf(exact, sizeof exact, "%llu.%llu%c", (unsigned long long)whole,
 				 (unsigned long long)(rem * 10 / unit), units[i]);
-			return;
+			break;
 		}
 	}
-	/* No short exact form: round to one decimal in the largest unit,
-	 * carrying into the next unit when it rounds up to 1024. */
+	if (top < 0 || strlen(exact) <= FORMAT_EXACT_MAX) {
+		snprintf(buf, len, "%s", exact);
+		return;
+	}
+	/* Round in the largest unit, carrying into the next one when the
+	 * value rounds up to 1024 of it. */
 	for (int i = top; ; i++) {
 		uint64_t unit = UINT64_C(1) << (10 * (i + 1));
 		uint64_t whole = bytes / unit, rem = bytes % unit;
@@ -278,8 +283,10 @@ void format_duration(uint64_t seconds, char *buf, size_t len)
 			continue;
 		seconds %= parts[i].secs;
 		w = snprintf(buf + used, len - used, "%llu%c", (unsigned long long)n, parts[i].unit);
-		if (w < 0 || (size_t)w >= len - used)
-			return; /* truncated, still NUL-terminated by snprintf */
+		if (w < 0 || (size_t)w >= len - used) {
+			buf[used] = '\0'; /* whole components only */
+			return;
+		}
 		used += (size_t)w;
 	}
 }

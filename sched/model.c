@@ -157,6 +157,20 @@ void model_prune_active(struct model *m)
 	m->nactive = keep;
 }
 
+void model_activate(struct model *m, struct job *job)
+{
+	size_t at;
+
+	for (size_t i = 0; i < m->nactive; i++)
+		if (m->active[i] == job)
+			return;
+	VEC_PUSH(m->active, m->nactive, m->active_cap, job);
+	/* Keep the list in id order: move it back to its place. */
+	for (at = m->nactive - 1; at > 0 && m->active[at - 1]->id > job->id; at--)
+		m->active[at] = m->active[at - 1];
+	m->active[at] = job;
+}
+
 struct instance *model_instance(struct model *m, int64_t id)
 {
 	if (id <= 0 || (size_t)id >= m->ninsts)

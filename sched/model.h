@@ -48,6 +48,7 @@ struct instance {
 	int64_t missing_mono;     /* first heartbeat that did not list it; 0 = listed */
 	bool start_sent;          /* current attempt sent through work since assigned */
 	bool cancel_sent;
+	uint64_t seen_seq;        /* the host's heartbeat that last listed it */
 	bool dirty;
 };
 
@@ -61,6 +62,7 @@ struct stage {
 	size_t ninst, cap;
 	int counts[INST_NSTATES]; /* instances per state, kept by model_set_state */
 	int64_t started_ms, ended_ms;
+	size_t queued_hint;       /* no queued instance below this index (not persisted) */
 	bool dirty;
 };
 
@@ -117,6 +119,7 @@ struct host {
 	size_t nactive, active_cap;
 	int64_t *orphans;            /* id/attempt pairs it runs that we do not want */
 	size_t norphans, orphans_cap;
+	uint64_t heartbeat_seq;
 	bool dirty;
 };
 
@@ -144,6 +147,8 @@ int64_t model_next_instance_id(struct model *m);
 size_t model_nactive(struct model *m);
 struct job *model_active_at(struct model *m, size_t i);
 void model_prune_active(struct model *m);
+/* Put an ended job back among the active ones (retry). */
+void model_activate(struct model *m, struct job *job);
 
 struct instance *model_instance(struct model *m, int64_t id);
 

@@ -1,0 +1,135 @@
+/* Choosing a backend from a volume URL, and the helpers written once on top of
+ * the ops table (mkdir -p, rm -r) so that every backend gets them for free. */
+#include "backend.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct backend *backend_create(const char *url, char **err)
+{
+	if (!url || !*url) {
+		errno = EINVAL;
+		errprintf(err, "no storage given (use --storage /path or nfs://server/export/path)");
+		return NULL;
+	}
+	if (strncmp(url, "file://", 7) == 0)
+		return backend_local_create(url + 7, err);
+	if (url[0] == '/')
+		return backend_local_create(url, err);
+	if (strncmp(url, "nfs://", 6) == 0) {
+		errno = ENOTSUP;
+		errprintf(err, "storage '%s': the NFS backend is not built yet; use a local folder "
+			  "(/path or file:///path)", url);
+		return NULL;
+	}
+	errno = EINVAL;
+	errprintf(err, "storage '%s' is neither /path, file:///path nor nfs://server/export/path", url);
+	return NULL;
+}
+
+void backend_destroy(struct backend *b)
+{
+	if (b)
+		b->ops->destroy(b);
+}
+
+int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode)
+{
+	char *copy = xstrdup(path);
+	char *p = copy;
+	struct stat st;
+	int ret = -1;
+
+	/* Walk the prefixes "a", "a/b", "a/b/c": each must be a folder or be made one. */
+	for (;;) {
+		char *slash = strchr(p, '/');
+		bool last = slash == NULL;
+
+		if (slash)
+			*slash = '\0';
+		if (*copy && b->ops->getattr(b, copy, &st) < 0) {
+			if (errno != ENOENT)
+				goto out;
+			/* Somebody else may create it at the same moment: that is fine. */
+			if (b->ops->mkdir(b, cred, copy, mode) < 0 && errno != EEXIST)
+				goto out;
+			if (b->ops->getattr(b, copy, &st) < 0)
+				goto out;
+		}
+		if (*copy && !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			goto out;
+		}
+		if (last)
+			break;
+		*slash = '/';
+		p = slash + 1;
+	}
+	ret = 0;
+out:
+	free(copy);
+	return ret;
+}
+
+struct name_list {
+	char **names;
+	size_t n, cap;
+};
+
+static int collect_name(void *arg, const char *name, const struct stat *st)
+{
+	struct name_list *list = arg;
+
+	(void)st;
+	if (list->n == list->cap) {
+		list->cap = list->cap ? list->cap * 2 : 16;
+		list->names = xrealloc(list->names, list->cap * sizeof *list->names);
+	}
+	list->names[list->n++] = xstrdup(name);
+	return 0;
+}
+
+int backend_remove_tree(struct backend *b, const char *path)
+{
+	struct name_list list = { 0 };
+	struct stat st;
+	int ret = -1, saved;
+
+	/* The volume itself is not a tree anybody may remove. */
+	if (!*path) {
+		errno = EINVAL;
+		goto out;
+	}
+	if (b->ops->getattr(b, path, &st) < 0) {
+		ret = errno == ENOENT ? 0 : -1;
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = b->ops->unlink(b, path) < 0 && errno != ENOENT ? -1 : 0;
+		goto out;
+	}
+	/* Collect first, then remove: removing while listing may skip entries. */
+	if (b->ops->readdir(b, path, collect_name, &list) < 0)
+		goto out;
+	for (size_t i = 0; i < list.n; i++) {
+		char *child = xasprintf("%s/%s", path, list.names[i]);
+		int rc = backend_remove_tree(b, child);
+
+		free(child);
+		if (rc < 0)
+			goto out;
+	}
+	if (b->ops->rmdir(b, path) < 0 && errno != ENOENT)
+		goto out;
+	ret = 0;
+out:
+	saved = errno;
+	for (size_t i = 0; i < list.n; i++)
+		free(list.names[i]);
+	free(list.names);
+	errno = saved;
+	return ret;
+}

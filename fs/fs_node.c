@@ -1,0 +1,137 @@
+/* Helpers every node module uses: the attributes of made-up nodes, read-only
+ * files served from a buffer, and parsing of ids and names from paths. */
+#include "fs_node.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct text_file {
+	struct fs_file base;
+	char *data;
+	size_t len;
+};
+
+static ssize_t text_read(struct fs_file *f, char *buf, size_t size, off_t off)
+{
+	struct text_file *t = (struct text_file *)f;
+
+	if (off < 0 || (size_t)off >= t->len)
+		return 0;
+	if (size > t->len - (size_t)off)
+		size = t->len - (size_t)off;
+	memcpy(buf, t->data + off, size);
+	return (ssize_t)size;
+}
+
+static void text_release(struct fs_file *f)
+{
+	struct text_file *t = (struct text_file *)f;
+
+	free(t->data);
+	free(t);
+}
+
+static const struct fs_file_ops text_file_ops = {
+	.read = text_read,
+	.release = text_release,
+};
+
+struct fs_file *text_file_create(char *data, size_t len)
+{
+	struct text_file *t = xcalloc(1, sizeof *t);
+
+	t->base.ops = &text_file_ops;
+	t->base.direct_io = true;
+	t->data = data;
+	t->len = data ? len : 0;
+	return &t->base;
+}
+
+void fs_stat_time(struct stat *st, int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	st->st_atim = st->st_mtim = st->st_ctim = ts;
+}
+
+static void stat_common(const struct fs_ctx *fs, struct stat *st, uid_t uid, gid_t gid)
+{
+	memset(st, 0, sizeof *st);
+	st->st_uid = uid;
+	st->st_gid = gid;
+	st->st_blksize = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = fs->started;
+}
+
+void fs_stat_dir(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t uid, gid_t gid)
+{
+	stat_common(fs, st, uid, gid);
+	st->st_mode = S_IFDIR | mode;
+	st->st_nlink = 2;
+}
+
+void fs_stat_file(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t uid, gid_t gid, off_t size)
+{
+	stat_common(fs, st, uid, gid);
+	st->st_mode = S_IFREG | mode;
+	st->st_nlink = 1;
+	st->st_size = size;
+	st->st_blocks = (size + 511) / 512;
+}
+
+int fs_check_read_only(int flags)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
+int fs_parse_id(const char *text, int64_t *id)
+{
+	int64_t v = 0;
+
+	/* One spelling per job: "042" would be a second name for job 42. */
+	if (!*text || (text[0] == '0' && text[1]) || strlen(text) > 18)
+		goto bad;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			goto bad;
+		v = v * 10 + (*p - '0');
+	}
+	*id = v;
+	return 0;
+bad:
+	errno = ENOENT;
+	return -1;
+}
+
+char *fs_url_escape(const char *text)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(text);
+	char *out = xmalloc(n * 3 + 1), *o = out;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}

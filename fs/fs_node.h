@@ -1,0 +1,117 @@
+/* What the modules of the parsafs mount share: the mount's context (created by
+ * main, reached through FUSE's private_data), a path matched against the tree's
+ * table in ops.c, the handlers a kind of node implements, and open files with
+ * their own small vtable. Handlers return -1 (or NULL) with errno; ops.c turns
+ * that into -errno for FUSE, in one place. */
+#ifndef PARSA_FS_NODE_H
+#define PARSA_FS_NODE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+struct backend;
+struct sched_link;
+struct job_cache;
+struct queue_dir;
+struct hosts_dir;
+struct fuse;
+struct node_ops;
+
+/* One per mount. The pointers are set before the FUSE loop starts and only
+ * read afterwards; each module guards its own state. */
+struct fs_ctx {
+	struct backend *backend;
+	struct sched_link *link;
+	struct job_cache *jobs;
+	struct queue_dir *queue;
+	struct hosts_dir *hosts;
+	struct fuse *fuse;       /* NULL outside a mount (unit tests) */
+	uid_t uid;               /* the daemon's own: owner of the fixed folders */
+	gid_t gid;
+	struct timespec started; /* times of the fixed folders */
+};
+
+enum { FS_PATH_ARGS = 3 };
+
+/* A path from FUSE matched against a pattern of the tree: the components that
+ * '*' matched, in order, and what a final '**' matched. */
+struct fs_path {
+	const char *path;        /* "/jobs/42/out/warm/x" as FUSE gave it */
+	const char *name;        /* its last component ("" for "/") */
+	const char *rest;        /* what "**" matched: "warm/x", "" for none */
+	char arg[FS_PATH_ARGS][NAME_MAX + 1];
+	const struct node_ops *ops;
+};
+
+/* Adds one directory entry; returns non-zero when the reader's buffer is full. */
+typedef int (*fs_fill_fn)(void *arg, const char *name, const struct stat *st);
+
+struct fs_file;
+
+/* What a kind of node does. NULL members get a sensible errno in ops.c:
+ * EPERM for namespace changes, EACCES for opening or creating, ENOTDIR for
+ * listing. The kernel already checked the mode bits (default_permissions)
+ * except for root, so handlers refuse what even root must not do. */
+struct node_ops {
+	int (*getattr)(struct fs_ctx *fs, const struct fs_path *p, struct stat *st);
+	int (*readdir)(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg);
+	/* flags as open(2) got them (O_CREAT and O_EXCL removed by the kernel). */
+	int (*open)(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file);
+	int (*create)(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
+		      struct fs_file **file);
+	ssize_t (*readlink)(struct fs_ctx *fs, const struct fs_path *p, char *buf, size_t size);
+	int (*mkdir)(struct fs_ctx *fs, const struct fs_path *p, mode_t mode);
+	int (*unlink)(struct fs_ctx *fs, const struct fs_path *p);
+	int (*rmdir)(struct fs_ctx *fs, const struct fs_path *p);
+	int (*symlink)(struct fs_ctx *fs, const char *target, const struct fs_path *p);
+	/* to has been matched too; the handler decides whether it may go there. */
+	int (*rename)(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
+		      unsigned int flags);
+	int (*link)(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to);
+	int (*chmod)(struct fs_ctx *fs, const struct fs_path *p, mode_t mode);
+	int (*chown)(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_t gid);
+	int (*truncate)(struct fs_ctx *fs, const struct fs_path *p, off_t size);
+	int (*utimens)(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2]);
+};
+
+/* An open file. Members may be NULL: read/write -> EACCES, flush/fsync -> 0,
+ * truncate -> EACCES, getattr -> by path. */
+struct fs_file_ops {
+	ssize_t (*read)(struct fs_file *f, char *buf, size_t size, off_t off);
+	ssize_t (*write)(struct fs_file *f, const char *buf, size_t size, off_t off);
+	int (*flush)(struct fs_file *f);
+	int (*fsync)(struct fs_file *f, int datasync);
+	int (*truncate)(struct fs_file *f, off_t size);
+	int (*getattr)(struct fs_file *f, struct stat *st);
+	void (*release)(struct fs_file *f);   /* frees f */
+};
+
+struct fs_file {
+	const struct fs_file_ops *ops;
+	bool direct_io;          /* bypass the page cache: content made at open */
+};
+
+/* A read-only file serving a buffer made at open; takes ownership of data. */
+struct fs_file *text_file_create(char *data, size_t len);
+
+/* Attributes of the nodes the mount makes up (not from the backend). */
+void fs_stat_dir(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t uid, gid_t gid);
+void fs_stat_file(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t uid, gid_t gid, off_t size);
+/* Set the three times of st to epoch milliseconds ms (unless 0). */
+void fs_stat_time(struct stat *st, int64_t ms);
+
+/* Refuse an open for writing with EACCES: read-only even for root. */
+int fs_check_read_only(int flags);
+
+/* The job id of a path component: digits only, no leading zero; -1/ENOENT otherwise. */
+int fs_parse_id(const char *text, int64_t *id);
+
+/* Percent-encode a path component for a URL; malloc'ed. */
+char *fs_url_escape(const char *text);
+
+#endif

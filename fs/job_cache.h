@@ -1,0 +1,63 @@
+/* A short-lived cache of job metadata (owner, state, stage names and instance
+ * counts) so that `ls -l jobs/` or a walk of a job's folders costs one request,
+ * not one per entry per stat. Entries live about a second; when the scheduler
+ * cannot be reached an older entry is still used, and as a last resort the
+ * owner of the job's folder on the storage stands in, so out/ keeps working
+ * through an outage. Entries are immutable and reference-counted. */
+#ifndef PARSA_JOB_CACHE_H
+#define PARSA_JOB_CACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct job_cache;
+struct sched_link;
+struct backend;
+struct fs_identity;
+
+struct job_stage_meta {
+	char *name;
+	int instances;
+};
+
+struct job_meta {
+	int64_t id;
+	uid_t uid;
+	gid_t gid;
+	int64_t submitted_ms;
+	bool full;                   /* stages are known */
+	size_t nstages;
+	struct job_stage_meta *stages;
+	/* private */
+	atomic_int refs;
+	int64_t fetched_ms;          /* monotonic; 0 for an owner taken from storage */
+};
+
+enum {
+	JOB_NEED_STAGES = 1 << 0,    /* the stage list must be known */
+	JOB_FRESH = 1 << 1,          /* ask the scheduler even if the entry is young */
+};
+
+struct job_cache *job_cache_create(struct sched_link *link, struct backend *backend, int64_t ttl_ms);
+void job_cache_destroy(struct job_cache *cache);
+
+/* The metadata of job id, asking the scheduler as who when the cached entry is
+ * older than the lifetime (or JOB_FRESH). NULL with errno ENOENT for an unknown
+ * job, ENOTCONN/EIO when the scheduler cannot be reached and nothing stands in.
+ * Release with job_meta_put(). */
+const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_identity *who,
+				     int64_t id, int flags);
+void job_meta_put(const struct job_meta *meta);
+
+/* Index of the stage called name in meta, or -1. */
+int job_meta_stage(const struct job_meta *meta, const char *name);
+
+/* Every job id, oldest first (GET /v1/jobs), filling the cache with owners on
+ * the way. When the scheduler cannot be reached, the ids of the job folders on
+ * the storage. *ids is malloc'ed. */
+int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n);
+
+#endif

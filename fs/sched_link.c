@@ -1,0 +1,204 @@
+/* Per-thread scheduler clients and the caller's identity (see sched_link.h). */
+#include "sched_link.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fuse.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sched_link {
+	char *endpoint;
+	pthread_key_t client_key;   /* this thread's struct api_client, or NULL */
+};
+
+static void client_free(void *client)
+{
+	api_client_destroy(client);
+}
+
+void fs_identity_current(struct fs_identity *who)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	gid_t *groups = NULL;
+	int n, cap = 32;
+
+	memset(who, 0, sizeof *who);
+	if (!ctx || !ctx->fuse) {
+		who->uid = geteuid();
+		who->gid = getegid();
+		return;
+	}
+	who->uid = ctx->uid;
+	who->gid = ctx->gid;
+	/* The kernel does not pass supplementary groups: libfuse reads them from
+	 * /proc; when the process is already gone, the scheduler gets none. */
+	for (;;) {
+		groups = xrealloc(groups, (size_t)cap * sizeof *groups);
+		n = fuse_getgroups(cap, groups);
+		if (n <= cap)
+			break;
+		cap = n;
+	}
+	if (n > 0) {
+		who->groups = groups;
+		who->ngroups = (size_t)n;
+	} else {
+		free(groups);
+	}
+}
+
+void fs_identity_copy(struct fs_identity *dst, const struct fs_identity *src)
+{
+	*dst = *src;
+	dst->groups = NULL;
+	if (src->ngroups) {
+		dst->groups = xmalloc(src->ngroups * sizeof *dst->groups);
+		memcpy(dst->groups, src->groups, src->ngroups * sizeof *dst->groups);
+	}
+}
+
+void fs_identity_clear(struct fs_identity *who)
+{
+	free(who->groups);
+	who->groups = NULL;
+	who->ngroups = 0;
+}
+
+struct sched_link *sched_link_create(const char *endpoint, char **err)
+{
+	struct sched_link *link;
+	struct api_client *probe;
+
+	/* Check the address once up front so a typo is a start-up error. */
+	probe = api_client_create(endpoint, err);
+	if (!probe)
+		return NULL;
+	api_client_destroy(probe);
+	link = xcalloc(1, sizeof *link);
+	link->endpoint = xstrdup(endpoint);
+	if (pthread_key_create(&link->client_key, client_free) != 0) {
+		errprintf(err, "cannot create a thread key");
+		free(link->endpoint);
+		free(link);
+		errno = EAGAIN;
+		return NULL;
+	}
+	return link;
+}
+
+void sched_link_destroy(struct sched_link *link)
+{
+	if (!link)
+		return;
+	/* Worker threads freed theirs when they exited; this is the caller's. */
+	api_client_destroy(pthread_getspecific(link->client_key));
+	pthread_setspecific(link->client_key, NULL);
+	pthread_key_delete(link->client_key);
+	free(link->endpoint);
+	free(link);
+}
+
+const char *sched_link_endpoint(const struct sched_link *link)
+{
+	return link->endpoint;
+}
+
+static struct api_client *thread_client(struct sched_link *link)
+{
+	struct api_client *client = pthread_getspecific(link->client_key);
+	char *err = NULL;
+
+	if (client)
+		return client;
+	client = api_client_create(link->endpoint, &err);
+	if (!client) {
+		log_warnx("scheduler client: %s", err ? err : "cannot create");
+		free(err);
+		errno = EIO;
+		return NULL;
+	}
+	pthread_setspecific(link->client_key, client);
+	return client;
+}
+
+int sched_link_call(struct sched_link *link, const struct fs_identity *who,
+		    const char *method, const char *path, const char *body, size_t len,
+		    long timeout_ms, struct api_reply *reply)
+{
+	struct api_identity as = {
+		.uid = who->uid, .gid = who->gid, .groups = who->groups, .ngroups = who->ngroups,
+	};
+	struct api_client *client;
+	int err;
+
+	memset(reply, 0, sizeof *reply);
+	client = thread_client(link);
+	if (!client)
+		return -1;
+	if (api_call(client, method, path, body, len, &as, timeout_ms, reply) < 0) {
+		err = errno;
+		/* A fresh connection next time: the old one may be half-dead. */
+		api_client_destroy(client);
+		pthread_setspecific(link->client_key, NULL);
+		log_debug("%s %s: %s", method, path, strerror(err));
+		/* The contract of the mount: unreachable is ENOTCONN, anything else EIO. */
+		errno = err == ENOTCONN ? ENOTCONN : EIO;
+		return -1;
+	}
+	err = api_status_errno(reply->status);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,
+			  const char *path, size_t *len)
+{
+	struct api_reply reply;
+	char *text;
+
+	if (sched_link_call(link, who, "GET", path, NULL, 0, SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
+		int saved = errno;
+
+		api_reply_clear(&reply);
+		errno = saved;
+		return NULL;
+	}
+	text = reply.body;
+	*len = reply.len;
+	if (*len > 0 && text[*len - 1] != '\n') {
+		text = xrealloc(text, *len + 2);
+		text[(*len)++] = '\n';
+		text[*len] = '\0';
+	}
+	return text;
+}
+
+json_t *sched_link_get_json(struct sched_link *link, const struct fs_identity *who, const char *path)
+{
+	struct api_reply reply;
+	json_t *root = NULL;
+	int saved = 0;
+
+	if (sched_link_call(link, who, "GET", path, NULL, 0, SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
+		saved = errno;
+		goto out;
+	}
+	root = json_loadb(reply.body, reply.len, 0, NULL);
+	if (!root || !json_is_object(root)) {
+		log_warnx("GET %s: the scheduler's answer is not a JSON object", path);
+		json_decref(root);
+		root = NULL;
+		saved = EIO;
+	}
+out:
+	api_reply_clear(&reply);
+	errno = saved;
+	return root;
+}

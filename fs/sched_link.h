@@ -1,0 +1,56 @@
+/* The mount's line to the scheduler: one api_client per FUSE worker thread
+ * (a client is not thread-safe), every request sent on behalf of the person
+ * whose request FUSE is serving (X-Parsa-Uid/Gid/Groups), a short timeout on
+ * everything but long-polls, and a client rebuilt after any transport failure
+ * so the mount recovers by itself when the scheduler is back. */
+#ifndef PARSA_SCHED_LINK_H
+#define PARSA_SCHED_LINK_H
+
+#include "api_client.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sched_link;
+
+/* Timeout of an ordinary call: the mount must fail fast, never hang. */
+#define SCHED_CALL_TIMEOUT_MS 5000L
+/* How long one long-poll of .../wait asks the scheduler to hold it. */
+#define SCHED_WAIT_POLL_MS 1000L
+
+/* Whom a request acts for: the caller of the current FUSE request. */
+struct fs_identity {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;           /* malloc'ed, may be NULL */
+	size_t ngroups;
+};
+
+/* Fill who from the current FUSE request (uid, gid and the supplementary
+ * groups from /proc); outside a request, the daemon's own identity. */
+void fs_identity_current(struct fs_identity *who);
+void fs_identity_copy(struct fs_identity *dst, const struct fs_identity *src);
+void fs_identity_clear(struct fs_identity *who);
+
+struct sched_link *sched_link_create(const char *endpoint, char **err);
+void sched_link_destroy(struct sched_link *link);
+const char *sched_link_endpoint(const struct sched_link *link);
+
+/* One request as who. Returns 0 with *reply filled on a 2xx answer. Otherwise
+ * -1 with errno: the HTTP status mapped by api_status_errno() (the reply is
+ * kept so the caller can show its error text), or ENOTCONN/EIO when the
+ * scheduler cannot be reached in time. The caller clears the reply in every case. */
+int sched_link_call(struct sched_link *link, const struct fs_identity *who,
+		    const char *method, const char *path, const char *body, size_t len,
+		    long timeout_ms, struct api_reply *reply);
+
+/* GET path and return its body as a malloc'ed NUL-terminated text ending in a
+ * newline (added when missing). NULL with errno as for sched_link_call. */
+char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,
+			  const char *path, size_t *len);
+
+/* GET path and parse the JSON body; NULL with errno (EIO for a bad body). */
+json_t *sched_link_get_json(struct sched_link *link, const struct fs_identity *who, const char *path);
+
+#endif

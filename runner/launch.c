@@ -1,0 +1,498 @@
+#include "launch.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What the child failed at before exec; the parent turns it into a sentence. */
+enum launch_step {
+	STEP_SETSID = 1,
+	STEP_SETGROUPS,
+	STEP_SETGID,
+	STEP_SETUID,
+	STEP_REGAIN,
+	STEP_LOG,
+	STEP_NULL,
+	STEP_DUP,
+	STEP_CHDIR,
+	STEP_EXEC,
+};
+
+/* One record on the status pipe: smaller than PIPE_BUF, so written atomically. */
+struct status_rec {
+	int step;
+	int err;
+};
+
+struct launch {
+	pid_t pid;
+	int status_fd;       /* -1 once the outcome is known */
+	int outcome;         /* 0 unknown, 1 reached exec, -1 failed */
+	uid_t uid;
+	gid_t gid;
+	char *log_path;      /* kept for the failure message */
+	char *out_dir;
+	char *scratch;
+};
+
+/* Who the instance runs as, resolved in the parent: NSS lookups are not safe
+ * between fork and exec in a process with threads. */
+struct identity {
+	int change;          /* set groups, gid and uid in the child (root runner) */
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	int ngroups;
+	char *user;
+	char *home;
+	char *shell;
+};
+
+struct envv {
+	char **v;
+	size_t n, cap;
+};
+
+static void env_put(struct envv *e, char *entry)
+{
+	size_t nlen = strcspn(entry, "=");
+
+	for (size_t i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], entry, nlen) == 0 && e->v[i][nlen] == '=') {
+			free(e->v[i]);
+			e->v[i] = entry;
+			return;
+		}
+	}
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 32;
+		e->v = xrealloc(e->v, e->cap * sizeof *e->v);
+	}
+	e->v[e->n++] = entry;
+	e->v[e->n] = NULL;
+}
+
+static void env_set(struct envv *e, const char *name, const char *value)
+{
+	env_put(e, xasprintf("%s=%s", name, value));
+}
+
+static void env_free(struct envv *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+}
+
+static void identity_free(struct identity *id)
+{
+	free(id->groups);
+	free(id->user);
+	free(id->home);
+	free(id->shell);
+}
+
+/* This host's group list for a user known to passwd, as initgroups() would set it. */
+static int host_groups(const char *user, gid_t gid, gid_t **groups, int *ngroups)
+{
+	int n = 32;
+
+	for (int tries = 0; tries < 8; tries++) {
+		int got = n;
+		gid_t *list = xcalloc((size_t)n, sizeof *list);
+
+		if (getgrouplist(user, gid, list, &got) >= 0) {
+			*groups = list;
+			*ngroups = got;
+			return 0;
+		}
+		free(list);
+		n = got > n ? got : n * 2;
+	}
+	errno = E2BIG;
+	return -1;
+}
+
+/* Decide who the instance runs as (see launch_create). 0, or -1 with *err. */
+static int plan_identity(const struct assignment *a, const char *scratch,
+			 struct identity *id, char **err)
+{
+	struct passwd pwbuf, *pw = NULL;
+	uid_t euid = geteuid();
+	char *buf = NULL;
+	size_t buflen = 16384;
+	int rc = -1, e;
+
+	memset(id, 0, sizeof *id);
+	buf = xmalloc(buflen);
+	if (a->user[0])
+		e = getpwnam_r(a->user, &pwbuf, buf, buflen, &pw);
+	else
+		e = getpwuid_r(a->uid, &pwbuf, buf, buflen, &pw);
+	if (e != 0)
+		pw = NULL;
+	if (pw && pw->pw_uid != a->uid) {
+		errno = EPERM;
+		errprintf(err, "cannot start: user '%s' is uid %u on this host, but the job "
+			  "belongs to uid %u", a->user, (unsigned)pw->pw_uid, (unsigned)a->uid);
+		goto out;
+	}
+	id->uid = a->uid;
+	id->gid = a->gid;
+	if (euid == 0) {
+		/* uid 0 only when the scheduler says root itself submitted the job:
+		 * anything else is a bug or an attack, never a reason for a root shell. */
+		if (a->uid == 0 && strcmp(a->user, "root") != 0) {
+			errno = EPERM;
+			errprintf(err, "cannot start: refusing to run as uid 0 a job not submitted by root");
+			goto out;
+		}
+		id->change = 1;
+		if (pw) {
+			if (host_groups(pw->pw_name, a->gid, &id->groups, &id->ngroups) < 0) {
+				errprintf(err, "cannot start: cannot list the groups of '%s': %s",
+					  pw->pw_name, strerror(errno));
+				goto out;
+			}
+		} else {
+			id->groups = xcalloc(a->ngroups + 1, sizeof *id->groups);
+			id->groups[id->ngroups++] = a->gid;
+			for (size_t i = 0; i < a->ngroups; i++)
+				if (a->groups[i] != a->gid)
+					id->groups[id->ngroups++] = a->groups[i];
+		}
+	} else if (a->uid != euid) {
+		errno = EPERM;
+		errprintf(err, "cannot start: this runner runs as uid %u and can only start "
+			  "jobs of that user, not of uid %u (run parsa-runner as root to serve "
+			  "several users)", (unsigned)euid, (unsigned)a->uid);
+		goto out;
+	}
+	if (pw) {
+		id->user = xstrdup(pw->pw_name);
+		id->home = xstrdup(pw->pw_dir);
+		id->shell = xstrdup(pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+	} else {
+		/* A user this host does not know (no shared passwd): the scratch
+		 * folder is the one place that surely belongs to them. */
+		id->user = a->user[0] ? xstrdup(a->user) : xasprintf("%u", (unsigned)a->uid);
+		id->home = xstrdup(scratch);
+		id->shell = xstrdup("/bin/sh");
+	}
+	rc = 0;
+out:
+	free(buf);
+	if (rc < 0) {
+		int saved = errno;
+
+		identity_free(id);
+		memset(id, 0, sizeof *id);
+		errno = saved;
+	}
+	return rc;
+}
+
+char *launch_log_path(const char *mount, const struct assignment *a)
+{
+	return xasprintf("%s/jobs/%" PRId64 "/stages/%s/instances/%" PRId64 "/log",
+			 mount, a->job, a->stage, a->index);
+}
+
+static void build_env(struct envv *e, const struct launch_request *req, const struct identity *id)
+{
+	const struct assignment *a = req->a;
+	char num[32];
+	char *v;
+
+	env_set(e, "HOME", id->home);
+	env_set(e, "USER", id->user);
+	env_set(e, "LOGNAME", id->user);
+	env_set(e, "SHELL", id->shell);
+	env_set(e, "PATH", id->uid == 0 ?
+		"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" :
+		"/usr/local/bin:/usr/bin:/bin");
+	/* The stage's own variables may change the defaults above, but not the
+	 * PARSA_ ones below, which describe where the instance really is. */
+	for (size_t i = 0; i < a->nenv; i++)
+		env_put(e, xstrdup(a->env[i]));
+	snprintf(num, sizeof num, "%" PRId64, a->job);
+	env_set(e, "PARSA_JOB", num);
+	env_set(e, "PARSA_STAGE", a->stage);
+	snprintf(num, sizeof num, "%" PRId64, a->index);
+	env_set(e, "PARSA_INDEX", num);
+	v = a->item[0] ? xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->item) : xstrdup("");
+	env_set(e, "PARSA_ITEM", v);
+	free(v);
+	v = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	env_set(e, "PARSA_OUT", v);
+	free(v);
+	v = xasprintf("%s/jobs/%" PRId64, req->mount, a->job);
+	env_set(e, "PARSA_JOBDIR", v);
+	free(v);
+	env_set(e, "PARSA_SCRATCH", req->scratch);
+	snprintf(num, sizeof num, "%" PRId64, a->cpus);
+	env_set(e, "PARSA_CPUS", num);
+}
+
+/* Everything the child needs, prepared before fork. */
+struct child_plan {
+	const struct identity *id;
+	const char *log_path;
+	const char *out_dir;
+	const char *scratch;
+	char *const *argv;
+	char *const *envp;
+	int status_fd;
+};
+
+static void __attribute__((noreturn)) child_fail(int status_fd, int step)
+{
+	struct status_rec rec = { step, errno };
+	ssize_t n;
+
+	do
+		n = write(status_fd, &rec, sizeof rec);
+	while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* A descriptor at 3 or above, so that dup2 onto 0, 1 and 2 always copies it
+ * (and clears close-on-exec) even if the runner was started with closed stdio. */
+static int above_stdio(int fd)
+{
+	int moved;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return moved;
+}
+
+/* Runs between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn)) child_main(const struct child_plan *p)
+{
+	struct sigaction dfl;
+	sigset_t none;
+	int logfd, nullfd;
+
+	/* The runner blocks the signals it reads through signalfd and ignores
+	 * SIGPIPE; the instance starts from a clean slate. */
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		sigaction(s, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (setsid() < 0)
+		child_fail(p->status_fd, STEP_SETSID);
+	if (p->id->change) {
+		if (setgroups((size_t)p->id->ngroups, p->id->groups) < 0)
+			child_fail(p->status_fd, STEP_SETGROUPS);
+		if (setgid(p->id->gid) < 0)
+			child_fail(p->status_fd, STEP_SETGID);
+		if (setuid(p->id->uid) < 0)
+			child_fail(p->status_fd, STEP_SETUID);
+		/* Belt and braces: a process that gave up root must not get it back. */
+		if (p->id->uid != 0 && setuid(0) == 0) {
+			errno = EPERM;
+			child_fail(p->status_fd, STEP_REGAIN);
+		}
+	}
+	umask(022);
+	/* Opened as the user, so that parsafs makes the log theirs and refuses
+	 * what they may not write. */
+	logfd = above_stdio(open(p->log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_CLOEXEC, 0644));
+	if (logfd < 0)
+		child_fail(p->status_fd, STEP_LOG);
+	nullfd = above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	if (nullfd < 0)
+		child_fail(p->status_fd, STEP_NULL);
+	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+		child_fail(p->status_fd, STEP_DUP);
+	if (chdir(p->out_dir) < 0 && chdir(p->scratch) < 0)
+		child_fail(p->status_fd, STEP_CHDIR);
+	/* Nothing of the runner's (sockets, signalfd, other instances' pipes)
+	 * leaks into the instance. */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	execve("/bin/sh", p->argv, p->envp);
+	child_fail(p->status_fd, STEP_EXEC);
+}
+
+struct launch *launch_create(const struct launch_request *req, char **err)
+{
+	const struct assignment *a = req->a;
+	struct launch *l = xcalloc(1, sizeof *l);
+	struct identity id;
+	struct envv env = { 0 };
+	struct child_plan plan;
+	char *argv[4];
+	int fds[2] = { -1, -1 };
+	int ok = 0;
+	pid_t pid;
+
+	l->pid = -1;
+	l->status_fd = -1;
+	l->log_path = launch_log_path(req->mount, a);
+	l->out_dir = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	l->scratch = xstrdup(req->scratch);
+	if (plan_identity(a, req->scratch, &id, err) < 0) {
+		memset(&id, 0, sizeof id);
+		goto out;
+	}
+	l->uid = id.uid;
+	l->gid = id.gid;
+	build_env(&env, req, &id);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = a->run;
+	argv[3] = NULL;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		errprintf(err, "cannot start: cannot create a pipe: %s", strerror(errno));
+		goto out;
+	}
+	plan = (struct child_plan){
+		.id = &id, .log_path = l->log_path, .out_dir = l->out_dir,
+		.scratch = l->scratch, .argv = argv, .envp = env.v, .status_fd = fds[1],
+	};
+	pid = fork();
+	if (pid < 0) {
+		errprintf(err, "cannot start: cannot fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(&plan);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	l->pid = pid;
+	l->status_fd = fds[0];
+	fds[0] = -1;
+	ok = 1;
+out:
+	if (!ok) {
+		int saved = errno;
+
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		launch_destroy(l);
+		l = NULL;
+		errno = saved;
+	}
+	env_free(&env);
+	identity_free(&id);
+	return l;
+}
+
+void launch_destroy(struct launch *l)
+{
+	if (!l)
+		return;
+	if (l->status_fd >= 0)
+		close(l->status_fd);
+	free(l->log_path);
+	free(l->out_dir);
+	free(l->scratch);
+	free(l);
+}
+
+pid_t launch_pid(const struct launch *l)
+{
+	return l->pid;
+}
+
+int launch_status_fd(const struct launch *l)
+{
+	return l->status_fd;
+}
+
+static char *failure_text(const struct launch *l, const struct status_rec *rec)
+{
+	const char *why = strerror(rec->err);
+
+	switch (rec->step) {
+	case STEP_SETSID:
+		return xasprintf("cannot start: cannot create a session: %s", why);
+	case STEP_SETGROUPS:
+		return xasprintf("cannot start: cannot set the supplementary groups: %s", why);
+	case STEP_SETGID:
+		return xasprintf("cannot start: cannot set gid %u: %s", (unsigned)l->gid, why);
+	case STEP_SETUID:
+		return xasprintf("cannot start: cannot set uid %u: %s", (unsigned)l->uid, why);
+	case STEP_REGAIN:
+		return xasprintf("cannot start: uid %u could become root again; refusing to run", (unsigned)l->uid);
+	case STEP_LOG:
+		return xasprintf("cannot start: cannot open the log %s as uid %u: %s (is parsafs mounted there?)",
+				 l->log_path, (unsigned)l->uid, why);
+	case STEP_NULL:
+		return xasprintf("cannot start: cannot open /dev/null: %s", why);
+	case STEP_DUP:
+		return xasprintf("cannot start: cannot redirect stdin, stdout and stderr: %s", why);
+	case STEP_CHDIR:
+		return xasprintf("cannot start: cannot change directory to %s nor to %s: %s",
+				 l->out_dir, l->scratch, why);
+	case STEP_EXEC:
+		return xasprintf("cannot start: cannot execute /bin/sh: %s", why);
+	default:
+		return xasprintf("cannot start: set-up failed (step %d): %s", rec->step, why);
+	}
+}
+
+int launch_poll(struct launch *l, char **reason)
+{
+	struct status_rec rec;
+	ssize_t n;
+
+	if (l->outcome != 0 || l->status_fd < 0)
+		goto done;
+	do
+		n = read(l->status_fd, &rec, sizeof rec);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n == (ssize_t)sizeof rec) {
+		l->outcome = -1;
+		if (reason) {
+			free(*reason);
+			*reason = failure_text(l, &rec);
+		}
+	} else {
+		/* End of file: exec closed the pipe. A short read or an error
+		 * cannot come from our child; treat it as started and let the exit
+		 * status tell the rest. */
+		l->outcome = 1;
+	}
+	close(l->status_fd);
+	l->status_fd = -1;
+	return l->outcome;
+done:
+	return l->outcome ? l->outcome : 1;
+}
+
+int launch_signal(struct launch *l, int sig)
+{
+	if (l->pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (kill(-l->pid, sig) == 0)
+		return 0;
+	/* Before its setsid() the child is not yet a group leader. */
+	if (errno == ESRCH)
+		return kill(l->pid, sig);
+	return -1;
+}

@@ -1,0 +1,52 @@
+/* Starting one stage instance: fork, then in the child a new session and process
+ * group, the submitter's credentials, the log on the mount as stdout and stderr,
+ * a clean environment, and exec of /bin/sh -c RUN. A struct launch is the
+ * runner's handle on that process: its pid, its process group, and a status
+ * pipe that says whether the child got as far as exec (and if not, why). */
+#ifndef PARSA_RUNNER_LAUNCH_H
+#define PARSA_RUNNER_LAUNCH_H
+
+#include <sys/types.h>
+
+#include "assign.h"
+
+struct launch;
+
+struct launch_request {
+	const struct assignment *a;
+	const char *mount;    /* where parsafs is mounted: PARSA_JOBDIR etc. and the log live there */
+	const char *scratch;  /* this instance's scratch folder (PARSA_SCRATCH), already created */
+};
+
+/* Check that the instance may run here (identity rules below), then fork it.
+ * Returns the handle, or NULL with errno and *err = "cannot start: <why>" when
+ * nothing was started. Identity: a root runner sets the assignment's groups (or
+ * this host's group list for the user, when passwd knows that user with the same
+ * uid), gid and uid, and refuses uid 0 unless the user named is root; a runner
+ * that is not root starts only jobs of its own uid.
+ * Call from the thread that will reap the child; the child only makes
+ * async-signal-safe calls, so other threads do not matter. */
+struct launch *launch_create(const struct launch_request *req, char **err);
+
+/* Closes the status pipe; neither signals nor reaps the process. */
+void launch_destroy(struct launch *l);
+
+pid_t launch_pid(const struct launch *l);
+
+/* The read end of the status pipe while the outcome of the set-up is unknown
+ * (poll it for POLLIN), -1 afterwards. */
+int launch_status_fd(const struct launch *l);
+
+/* Collect the outcome of the set-up without blocking: 1 when the child reached
+ * exec (or died before saying anything), 0 when not known yet, -1 when the set-up
+ * failed, with *reason = "cannot start: <why>" (the child then exits 127). */
+int launch_poll(struct launch *l, char **reason);
+
+/* Send sig to the instance's whole process group (to the child alone if it has
+ * not made its group yet). 0, or -1 with errno (ESRCH when nothing is left). */
+int launch_signal(struct launch *l, int sig);
+
+/* The mount-relative pieces of an instance, shared with whoever reports on it. */
+char *launch_log_path(const char *mount, const struct assignment *a);
+
+#endif

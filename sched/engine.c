@@ -1,0 +1,1291 @@
+#include "engine.h"
+
+#include "log.h"
+#include "units.h"
+#include "util.h"
+#include "views.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct engine {
+	struct engine_config cfg;
+	struct store *store;
+	struct backend *storage;
+	struct model *model;          /* protected by lock, like everything it holds */
+	pthread_mutex_t lock;
+	pthread_cond_t kick;          /* wakes the scheduling thread */
+	pthread_cond_t changed;       /* broadcast after every pass: wakes long polls */
+	bool kicked;                  /* protected by lock */
+	bool stopping;                /* protected by lock */
+	bool thread_started;
+	pthread_t thread;
+};
+
+static int job_ended(const struct job *job)
+{
+	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+static int stage_ended(const struct stage *stage)
+{
+	return stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
+	       stage->state == STAGE_CANCELLED;
+}
+
+static int inst_active(const struct instance *inst)
+{
+	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;
+}
+
+/* An absolute CLOCK_MONOTONIC deadline for pthread_cond_timedwait. */
+static struct timespec deadline_in(int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+static void kick(struct engine *e)
+{
+	e->kicked = true;
+	pthread_cond_signal(&e->kick);
+}
+
+/* Write what changed. Failures are logged and the objects stay dirty: the
+ * timer's next pass tries again. */
+static int flush(struct engine *e, char **err)
+{
+	return store_flush(e->store, e->model, err);
+}
+
+/* ---- storage folders ---- */
+
+static int make_job_folders(struct engine *e, const struct job *job)
+{
+	struct backend_cred cred = { job->uid, job->gid };
+	char path[512];
+	int ret = 0;
+
+	if (!e->storage)
+		return 0;
+	for (size_t s = 0; s < job->nstages; s++) {
+		static const char *const kinds[] = { "out", "log" };
+
+		for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+			snprintf(path, sizeof path, "jobs/%lld/%s/%s", (long long)job->id, kinds[k],
+				 job->stages[s].spec->name);
+			if (backend_mkdir_p(e->storage, &cred, path, 0755) < 0 && errno != EEXIST) {
+				log_warn("job %lld: cannot create %s", (long long)job->id, path);
+				ret = -1;
+			}
+		}
+	}
+	return ret;
+}
+
+/* ---- state changes ---- */
+
+static void set_stage_state(struct engine *e, struct stage *stage, enum stage_state state,
+			    int64_t now)
+{
+	if (stage->state == state)
+		return;
+	stage->state = state;
+	if (state == STAGE_RUNNING && !stage->started_ms)
+		stage->started_ms = now;
+	if (state == STAGE_SUCCEEDED || state == STAGE_FAILED || state == STAGE_CANCELLED)
+		stage->ended_ms = now;
+	else
+		stage->ended_ms = 0;
+	model_dirty_stage(e->model, stage);
+}
+
+static void begin_ending(struct engine *e, struct job *job, enum job_ending how,
+			 const char *reason, int64_t now)
+{
+	if (job->ending != ENDING_NONE || job_ended(job))
+		return;
+	job->ending = how;
+	free(job->reason);
+	job->reason = xstrdup(reason);
+	model_job_event(e->model, job, now, "%s", reason);
+	model_dirty_job(e->model, job);
+}
+
+static void set_reason(struct instance *inst, const char *reason)
+{
+	free(inst->reason);
+	inst->reason = xstrdup(reason);
+}
+
+/* Requeue an instance (a retry): a new attempt will be assigned by the pass. */
+static void requeue(struct engine *e, struct instance *inst)
+{
+	model_set_state(e->model, inst, INST_QUEUED);
+	inst->cancel_requested = false;
+	if ((size_t)inst->index < inst->stage->queued_hint)
+		inst->stage->queued_hint = (size_t)inst->index;
+}
+
+/* The runner says an attempt ended (or the scheduler decided it is lost).
+ * code/sig describe how; reason is extra text (NULL when none). */
+static void end_attempt(struct engine *e, struct instance *inst, int code, int sig,
+			const char *reason, int64_t now)
+{
+	const struct spec_stage *ss = inst->stage->spec;
+	struct host *h = inst->host;
+	struct job *job = inst->job;
+	char why[512];
+
+	if (h) {
+		/* Until the host's next heartbeat, count the ended instance's share of
+		 * the live use as free: a host kept busy by parsa's own work can take
+		 * the next instance at once instead of a heartbeat later. */
+		if (h->cpus > 0)
+			h->ended_cpu_pct += 100.0 * ss->cpus / h->cpus;
+		if (h->mem > 0)
+			h->ended_mem_pct += 100.0 * (double)ss->mem / (double)h->mem;
+	}
+	inst->ended_ms = now;
+	inst->exit_code = code;
+	inst->signal = sig;
+	if (code == 0 && sig == 0 && !reason) {
+		model_set_state(e->model, inst, INST_SUCCEEDED);
+		set_reason(inst, "");
+		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s",
+				ss->name, inst->index, inst->host_name);
+		return;
+	}
+	if (sig)
+		snprintf(why, sizeof why, "killed by signal %d%s%s", sig, reason ? ": " : "",
+			 reason ? reason : "");
+	else if (code >= 0)
+		snprintf(why, sizeof why, "exit code %d%s%s", code, reason ? ": " : "",
+			 reason ? reason : "");
+	else
+		snprintf(why, sizeof why, "%s", reason ? reason : "failed");
+	if (inst->cancel_requested) {
+		model_set_state(e->model, inst, INST_CANCELLED);
+		set_reason(inst, "cancelled");
+		model_job_event(e->model, job, now, "stage %s instance %d cancelled on %s (%s)",
+				ss->name, inst->index, inst->host_name, why);
+		return;
+	}
+	inst->failures++;
+	set_reason(inst, why);
+	if (inst->failures <= ss->retries && job->ending == ENDING_NONE) {
+		model_job_event(e->model, job, now,
+				"stage %s instance %d failed on %s (%s); retrying (%d of %d retries)",
+				ss->name, inst->index, inst->host_name, why, inst->failures, ss->retries);
+		requeue(e, inst);
+		return;
+	}
+	model_set_state(e->model, inst, INST_FAILED);
+	model_job_event(e->model, job, now, "stage %s instance %d failed on %s (%s)",
+			ss->name, inst->index, inst->host_name, why);
+}
+
+static void mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
+			 int64_t mono, const char *how)
+{
+	struct stage *stage = inst->stage;
+	struct job *job = inst->job;
+
+	if (pid > 0)
+		inst->pid = pid;
+	inst->confirmed_mono = mono;
+	inst->missing_mono = 0;
+	if (inst->state == INST_RUNNING) {
+		model_dirty_instance(e->model, inst);
+		return;
+	}
+	model_set_state(e->model, inst, INST_RUNNING);
+	inst->started_ms = now;
+	if (!stage->started_ms) {
+		stage->started_ms = now;
+		model_dirty_stage(e->model, stage);
+	}
+	if (!job->started_ms) {
+		job->started_ms = now;
+		model_dirty_job(e->model, job);
+	}
+	model_job_event(e->model, job, now, "stage %s instance %d started on %s (pid %d)%s",
+			stage->spec->name, inst->index, inst->host_name, inst->pid, how);
+}
+
+/* ---- foreach ---- */
+
+struct entries {
+	char **names;
+	size_t n, cap;
+	const char *glob;
+};
+
+static int collect_entry(void *arg, const char *name, const struct stat *st)
+{
+	struct entries *list = arg;
+
+	(void)st;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0;
+	if (fnmatch(list->glob, name, FNM_PERIOD) != 0)
+		return 0;
+	if (list->n >= SPEC_MAX_INSTANCES)
+		return 1;
+	if (list->n == list->cap) {
+		list->cap = list->cap ? list->cap * 2 : 64;
+		list->names = xrealloc(list->names, list->cap * sizeof *list->names);
+	}
+	list->names[list->n++] = xstrdup(name);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Create a foreach stage's instances, one per matching entry of the upstream
+ * stage's output folder, in name order. 0, or -1 with *err. */
+static int expand_foreach(struct engine *e, struct stage *stage, int64_t now, char **err)
+{
+	const struct spec_stage *ss = stage->spec;
+	struct entries list = { .glob = ss->foreach_glob ? ss->foreach_glob : "*" };
+	int64_t next_id = model_next_instance_id(e->model);
+	char path[512], item[1024];
+	int ret = -1;
+
+	snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)stage->job->id, ss->foreach_stage);
+	if (!e->storage) {
+		errno = ENODEV;
+		errprintf(err, "no storage volume to list %s", path);
+		goto out;
+	}
+	if (e->storage->ops->readdir(e->storage, path, collect_entry, &list) < 0 && errno != ENOENT) {
+		errprintf(err, "cannot list %s: %s", path, strerror(errno));
+		goto out;
+	}
+	qsort(list.names, list.n, sizeof *list.names, cmp_names);
+	for (size_t i = 0; i < list.n; i++) {
+		struct instance *inst;
+
+		snprintf(item, sizeof item, "%s/%s", ss->foreach_stage, list.names[i]);
+		inst = model_stage_new_instance(stage, next_id++, item);
+		model_add_instance(e->model, inst);
+		model_dirty_instance(e->model, inst);
+	}
+	stage->expanded = true;
+	stage->queued_hint = 0;
+	model_dirty_stage(e->model, stage);
+	model_job_event(e->model, stage->job, now, "stage %s: foreach = %s/%s matched %zu entr%s",
+			ss->name, ss->foreach_stage, list.glob, list.n, list.n == 1 ? "y" : "ies");
+	ret = 0;
+out:
+	for (size_t i = 0; i < list.n; i++)
+		free(list.names[i]);
+	free(list.names);
+	return ret;
+}
+
+/* ---- roll-up ---- */
+
+/* 1 when every job this one waits for succeeded; 0 while some has not ended;
+ * -1 (with *failed set) when one failed or was cancelled. */
+static int job_deps(struct engine *e, const struct job *job, int64_t *failed)
+{
+	int ready = 1;
+
+	for (size_t i = 0; i < job->spec->nafter_jobs; i++) {
+		struct job *dep = model_job(e->model, job->spec->after_jobs[i]);
+
+		if (!dep)
+			continue;
+		if (dep->state == JOB_FAILED || dep->state == JOB_CANCELLED) {
+			*failed = dep->id;
+			return -1;
+		}
+		if (dep->state != JOB_SUCCEEDED)
+			ready = 0;
+	}
+	return ready;
+}
+
+static int stage_deps_ready(const struct job *job, const struct stage *stage)
+{
+	for (size_t i = 0; i < stage->spec->nafter; i++) {
+		int up = spec_stage_index(job->spec, stage->spec->after[i]);
+
+		if (up >= 0 && job->stages[up].state != STAGE_SUCCEEDED)
+			return 0;
+	}
+	return 1;
+}
+
+/* Bring an ending job's stages to a stop: queued instances are cancelled and
+ * running ones asked to stop; the job ends when none is left running. */
+static void stop_job(struct engine *e, struct job *job, int64_t now)
+{
+	const char *why = job->ending == ENDING_FAIL ? "job failed" : "job cancelled";
+
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (stage_ended(stage))
+			continue;
+		for (size_t i = 0; i < stage->ninst; i++) {
+			struct instance *inst = stage->inst[i];
+
+			if (inst->state == INST_QUEUED) {
+				model_set_state(e->model, inst, INST_CANCELLED);
+				set_reason(inst, why);
+				inst->ended_ms = now;
+			} else if (inst_active(inst) && !inst->cancel_requested) {
+				inst->cancel_requested = true;
+				inst->cancel_sent = false;
+				model_dirty_instance(e->model, inst);
+			}
+		}
+	}
+}
+
+static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
+{
+	struct job *job = stage->job;
+	const int *c = stage->counts;
+	int active = c[INST_ASSIGNED] + c[INST_RUNNING];
+	char reason[600];
+
+	if (stage_ended(stage))
+		return;
+	if (stage->state == STAGE_WAITING) {
+		if (job->ending != ENDING_NONE) {
+			if (active == 0 && c[INST_QUEUED] == 0)
+				set_stage_state(e, stage, STAGE_CANCELLED, now);
+			return;
+		}
+		if (job->held || !stage_deps_ready(job, stage))
+			return;
+		if (!stage->expanded) {
+			char *err = NULL;
+
+			if (expand_foreach(e, stage, now, &err) < 0) {
+				snprintf(reason, sizeof reason, "stage %s: %s", stage->spec->name,
+					 err ? err : "cannot expand foreach");
+				free(err);
+				begin_ending(e, job, ENDING_FAIL, reason, now);
+				set_stage_state(e, stage, STAGE_FAILED, now);
+				return;
+			}
+		}
+		if (stage->ninst == 0) {
+			model_job_event(e->model, job, now, "stage %s: nothing to do", stage->spec->name);
+			set_stage_state(e, stage, STAGE_SUCCEEDED, now);
+			return;
+		}
+		set_stage_state(e, stage, STAGE_QUEUED, now);
+		return;
+	}
+	if (c[INST_FAILED] > 0 && job->ending == ENDING_NONE) {
+		const struct instance *bad = NULL;
+
+		for (size_t i = 0; i < stage->ninst && !bad; i++)
+			if (stage->inst[i]->state == INST_FAILED)
+				bad = stage->inst[i];
+		snprintf(reason, sizeof reason, "stage %s failed: instance %d: %s", stage->spec->name,
+			 bad ? bad->index : 0, bad ? bad->reason : "?");
+		begin_ending(e, job, ENDING_FAIL, reason, now);
+	}
+	if (active == 0 && c[INST_QUEUED] == 0) {
+		enum stage_state end = c[INST_FAILED] ? STAGE_FAILED :
+				       c[INST_CANCELLED] ? STAGE_CANCELLED : STAGE_SUCCEEDED;
+
+		set_stage_state(e, stage, end, now);
+		model_job_event(e->model, job, now, "stage %s %s", stage->spec->name,
+				stage_state_name(end));
+	} else if (stage->state == STAGE_QUEUED &&
+		   (c[INST_RUNNING] || c[INST_SUCCEEDED] || c[INST_FAILED] || c[INST_CANCELLED])) {
+		set_stage_state(e, stage, STAGE_RUNNING, now);
+	}
+}
+
+/* Dependencies, expansion and roll-up for one unfinished job. */
+static void update_job(struct engine *e, struct job *job, int64_t now)
+{
+	enum job_state state;
+	int64_t failed_dep = 0;
+	bool all_ended = true, any_failed = false, any_cancelled = false, any_progress = false;
+	char reason[128];
+
+	if (job_ended(job))
+		return;
+	if (job->ending == ENDING_NONE) {
+		int deps = job_deps(e, job, &failed_dep);
+
+		if (deps < 0) {
+			snprintf(reason, sizeof reason, "dependency job %lld failed", (long long)failed_dep);
+			begin_ending(e, job, ENDING_FAIL, reason, now);
+		} else if (deps == 0) {
+			return;
+		}
+	}
+	if (job->ending != ENDING_NONE)
+		stop_job(e, job, now);
+	/* Stages are in topological order: one pass settles a chain of them. */
+	for (size_t s = 0; s < job->nstages; s++)
+		settle_stage(e, &job->stages[s], now);
+	if (job->ending != ENDING_NONE)
+		stop_job(e, job, now);
+	for (size_t s = 0; s < job->nstages; s++) {
+		const struct stage *stage = &job->stages[s];
+
+		all_ended &= stage_ended(stage);
+		any_failed |= stage->state == STAGE_FAILED;
+		any_cancelled |= stage->state == STAGE_CANCELLED;
+		any_progress |= stage->state == STAGE_RUNNING || stage->state == STAGE_SUCCEEDED ||
+				stage->counts[INST_RUNNING] > 0;
+	}
+	if (all_ended) {
+		if (job->ending == ENDING_FAIL || any_failed)
+			state = JOB_FAILED;
+		else if (job->ending == ENDING_CANCEL || any_cancelled)
+			state = JOB_CANCELLED;
+		else
+			state = JOB_SUCCEEDED;
+		job->ended_ms = now;
+		model_job_event(e->model, job, now, "job %s%s%s", job_state_name(state),
+				*job->reason ? ": " : "", job->reason);
+	} else {
+		state = any_progress ? JOB_RUNNING : JOB_QUEUED;
+	}
+	if (state != job->state) {
+		job->state = state;
+		model_dirty_job(e->model, job);
+	}
+}
+
+/* ---- placement ---- */
+
+int engine_host_up(struct engine *e, const struct host *h)
+{
+	return h->last_heartbeat_mono > 0 &&
+	       time_mono_ms() - h->last_heartbeat_mono <= e->cfg.host_timeout_ms;
+}
+
+size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
+{
+	size_t n = model_nhosts(e->model);
+	struct placement_host *ph = xcalloc(n ? n : 1, sizeof *ph);
+
+	for (size_t i = 0; i < n; i++) {
+		struct host *h = model_host_at(e->model, i);
+		double cpu = h->cpu_pct - h->ended_cpu_pct, mem = h->mem_pct - h->ended_mem_pct;
+
+		ph[i].name = h->name;
+		ph[i].up = engine_host_up(e, h);
+		ph[i].draining = h->draining;
+		ph[i].cpus = h->cpus;
+		ph[i].mem = h->mem;
+		ph[i].scratch_total = h->scratch_total;
+		ph[i].scratch_free = h->scratch_free;
+		ph[i].reserved_cpus = h->reserved_cpus;
+		ph[i].reserved_mem = h->reserved_mem;
+		ph[i].reserved_scratch = h->reserved_scratch;
+		ph[i].cpu_pct = cpu > 0 ? cpu : 0;
+		ph[i].mem_pct = mem > 0 ? mem : 0;
+		ph[i].cpu_limit = h->cpu_limit;
+		ph[i].mem_limit = h->mem_limit;
+	}
+	*out = ph;
+	return n;
+}
+
+static void assign(struct engine *e, struct instance *inst, struct host *h, int64_t now)
+{
+	inst->attempt++;
+	inst->pid = 0;
+	inst->exit_code = -1;
+	inst->signal = 0;
+	inst->cancel_requested = false;
+	inst->start_sent = false;
+	inst->cancel_sent = false;
+	inst->assigned_ms = now;
+	inst->started_ms = 0;
+	inst->ended_ms = 0;
+	set_reason(inst, "");
+	model_set_state(e->model, inst, INST_ASSIGNED);
+	model_set_host(e->model, inst, h);
+	log_debug("job %lld stage %s instance %d attempt %d -> %s", (long long)inst->job->id,
+		  inst->stage->spec->name, inst->index, inst->attempt, h->name);
+}
+
+/* One placement pass over every queued instance of every runnable job. */
+static size_t place(struct engine *e, int64_t now)
+{
+	struct placement_host *ph = NULL;
+	struct placement_req *reqs = NULL;
+	size_t nh, nreqs = 0, cap = 0, placed = 0;
+	long free_cpus = 0;
+
+	nh = engine_placement_hosts(e, &ph);
+	for (size_t i = 0; i < nh; i++)
+		if (ph[i].up && !ph[i].draining && ph[i].cpus > ph[i].reserved_cpus)
+			free_cpus += ph[i].cpus - ph[i].reserved_cpus;
+	if (free_cpus == 0)
+		goto out;
+	for (size_t j = 0; j < model_nactive(e->model); j++) {
+		struct job *job = model_active_at(e->model, j);
+
+		if (job_ended(job) || job->held || job->ending != ENDING_NONE)
+			continue;
+		for (size_t s = 0; s < job->nstages; s++) {
+			struct stage *stage = &job->stages[s];
+			const struct spec_stage *ss = stage->spec;
+			long limit;
+
+			if ((stage->state != STAGE_QUEUED && stage->state != STAGE_RUNNING) ||
+			    stage->counts[INST_QUEUED] == 0)
+				continue;
+			/* Instances of a stage are alike: no more of them can be placed
+			 * in this pass than the free cpus allow. */
+			limit = ss->cpus > 0 ? free_cpus / ss->cpus : stage->counts[INST_QUEUED];
+			while (stage->queued_hint < stage->ninst &&
+			       stage->inst[stage->queued_hint]->state != INST_QUEUED)
+				stage->queued_hint++;
+			for (size_t i = stage->queued_hint; i < stage->ninst && limit > 0; i++) {
+				struct instance *inst = stage->inst[i];
+				struct placement_req *r;
+
+				if (inst->state != INST_QUEUED)
+					continue;
+				if (nreqs == cap) {
+					cap = cap ? cap * 2 : 256;
+					reqs = xrealloc(reqs, cap * sizeof *reqs);
+				}
+				r = &reqs[nreqs++];
+				memset(r, 0, sizeof *r);
+				r->group = job->id * SPEC_MAX_STAGES + stage->idx;
+				r->order.priority = job->priority;
+				r->order.submitted_ms = job->submitted_ms;
+				r->order.job = job->id;
+				r->order.stage = stage->idx;
+				r->order.index = inst->index;
+				r->cpus = ss->cpus;
+				r->mem = ss->mem;
+				r->scratch = ss->scratch;
+				r->hosts = (const char *const *)ss->hosts;
+				r->nhosts = ss->nhosts;
+				r->cookie = inst;
+				limit--;
+			}
+		}
+	}
+	placement_sort(reqs, nreqs);
+	placed = placement_run(ph, nh, reqs, nreqs);
+	for (size_t i = 0; i < nreqs && placed > 0; i++)
+		if (reqs[i].host >= 0)
+			assign(e, reqs[i].cookie, model_host_at(e->model, (size_t)reqs[i].host), now);
+out:
+	free(reqs);
+	free(ph);
+	return placed;
+}
+
+/* The scheduling pass: lock held. */
+static void pass(struct engine *e)
+{
+	int64_t now = time_now_ms(), t0 = time_mono_ms();
+	size_t placed;
+	char *err = NULL;
+
+	for (size_t j = 0; j < model_nactive(e->model); j++)
+		update_job(e, model_active_at(e->model, j), now);
+	placed = place(e, now);
+	if (flush(e, &err) < 0) {
+		log_warnx("cannot write the state (will retry): %s", err ? err : strerror(errno));
+		free(err);
+	}
+	model_prune_active(e->model);
+	pthread_cond_broadcast(&e->changed);
+	if (placed)
+		log_debug("pass: %zu placed in %lld ms", placed, (long long)(time_mono_ms() - t0));
+}
+
+static void *engine_main(void *arg)
+{
+	struct engine *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	while (!e->stopping) {
+		if (!e->kicked) {
+			struct timespec until = deadline_in(e->cfg.timer_ms);
+
+			pthread_cond_timedwait(&e->kick, &e->lock, &until);
+			if (e->stopping)
+				break;
+		}
+		e->kicked = false;
+		pass(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+/* ---- life cycle ---- */
+
+struct engine *engine_create(const struct engine_config *cfg, struct store *store,
+			     struct backend *storage, struct model *model, char **err)
+{
+	struct engine *e = xcalloc(1, sizeof *e);
+	pthread_condattr_t attr;
+	int rc;
+
+	e->cfg = *cfg;
+	if (e->cfg.host_timeout_ms <= 0)
+		e->cfg.host_timeout_ms = 10000;
+	if (e->cfg.lost_after_ms <= 0)
+		e->cfg.lost_after_ms = 5000;
+	if (e->cfg.timer_ms <= 0)
+		e->cfg.timer_ms = 1000;
+	e->store = store;
+	e->storage = storage;
+	e->model = model;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&e->kick, &attr);
+	if (rc == 0)
+		rc = pthread_cond_init(&e->changed, &attr);
+	pthread_condattr_destroy(&attr);
+	if (rc != 0) {
+		errno = rc;
+		errprintf(err, "cannot create condition variables: %s", strerror(rc));
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+int engine_start(struct engine *e, char **err)
+{
+	struct backend_cred self = { getuid(), getgid() };
+	int64_t mono = time_mono_ms();
+	int rc;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->storage && backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
+		log_warn("cannot create jobs/ on the storage volume");
+	for (size_t j = 0; j < model_nactive(e->model); j++) {
+		struct job *job = model_active_at(e->model, j);
+
+		make_job_folders(e, job);
+		/* Give runners time to report what they run before "lost" applies. */
+		for (size_t s = 0; s < job->nstages; s++)
+			for (size_t i = 0; i < job->stages[s].ninst; i++)
+				job->stages[s].inst[i]->confirmed_mono = mono;
+	}
+	e->kicked = true;
+	pthread_mutex_unlock(&e->lock);
+	rc = pthread_create(&e->thread, NULL, engine_main, e);
+	if (rc != 0) {
+		errno = rc;
+		return errprintf(err, "cannot start the scheduling thread: %s", strerror(rc));
+	}
+	e->thread_started = true;
+	return 0;
+}
+
+void engine_stop(struct engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stopping = true;
+	pthread_cond_signal(&e->kick);
+	pthread_cond_broadcast(&e->changed);
+	pthread_mutex_unlock(&e->lock);
+	if (e->thread_started) {
+		pthread_join(e->thread, NULL);
+		e->thread_started = false;
+	}
+}
+
+void engine_destroy(struct engine *e)
+{
+	char *err = NULL;
+
+	if (!e)
+		return;
+	engine_stop(e);
+	if (flush(e, &err) < 0) {
+		log_warnx("cannot write the last changes: %s", err ? err : "?");
+		free(err);
+	}
+	pthread_cond_destroy(&e->kick);
+	pthread_cond_destroy(&e->changed);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
+void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
+struct model *engine_model(struct engine *e) { return e->model; }
+
+/* ---- submission ---- */
+
+static char *user_name(uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
+		return xstrdup(pw.pw_name);
+	return xasprintf("%u", (unsigned)uid);
+}
+
+static char *group_name(gid_t gid)
+{
+	struct group gr, *res = NULL;
+	char buf[8192];
+
+	if (getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res)
+		return xstrdup(gr.gr_name);
+	return xasprintf("%u", (unsigned)gid);
+}
+
+int engine_submit(struct engine *e, const struct caller *who, const char *filename,
+		  const char *text, size_t len, int64_t *id, char **err)
+{
+	struct spec *spec;
+	struct job *job = NULL;
+	char *user = NULL, *team = NULL;
+	int64_t now = time_now_ms(), next_inst;
+	int ret = -1, saved;
+
+	if (len > SPEC_MAX_BYTES) {
+		errno = EFBIG;
+		return errprintf(err, "%s: %zu bytes is larger than the limit of %d bytes", filename,
+				 len, SPEC_MAX_BYTES);
+	}
+	spec = spec_parse(text, len, filename, err);
+	if (!spec)
+		return -1;
+	user = user_name(who->uid);
+	team = spec->team ? xstrdup(spec->team) : group_name(who->gid);
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < spec->nafter_jobs; i++) {
+		if (!model_job(e->model, spec->after_jobs[i])) {
+			errno = EINVAL;
+			errprintf(err, "%s: after = %lld: no such job", filename,
+				  (long long)spec->after_jobs[i]);
+			spec_destroy(spec);
+			goto out;
+		}
+	}
+	job = model_job_new(model_next_job_id(e->model), spec);
+	job->name = xstrdup(spec->name ? spec->name : filename);
+	job->spec_file = xstrdup(filename);
+	job->spec_text = xmalloc(len + 1);
+	memcpy(job->spec_text, text, len);
+	job->spec_text[len] = '\0';
+	job->spec_len = len;
+	job->uid = who->uid;
+	job->gid = who->gid;
+	job->ngroups = who->ngroups;
+	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
+	if (who->ngroups)
+		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
+	job->user = user;
+	job->team = team;
+	user = team = NULL;
+	job->priority = spec->priority;
+	job->state = JOB_QUEUED;
+	job->submitted_ms = now;
+	next_inst = model_next_instance_id(e->model);
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (stage->spec->foreach_stage)
+			continue;
+		for (int i = 0; i < stage->spec->instances; i++)
+			model_stage_new_instance(stage, next_inst++, "");
+		stage->expanded = true;
+	}
+	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
+	if (store_insert_job(e->store, job, err) < 0)
+		goto out;
+	model_add_job(e->model, job);
+	*id = job->id;
+	job = NULL;
+	make_job_folders(e, model_job(e->model, *id));
+	log_info("job %lld (%s) submitted by %s", (long long)*id,
+		 model_job(e->model, *id)->name, model_job(e->model, *id)->user);
+	kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	model_job_free(job);
+	free(user);
+	free(team);
+	errno = saved;
+	return ret;
+}
+
+/* ---- ctl ---- */
+
+typedef int (*ctl_fn)(struct engine *e, struct job *job, const char *who, const char *arg,
+		      int64_t now, char **err);
+
+static int ctl_cancel(struct engine *e, struct job *job, const char *who, const char *arg,
+		      int64_t now, char **err)
+{
+	char reason[256];
+
+	(void)arg;
+	if (job_ended(job)) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld has already ended (%s)", (long long)job->id,
+				 job_state_name(job->state));
+	}
+	snprintf(reason, sizeof reason, "cancelled by %s", who);
+	begin_ending(e, job, ENDING_CANCEL, reason, now);
+	update_job(e, job, now);
+	return 0;
+}
+
+static int ctl_hold(struct engine *e, struct job *job, const char *who, const char *arg,
+		    int64_t now, char **err)
+{
+	(void)arg;
+	if (job_ended(job) || job->held) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld %s", (long long)job->id,
+				 job->held ? "is already held" : "has already ended");
+	}
+	job->held = true;
+	model_job_event(e->model, job, now, "held by %s", who);
+	model_dirty_job(e->model, job);
+	return 0;
+}
+
+static int ctl_release(struct engine *e, struct job *job, const char *who, const char *arg,
+		       int64_t now, char **err)
+{
+	(void)arg;
+	if (!job->held) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld is not held", (long long)job->id);
+	}
+	job->held = false;
+	model_job_event(e->model, job, now, "released by %s", who);
+	model_dirty_job(e->model, job);
+	return 0;
+}
+
+static int ctl_retry(struct engine *e, struct job *job, const char *who, const char *arg,
+		     int64_t now, char **err)
+{
+	int requeued = 0;
+
+	(void)arg;
+	if (job->state != JOB_FAILED && job->state != JOB_CANCELLED) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld is %s: retry applies to a failed or cancelled job",
+				 (long long)job->id, job_state_name(job->state));
+	}
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		for (size_t i = 0; i < stage->ninst; i++) {
+			struct instance *inst = stage->inst[i];
+
+			if (inst->state != INST_FAILED && inst->state != INST_CANCELLED)
+				continue;
+			requeue(e, inst);
+			inst->failures = 0;
+			inst->exit_code = -1;
+			inst->signal = 0;
+			set_reason(inst, "");
+			requeued++;
+		}
+		if (stage->state == STAGE_FAILED || stage->state == STAGE_CANCELLED)
+			set_stage_state(e, stage, STAGE_WAITING, now);
+	}
+	job->state = JOB_QUEUED;
+	job->ending = ENDING_NONE;
+	job->ended_ms = 0;
+	free(job->reason);
+	job->reason = xstrdup("");
+	model_activate(e->model, job);
+	model_job_event(e->model, job, now, "retry by %s: %d instance%s requeued", who, requeued,
+			requeued == 1 ? "" : "s");
+	model_dirty_job(e->model, job);
+	update_job(e, job, now);
+	return 0;
+}
+
+static int ctl_priority(struct engine *e, struct job *job, const char *who, const char *arg,
+			int64_t now, char **err)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = arg ? strtol(arg, &end, 10) : 0;
+	if (!arg || end == arg || *end || errno || value < -1000000 || value > 1000000) {
+		errno = EINVAL;
+		return errprintf(err, "priority needs a whole number, e.g. 'priority 10'");
+	}
+	if (job_ended(job)) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld has already ended", (long long)job->id);
+	}
+	model_job_event(e->model, job, now, "priority %d -> %ld by %s", job->priority, value, who);
+	job->priority = (int)value;
+	model_dirty_job(e->model, job);
+	return 0;
+}
+
+static const struct ctl_command {
+	const char *name;
+	int takes_arg;
+	ctl_fn fn;
+} ctl_commands[] = {
+	{ "cancel", 0, ctl_cancel },
+	{ "hold", 0, ctl_hold },
+	{ "release", 0, ctl_release },
+	{ "retry", 0, ctl_retry },
+	{ "priority", 1, ctl_priority },
+};
+
+int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
+	       char **err)
+{
+	char word[32] = "", arg[64] = "", extra[8] = "";
+	const struct ctl_command *cmd = NULL;
+	struct job *job;
+	char *name = NULL;
+	int n, ret = -1, saved;
+
+	n = sscanf(command, "%31s %63s %7s", word, arg, extra);
+	for (size_t i = 0; i < ARRAY_LEN(ctl_commands) && n >= 1; i++)
+		if (strcmp(ctl_commands[i].name, word) == 0)
+			cmd = &ctl_commands[i];
+	if (!cmd || n > 1 + cmd->takes_arg || (cmd->takes_arg && n < 2)) {
+		errno = EINVAL;
+		if (cmd)
+			return errprintf(err, "'%s' %s", word, cmd->takes_arg ?
+					 "takes one argument, e.g. 'priority 10'" : "takes no argument");
+		return errprintf(err, "unknown command '%s': valid commands are cancel, hold, release,"
+				 " retry, priority N", n >= 1 ? word : "");
+	}
+	name = user_name(who->uid);
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (!job) {
+		errno = ENOENT;
+		errprintf(err, "no job %lld", (long long)id);
+		goto out;
+	}
+	if (who->uid != 0 && who->uid != job->uid) {
+		errno = EACCES;
+		errprintf(err, "job %lld belongs to %s: only they or root may %s it", (long long)id,
+			  job->user, word);
+		goto out;
+	}
+	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, time_now_ms(), err) < 0)
+		goto out;
+	if (flush(e, err) < 0)
+		goto out;
+	kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	free(name);
+	errno = saved;
+	return ret;
+}
+
+/* ---- wait ---- */
+
+int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t timeout_ms,
+		int *done, const char **state, char **err)
+{
+	struct timespec until = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+	struct stage *stage = NULL;
+	struct job *job;
+	int ret = -1;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (!job) {
+		errno = ENOENT;
+		errprintf(err, "no job %lld", (long long)id);
+		goto out;
+	}
+	if (stage_name) {
+		int idx = spec_stage_index(job->spec, stage_name);
+
+		if (idx < 0) {
+			errno = ENOENT;
+			errprintf(err, "job %lld has no stage '%s'", (long long)id, stage_name);
+			goto out;
+		}
+		stage = &job->stages[idx];
+	}
+	for (;;) {
+		*done = stage ? stage_ended(stage) : job_ended(job);
+		if (*done || e->stopping)
+			break;
+		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT) {
+			*done = stage ? stage_ended(stage) : job_ended(job);
+			break;
+		}
+	}
+	*state = stage ? stage_state_name(stage->state) : job_state_name(job->state);
+	ret = 0;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+/* ---- runners ---- */
+
+int engine_register_host(struct engine *e, const struct host_info *info, char **err)
+{
+	struct host *h;
+	int ret = -1, saved;
+
+	if (!info->name || !*info->name || strchr(info->name, '/') || info->cpus <= 0) {
+		errno = EINVAL;
+		return errprintf(err, "a host needs a name (no '/') and cpus > 0");
+	}
+	pthread_mutex_lock(&e->lock);
+	h = model_host(e->model, info->name);
+	if (!h)
+		h = model_add_host(e->model, info->name);
+	h->cpus = info->cpus;
+	h->mem = info->mem;
+	h->scratch_total = info->scratch_total;
+	h->scratch_free = info->scratch_free;
+	h->cpu_limit = info->cpu_limit > 0 ? info->cpu_limit : 90;
+	h->mem_limit = info->mem_limit > 0 ? info->mem_limit : 90;
+	for (size_t i = 0; i < h->nfeatures; i++)
+		free(h->features[i]);
+	free(h->features);
+	h->features = xcalloc(info->nfeatures ? info->nfeatures : 1, sizeof *h->features);
+	h->nfeatures = info->nfeatures;
+	for (size_t i = 0; i < info->nfeatures; i++)
+		h->features[i] = xstrdup(info->features[i]);
+	free(h->mount);
+	h->mount = xstrdup(info->mount ? info->mount : "");
+	h->registered_ms = time_now_ms();
+	/* Registering is the first sign of life: the host is up from now on. */
+	h->last_heartbeat_ms = h->registered_ms;
+	h->last_heartbeat_mono = time_mono_ms();
+	/* Assignments not yet confirmed go out again to the (new) runner. */
+	for (size_t i = 0; i < h->nactive; i++) {
+		h->active[i]->start_sent = false;
+		h->active[i]->cancel_sent = false;
+	}
+	model_dirty_host(e->model, h);
+	if (flush(e, err) < 0)
+		goto out;
+	log_info("host %s registered: %d cpus", h->name, h->cpus);
+	kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	errno = saved;
+	return ret;
+}
+
+int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
+{
+	int64_t now = time_now_ms(), mono = time_mono_ms();
+	struct host *h;
+	char *ferr = NULL;
+	int ret = -1;
+
+	pthread_mutex_lock(&e->lock);
+	h = model_host(e->model, name);
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s': register it first", name);
+		goto out;
+	}
+	h->cpu_pct = hb->cpu_pct;
+	h->mem_pct = hb->mem_pct;
+	h->load1 = hb->load1;
+	h->ended_cpu_pct = h->ended_mem_pct = 0;
+	if (hb->scratch_free >= 0)
+		h->scratch_free = (uint64_t)hb->scratch_free;
+	h->last_heartbeat_ms = now;
+	h->last_heartbeat_mono = mono;
+	h->heartbeat_seq++;
+	for (size_t i = 0; i < hb->ninstances; i++) {
+		const struct heartbeat_entry *he = &hb->instances[i];
+		struct instance *inst = model_instance(e->model, he->id);
+
+		if (inst && inst->host == h && inst->attempt == he->attempt && inst_active(inst)) {
+			inst->seen_seq = h->heartbeat_seq;
+			mark_running(e, inst, he->pid, now, mono, inst->state == INST_ASSIGNED ?
+				     " (from a heartbeat)" : "");
+		} else {
+			/* It runs there, but not for us (cancelled, lost and requeued, or
+			 * an old attempt): make sure the runner stops it. */
+			model_host_orphan(h, he->id, he->attempt);
+		}
+	}
+	for (size_t i = 0; i < h->nactive; ) {
+		struct instance *inst = h->active[i];
+
+		if (inst->state != INST_RUNNING || inst->seen_seq == h->heartbeat_seq) {
+			i++;
+			continue;
+		}
+		if (!inst->missing_mono)
+			inst->missing_mono = mono;
+		if (mono - inst->missing_mono >= e->cfg.lost_after_ms &&
+		    mono - inst->confirmed_mono >= e->cfg.lost_after_ms) {
+			/* end_attempt() takes it off h->active: do not advance i. */
+			end_attempt(e, inst, -1, 0, "lost", now);
+			continue;
+		}
+		i++;
+	}
+	if (flush(e, &ferr) < 0) {
+		log_warnx("heartbeat of %s: cannot write the state (will retry): %s", name,
+			  ferr ? ferr : "?");
+		free(ferr);
+	}
+	kick(e);
+	ret = 0;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static int host_has_news(const struct host *h)
+{
+	if (h->norphans)
+		return 1;
+	for (size_t i = 0; i < h->nactive; i++) {
+		const struct instance *inst = h->active[i];
+
+		if (inst->dirty)
+			continue;
+		if (inst->state == INST_ASSIGNED && !inst->start_sent)
+			return 1;
+		if (inst->cancel_requested && !inst->cancel_sent)
+			return 1;
+	}
+	return 0;
+}
+
+json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char **err)
+{
+	struct timespec until = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+	json_t *answer = NULL, *start, *cancel;
+	struct host *h;
+
+	pthread_mutex_lock(&e->lock);
+	h = model_host(e->model, name);
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s': register it first", name);
+		goto out;
+	}
+	while (!e->stopping && !host_has_news(h))
+		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT)
+			break;
+	start = json_array();
+	cancel = json_array();
+	/* Everything not yet confirmed goes out again: the runner de-duplicates by
+	 * id and attempt, and an answer lost on the way costs nothing. Objects not
+	 * yet committed (dirty) wait for the commit. */
+	for (size_t i = 0; i < h->nactive; i++) {
+		struct instance *inst = h->active[i];
+
+		if (inst->dirty)
+			continue;
+		if (inst->cancel_requested) {
+			json_array_append_new(cancel, json_pack("{s:I,s:i}", "id", (json_int_t)inst->id,
+								"attempt", inst->attempt));
+			inst->cancel_sent = true;
+		} else if (inst->state == INST_ASSIGNED) {
+			json_array_append_new(start, views_assignment_json(inst));
+			inst->start_sent = true;
+		}
+	}
+	for (size_t i = 0; i + 1 < h->norphans; i += 2)
+		json_array_append_new(cancel, json_pack("{s:I,s:i}", "id", (json_int_t)h->orphans[i],
+							"attempt", (int)h->orphans[i + 1]));
+	h->norphans = 0;
+	answer = json_pack("{s:o,s:o}", "start", start, "cancel", cancel);
+out:
+	pthread_mutex_unlock(&e->lock);
+	return answer;
+}
+
+int engine_report(struct engine *e, int64_t id, const struct report *r, char **err)
+{
+	int64_t now = time_now_ms(), mono = time_mono_ms();
+	struct instance *inst;
+	int ret = -1, saved;
+
+	pthread_mutex_lock(&e->lock);
+	inst = model_instance(e->model, id);
+	if (!inst) {
+		errno = ENOENT;
+		errprintf(err, "no instance %lld", (long long)id);
+		goto out;
+	}
+	/* Reports about another attempt, or about an attempt that already ended
+	 * (a report sent again), change nothing. */
+	if (r->attempt != inst->attempt || !inst_active(inst)) {
+		log_debug("instance %lld: ignoring a report for attempt %d (now %d, %s)",
+			  (long long)id, r->attempt, inst->attempt, inst_state_name(inst->state));
+		ret = 0;
+		goto out;
+	}
+	switch (r->kind) {
+	case REPORT_RUNNING:
+		mark_running(e, inst, r->pid, now, mono, "");
+		break;
+	case REPORT_EXITED:
+		end_attempt(e, inst, r->signal ? -1 : r->exit_code, r->signal, r->reason, now);
+		break;
+	case REPORT_FAILED:
+		end_attempt(e, inst, -1, 0, r->reason ? r->reason : "could not start", now);
+		break;
+	}
+	if (flush(e, err) < 0)
+		goto out;
+	kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	errno = saved;
+	return ret;
+}

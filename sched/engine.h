@@ -1,0 +1,109 @@
+/* The scheduling engine: every change to the model goes through here, under one
+ * mutex. One thread runs the scheduling pass (dependencies, foreach expansion,
+ * state roll-up, placement) whenever an event kicks it, or on a one-second
+ * timer; long polls (work, wait) sleep on a condition variable it broadcasts. */
+#ifndef PARSA_ENGINE_H
+#define PARSA_ENGINE_H
+
+#include "backend.h"
+#include "model.h"
+#include "placement.h"
+#include "store.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct engine;
+
+struct engine_config {
+	int64_t host_timeout_ms;   /* a host without heartbeat this long is down (10 s) */
+	int64_t lost_after_ms;     /* running but not in heartbeats this long: lost (5 s) */
+	int64_t timer_ms;          /* the pass runs at least this often (1 s) */
+};
+
+/* Who is acting: the socket peer, or whom a trusted peer acts for. */
+struct caller {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+};
+
+/* What a runner registers. */
+struct host_info {
+	const char *name;
+	int cpus;
+	uint64_t mem, scratch_total, scratch_free;
+	int cpu_limit, mem_limit;        /* percent; 0 means the default (90) */
+	const char *const *features;
+	size_t nfeatures;
+	const char *mount;
+};
+
+struct heartbeat_entry {
+	int64_t id;
+	int attempt;
+	int pid;
+};
+
+struct heartbeat {
+	double cpu_pct, mem_pct, load1;
+	int64_t scratch_free;            /* -1 when not given */
+	const struct heartbeat_entry *instances;
+	size_t ninstances;
+};
+
+/* A runner's report on one instance. */
+enum report_kind { REPORT_RUNNING, REPORT_EXITED, REPORT_FAILED };
+struct report {
+	int attempt;
+	enum report_kind kind;
+	int pid;
+	int exit_code;                   /* -1 when not given */
+	int signal;                      /* 0 when not given */
+	const char *reason;              /* NULL when not given */
+};
+
+/* The engine takes none of these: the caller destroys them after the engine. */
+struct engine *engine_create(const struct engine_config *cfg, struct store *store,
+			     struct backend *storage, struct model *model, char **err);
+/* Make the folders of unfinished jobs (in case the scheduler died between a
+ * commit and their creation) and start the scheduling thread. */
+int engine_start(struct engine *e, char **err);
+/* Wake every long poll (they answer at once from now on) and join the thread. */
+void engine_stop(struct engine *e);
+void engine_destroy(struct engine *e);
+
+/* For read-only views: hold the lock while reading the model. */
+void engine_lock(struct engine *e);
+void engine_unlock(struct engine *e);
+struct model *engine_model(struct engine *e);
+/* The hosts as placement sees them now (lock held); the caller frees *out. */
+size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
+/* Is the host up (heartbeat within the timeout)? Lock held. */
+int engine_host_up(struct engine *e, const struct host *h);
+
+/* Every call below returns 0 or -1 with errno and *err: EINVAL (bad input),
+ * EFBIG (too large), EACCES (not allowed), ENOENT (no such thing), EBUSY (not
+ * possible in this state), EAGAIN/ENOSPC/EIO (could not commit). */
+
+/* Parse, check and commit a spec; *id is the new job's. */
+int engine_submit(struct engine *e, const struct caller *who, const char *filename,
+		  const char *text, size_t len, int64_t *id, char **err);
+/* cancel | hold | release | retry | priority N */
+int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
+	       char **err);
+/* Block up to timeout_ms until the job (or its stage, if stage is not NULL)
+ * has ended. *done tells whether it has; *state names its state (static). */
+int engine_wait(struct engine *e, int64_t id, const char *stage, int64_t timeout_ms,
+		int *done, const char **state, char **err);
+int engine_register_host(struct engine *e, const struct host_info *info, char **err);
+int engine_heartbeat(struct engine *e, const char *host, const struct heartbeat *hb, char **err);
+/* Block up to timeout_ms until the host has new work or cancels; returns
+ * {"start": [...], "cancel": [...]} (the caller decrefs) or NULL. */
+json_t *engine_work(struct engine *e, const char *host, int64_t timeout_ms, char **err);
+int engine_report(struct engine *e, int64_t id, const struct report *r, char **err);
+
+#endif

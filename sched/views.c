@@ -1,0 +1,511 @@
+#include "views.h"
+
+#include "units.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A growing text buffer on open_memstream. */
+struct text {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static void text_open(struct text *t)
+{
+	t->buf = NULL;
+	t->len = 0;
+	t->f = open_memstream(&t->buf, &t->len);
+	if (!t->f)
+		abort();
+}
+
+static char *text_close(struct text *t)
+{
+	fclose(t->f);
+	return t->buf;
+}
+
+static const char *iso(int64_t ms, char *buf, size_t len)
+{
+	time_format_iso(ms, buf, len);
+	return buf;
+}
+
+/* "2026-11-30T14:02:11.123" */
+static const char *iso_ms(int64_t ms, char *buf, size_t len)
+{
+	size_t n;
+
+	time_format_iso(ms, buf, len);
+	n = strlen(buf);
+	if (ms > 0 && n + 5 <= len)
+		snprintf(buf + n, len - n, ".%03d", (int)(ms % 1000));
+	return buf;
+}
+
+static const char *size(uint64_t bytes, char *buf, size_t len)
+{
+	format_size(bytes, buf, len);
+	return buf;
+}
+
+static int job_ended(const struct job *job)
+{
+	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+static int stage_ended(const struct stage *stage)
+{
+	return stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
+	       stage->state == STAGE_CANCELLED;
+}
+
+/* ---- JSON ---- */
+
+json_t *views_assignment_json(const struct instance *inst)
+{
+	const struct spec_stage *ss = inst->stage->spec;
+	const struct job *job = inst->job;
+	json_t *env = json_array(), *groups = json_array();
+
+	for (size_t i = 0; i < ss->nenv; i++)
+		json_array_append_new(env, json_string(ss->env[i]));
+	for (size_t i = 0; i < job->ngroups; i++)
+		json_array_append_new(groups, json_integer(job->groups[i]));
+	return json_pack("{s:I,s:i,s:I,s:s,s:i,s:s,s:s,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o}",
+			 "id", (json_int_t)inst->id, "attempt", inst->attempt,
+			 "job", (json_int_t)job->id, "stage", ss->name, "index", inst->index,
+			 "item", inst->item, "run", ss->run ? ss->run : "", "cpus", ss->cpus,
+			 "mem", (json_int_t)ss->mem, "scratch", (json_int_t)ss->scratch,
+			 "walltime_s", (json_int_t)ss->walltime, "env", env,
+			 "uid", (json_int_t)job->uid, "gid", (json_int_t)job->gid,
+			 "user", job->user, "groups", groups);
+}
+
+static json_t *counts_json(const struct stage *stage)
+{
+	int waiting = stage->state == STAGE_WAITING ? stage->counts[INST_QUEUED] : 0;
+
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}",
+			 "waiting", waiting,
+			 "queued", stage->counts[INST_QUEUED] - waiting,
+			 "running", stage->counts[INST_RUNNING] + stage->counts[INST_ASSIGNED],
+			 "succeeded", stage->counts[INST_SUCCEEDED],
+			 "failed", stage->counts[INST_FAILED],
+			 "cancelled", stage->counts[INST_CANCELLED]);
+}
+
+static json_t *strings_json(char *const *strings, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_string(strings[i]));
+	return arr;
+}
+
+static json_t *stage_json(const struct stage *stage)
+{
+	const struct spec_stage *ss = stage->spec;
+	json_t *foreach = json_null();
+
+	if (ss->foreach_stage)
+		foreach = json_sprintf("%s/%s", ss->foreach_stage, ss->foreach_glob ? ss->foreach_glob : "*");
+	return json_pack("{s:s,s:s,s:o,s:o,s:i,s:I,s:I,s:I,s:I,s:i,s:I,s:o,s:o,s:I,s:I}",
+			 "name", ss->name, "state", stage_state_name(stage->state),
+			 "after", strings_json(ss->after, ss->nafter), "foreach", foreach,
+			 "cpus", ss->cpus, "mem", (json_int_t)ss->mem, "disk", (json_int_t)ss->disk,
+			 "scratch", (json_int_t)ss->scratch, "walltime_s", (json_int_t)ss->walltime,
+			 "retries", ss->retries, "instances", (json_int_t)stage->ninst,
+			 "hosts", strings_json(ss->hosts, ss->nhosts),
+			 "counts", counts_json(stage),
+			 "started_ms", (json_int_t)stage->started_ms,
+			 "ended_ms", (json_int_t)stage->ended_ms);
+}
+
+json_t *views_job_summary_json(const struct job *job)
+{
+	return json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}",
+			 "id", (json_int_t)job->id, "name", job->name, "uid", (json_int_t)job->uid,
+			 "gid", (json_int_t)job->gid, "user", job->user, "team", job->team,
+			 "state", job_state_name(job->state), "submitted_ms", (json_int_t)job->submitted_ms);
+}
+
+json_t *views_job_json(const struct job *job)
+{
+	json_t *after = json_array(), *stages = json_array();
+
+	for (size_t i = 0; i < job->spec->nafter_jobs; i++)
+		json_array_append_new(after, json_integer(job->spec->after_jobs[i]));
+	for (size_t s = 0; s < job->nstages; s++)
+		json_array_append_new(stages, stage_json(&job->stages[s]));
+	return json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:b,s:s,s:o,s:I,s:I,s:I,s:o}",
+			 "id", (json_int_t)job->id, "name", job->name, "spec_file", job->spec_file,
+			 "uid", (json_int_t)job->uid, "gid", (json_int_t)job->gid,
+			 "user", job->user, "team", job->team, "priority", job->priority,
+			 "state", job_state_name(job->state), "held", (int)job->held,
+			 "reason", job->reason, "after", after,
+			 "submitted_ms", (json_int_t)job->submitted_ms,
+			 "started_ms", (json_int_t)job->started_ms,
+			 "ended_ms", (json_int_t)job->ended_ms, "stages", stages);
+}
+
+static const char *host_state(const struct host *h, int up)
+{
+	if (!up)
+		return "down";
+	return h->draining ? "draining" : "up";
+}
+
+json_t *views_host_json(const struct host *h, int up)
+{
+	json_t *features = strings_json(h->features, h->nfeatures);
+
+	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:i,s:i,s:o,"
+			 "s:{s:i,s:I,s:I},s:{s:f,s:f,s:f},s:I,s:I,s:s}",
+			 "name", h->name, "state", host_state(h, up), "cpus", h->cpus,
+			 "mem", (json_int_t)h->mem, "scratch_total", (json_int_t)h->scratch_total,
+			 "scratch_free", (json_int_t)h->scratch_free,
+			 "cpu_limit", h->cpu_limit, "mem_limit", h->mem_limit, "features", features,
+			 "reserved", "cpus", h->reserved_cpus, "mem", (json_int_t)h->reserved_mem,
+			 "scratch", (json_int_t)h->reserved_scratch,
+			 "live", "cpu_pct", h->cpu_pct, "mem_pct", h->mem_pct, "load1", h->load1,
+			 "last_heartbeat_ms", (json_int_t)h->last_heartbeat_ms,
+			 "running", (json_int_t)h->nactive, "mount", h->mount);
+}
+
+/* ---- text ---- */
+
+void views_stage_summary(const struct stage *stage, char *buf, size_t len)
+{
+	const int *c = stage->counts;
+	const struct spec_stage *ss = stage->spec;
+
+	if (stage->state == STAGE_SUCCEEDED) {
+		snprintf(buf, len, "succeeded %d/%zu", c[INST_SUCCEEDED], stage->ninst);
+	} else if (stage->state == STAGE_WAITING && !stage->expanded) {
+		snprintf(buf, len, "waiting (one instance per entry of %s/%s)", ss->foreach_stage,
+			 ss->foreach_glob ? ss->foreach_glob : "*");
+	} else if (stage->state == STAGE_WAITING) {
+		snprintf(buf, len, "waiting 0/%zu", stage->ninst);
+	} else {
+		int n = snprintf(buf, len, "%s %d running, %d done, %d queued, %d failed",
+				 stage_state_name(stage->state), c[INST_RUNNING] + c[INST_ASSIGNED],
+				 c[INST_SUCCEEDED], c[INST_QUEUED], c[INST_FAILED]);
+
+		if (n >= 0 && (size_t)n < len && c[INST_CANCELLED])
+			n += snprintf(buf + n, len - (size_t)n, ", %d cancelled", c[INST_CANCELLED]);
+		if (n >= 0 && (size_t)n < len)
+			snprintf(buf + n, len - (size_t)n, " of %zu", stage->ninst);
+	}
+}
+
+char *views_job_status(const struct job *job)
+{
+	struct text t;
+	char a[64], b[64], c[64], line[256];
+
+	text_open(&t);
+	fprintf(t.f, "id: %lld\nname: %s\nowner: %s\nteam: %s\nstate: %s\n", (long long)job->id,
+		job->name, job->user, job->team, job_state_name(job->state));
+	fprintf(t.f, "held: %s\npriority: %d\n", job->held ? "yes" : "no", job->priority);
+	if (*job->reason)
+		fprintf(t.f, "reason: %s\n", job->reason);
+	if (job->spec->nafter_jobs) {
+		fprintf(t.f, "after:");
+		for (size_t i = 0; i < job->spec->nafter_jobs; i++)
+			fprintf(t.f, " %lld", (long long)job->spec->after_jobs[i]);
+		fprintf(t.f, "\n");
+	}
+	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", job->spec_file,
+		iso(job->submitted_ms, a, sizeof a), iso(job->started_ms, b, sizeof b),
+		iso(job->ended_ms, c, sizeof c));
+	for (size_t s = 0; s < job->nstages; s++) {
+		views_stage_summary(&job->stages[s], line, sizeof line);
+		fprintf(t.f, "stage %s: %s\n", job->stages[s].spec->name, line);
+	}
+	return text_close(&t);
+}
+
+char *views_job_events(const struct job *job)
+{
+	struct text t;
+	char stamp[64];
+
+	text_open(&t);
+	for (size_t e = 0; e < job->nevents; e++)
+		fprintf(t.f, "%s  %s\n", iso_ms(job->events[e].ms, stamp, sizeof stamp),
+			job->events[e].text);
+	return text_close(&t);
+}
+
+char *views_stage_status(const struct stage *stage)
+{
+	const struct spec_stage *ss = stage->spec;
+	const int *c = stage->counts;
+	int waiting = stage->state == STAGE_WAITING ? c[INST_QUEUED] : 0;
+	struct text t;
+	char a[64], b[64];
+
+	text_open(&t);
+	fprintf(t.f, "job: %lld\nstage: %s\nstate: %s\n", (long long)stage->job->id, ss->name,
+		stage_state_name(stage->state));
+	fprintf(t.f, "after:");
+	for (size_t i = 0; i < ss->nafter; i++)
+		fprintf(t.f, " %s", ss->after[i]);
+	fprintf(t.f, "\n");
+	if (ss->foreach_stage)
+		fprintf(t.f, "foreach: %s/%s\n", ss->foreach_stage, ss->foreach_glob ? ss->foreach_glob : "*");
+	fprintf(t.f, "run: %s\n", ss->run ? ss->run : "");
+	fprintf(t.f, "cpus: %d\nmem: %s\n", ss->cpus, size(ss->mem, a, sizeof a));
+	fprintf(t.f, "disk: %s\nscratch: %s\n", size(ss->disk, a, sizeof a), size(ss->scratch, b, sizeof b));
+	format_duration(ss->walltime, a, sizeof a);
+	fprintf(t.f, "walltime: %s\nretries: %d\n", ss->walltime ? a : "none", ss->retries);
+	fprintf(t.f, "hosts:");
+	for (size_t i = 0; i < ss->nhosts; i++)
+		fprintf(t.f, " %s", ss->hosts[i]);
+	fprintf(t.f, "\n");
+	fprintf(t.f, "instances: %zu\nwaiting: %d\nqueued: %d\nrunning: %d\nsucceeded: %d\n"
+		"failed: %d\ncancelled: %d\n", stage->ninst, waiting, c[INST_QUEUED] - waiting,
+		c[INST_RUNNING] + c[INST_ASSIGNED], c[INST_SUCCEEDED], c[INST_FAILED],
+		c[INST_CANCELLED]);
+	fprintf(t.f, "started: %s\nended: %s\n", iso(stage->started_ms, a, sizeof a),
+		iso(stage->ended_ms, b, sizeof b));
+	return text_close(&t);
+}
+
+char *views_instance_status(const struct instance *inst)
+{
+	struct text t;
+	char a[64];
+
+	text_open(&t);
+	fprintf(t.f, "job: %lld\nstage: %s\nindex: %d\nid: %lld\n", (long long)inst->job->id,
+		inst->stage->spec->name, inst->index, (long long)inst->id);
+	if (*inst->item)
+		fprintf(t.f, "item: %s\n", inst->item);
+	fprintf(t.f, "state: %s\nattempt: %d\n", inst_state_name(inst->state), inst->attempt);
+	if (*inst->host_name)
+		fprintf(t.f, "host: %s\n", inst->host_name);
+	if (inst->pid > 0)
+		fprintf(t.f, "pid: %d\n", inst->pid);
+	if (inst->exit_code >= 0)
+		fprintf(t.f, "exit code: %d\n", inst->exit_code);
+	if (inst->signal > 0)
+		fprintf(t.f, "signal: %d\n", inst->signal);
+	if (*inst->reason)
+		fprintf(t.f, "reason: %s\n", inst->reason);
+	if (inst->cancel_requested && (inst->state == INST_ASSIGNED || inst->state == INST_RUNNING))
+		fprintf(t.f, "cancel: requested\n");
+	fprintf(t.f, "assigned: %s\n", iso(inst->assigned_ms, a, sizeof a));
+	fprintf(t.f, "started: %s\n", iso(inst->started_ms, a, sizeof a));
+	fprintf(t.f, "ended: %s\n", iso(inst->ended_ms, a, sizeof a));
+	return text_close(&t);
+}
+
+/* The placement request for a queued instance, as the pass would make it. */
+static void instance_req(const struct instance *inst, struct placement_req *r)
+{
+	const struct spec_stage *ss = inst->stage->spec;
+
+	memset(r, 0, sizeof *r);
+	r->cpus = ss->cpus;
+	r->mem = ss->mem;
+	r->scratch = ss->scratch;
+	r->hosts = (const char *const *)ss->hosts;
+	r->nhosts = ss->nhosts;
+	r->host = -1;
+}
+
+static void why_stage(struct text *t, struct model *m, const struct stage *stage,
+		      const struct placement_host *hosts, size_t nhosts)
+{
+	const struct job *job = stage->job;
+	const struct spec_stage *ss = stage->spec;
+	const int *c = stage->counts;
+	const struct instance *next = NULL;
+	struct placement_req req;
+	char line[512];
+
+	(void)m;
+	if (stage_ended(stage)) {
+		fprintf(t->f, "stage %s: %s\n", ss->name, stage_state_name(stage->state));
+		return;
+	}
+	if (stage->state == STAGE_WAITING) {
+		int first = 1;
+
+		fprintf(t->f, "stage %s: waiting for", ss->name);
+		for (size_t i = 0; i < ss->nafter; i++) {
+			int up = spec_stage_index(job->spec, ss->after[i]);
+
+			if (up >= 0 && job->stages[up].state == STAGE_SUCCEEDED)
+				continue;
+			fprintf(t->f, "%s stage %s", first ? "" : ",", ss->after[i]);
+			first = 0;
+		}
+		for (size_t i = 0; i < job->spec->nafter_jobs; i++) {
+			const struct job *dep = model_job(m, job->spec->after_jobs[i]);
+
+			if (dep && dep->state == JOB_SUCCEEDED)
+				continue;
+			fprintf(t->f, "%s job %lld (%s)", first ? "" : ",",
+				(long long)job->spec->after_jobs[i], dep ? job_state_name(dep->state) : "?");
+			first = 0;
+		}
+		fprintf(t->f, "%s\n", first ? (job->held ? " release (held)" : " the next pass") : "");
+		return;
+	}
+	if (c[INST_QUEUED] == 0) {
+		fprintf(t->f, "stage %s: %d running, nothing queued\n", ss->name,
+			c[INST_RUNNING] + c[INST_ASSIGNED]);
+		return;
+	}
+	fprintf(t->f, "stage %s: %d queued, %d running\n", ss->name, c[INST_QUEUED],
+		c[INST_RUNNING] + c[INST_ASSIGNED]);
+	if (job->held) {
+		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
+		return;
+	}
+	for (size_t i = stage->queued_hint; i < stage->ninst && !next; i++)
+		if (stage->inst[i]->state == INST_QUEUED)
+			next = stage->inst[i];
+	if (!next)
+		return;
+	instance_req(next, &req);
+	if (placement_never_fits(hosts, nhosts, &req, line, sizeof line)) {
+		fprintf(t->f, "  %s\n", line);
+		if (nhosts == 0)
+			return;
+	}
+	for (size_t h = 0; h < nhosts; h++) {
+		placement_explain(&hosts[h], &req, line, sizeof line);
+		fprintf(t->f, "  %s\n", line);
+	}
+}
+
+char *views_job_why(struct model *m, const struct job *job,
+		    const struct placement_host *hosts, size_t nhosts)
+{
+	struct text t;
+
+	text_open(&t);
+	if (job_ended(job)) {
+		fprintf(t.f, "job %lld has ended: %s%s%s\n", (long long)job->id,
+			job_state_name(job->state), *job->reason ? ": " : "", job->reason);
+		return text_close(&t);
+	}
+	fprintf(t.f, "job %lld: %s%s\n", (long long)job->id, job_state_name(job->state),
+		job->held ? " (held: write 'release' to ctl to let it start)" : "");
+	if (job->ending != ENDING_NONE)
+		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", job->reason);
+	for (size_t s = 0; s < job->nstages; s++)
+		why_stage(&t, m, &job->stages[s], hosts, nhosts);
+	return text_close(&t);
+}
+
+char *views_host_status(const struct host *h, int up, int64_t now_ms)
+{
+	struct text t;
+	char a[64], b[64], c[64];
+	uint64_t free_mem = h->mem > h->reserved_mem ? h->mem - h->reserved_mem : 0;
+	uint64_t free_scratch = h->scratch_free > h->reserved_scratch ?
+				h->scratch_free - h->reserved_scratch : 0;
+
+	text_open(&t);
+	fprintf(t.f, "name: %s\nstate: %s\n", h->name, host_state(h, up));
+	fprintf(t.f, "capacity: %d cpus, %s mem, %s scratch\n", h->cpus, size(h->mem, a, sizeof a),
+		size(h->scratch_total, b, sizeof b));
+	fprintf(t.f, "reserved: %d cpus, %s mem, %s scratch\n", h->reserved_cpus,
+		size(h->reserved_mem, a, sizeof a), size(h->reserved_scratch, b, sizeof b));
+	fprintf(t.f, "free: %d cpus, %s mem, %s scratch\n",
+		h->cpus > h->reserved_cpus ? h->cpus - h->reserved_cpus : 0,
+		size(free_mem, a, sizeof a), size(free_scratch, b, sizeof b));
+	fprintf(t.f, "live cpu: %.0f%%\nlive mem: %.0f%%\nlive load: %.2f\n", h->cpu_pct,
+		h->mem_pct, h->load1);
+	fprintf(t.f, "cpu limit: %d%%\nmem limit: %d%%\n", h->cpu_limit, h->mem_limit);
+	fprintf(t.f, "features:");
+	for (size_t i = 0; i < h->nfeatures; i++)
+		fprintf(t.f, " %s", h->features[i]);
+	fprintf(t.f, "\n");
+	if (h->last_heartbeat_ms)
+		fprintf(t.f, "last heartbeat: %s (%.1f s ago)\n", iso_ms(h->last_heartbeat_ms, c, sizeof c),
+			(double)(now_ms - h->last_heartbeat_ms) / 1000.0);
+	else
+		fprintf(t.f, "last heartbeat: none since the scheduler started\n");
+	fprintf(t.f, "running: %zu\n", h->nactive);
+	for (size_t i = 0; i < h->nactive; i++) {
+		const struct instance *inst = h->active[i];
+
+		fprintf(t.f, "instance %lld: job %lld stage %s index %d %s", (long long)inst->id,
+			(long long)inst->job->id, inst->stage->spec->name, inst->index,
+			inst_state_name(inst->state));
+		if (inst->pid > 0)
+			fprintf(t.f, " (pid %d)", inst->pid);
+		fprintf(t.f, "\n");
+	}
+	return text_close(&t);
+}
+
+char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
+{
+	int jobs[5] = { 0 }, insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
+	int cpus = 0, reserved = 0;
+	struct text t;
+	char a[64], b[64];
+
+	for (size_t i = 0; i < model_njobs(m); i++) {
+		const struct job *job = model_job_at(m, i);
+
+		if (job)
+			jobs[job->state]++;
+	}
+	for (size_t j = 0; j < model_nactive(m); j++) {
+		const struct job *job = model_active_at(m, j);
+
+		for (size_t s = 0; s < job->nstages; s++)
+			for (int k = 0; k < INST_NSTATES; k++)
+				insts[k] += job->stages[s].counts[k];
+	}
+	for (size_t i = 0; i < model_nhosts(m); i++) {
+		const struct host *h = model_host_at(m, i);
+
+		if (!up[i])
+			ndown++;
+		else if (h->draining)
+			ndrain++;
+		else
+			nup++;
+		if (up[i]) {
+			cpus += h->cpus;
+			reserved += h->reserved_cpus;
+		}
+	}
+	text_open(&t);
+	fprintf(t.f, "hosts: %zu (%d up, %d draining, %d down)\n", model_nhosts(m), nup, ndrain, ndown);
+	fprintf(t.f, "cpus: %d total, %d reserved, %d free\n", cpus, reserved,
+		cpus > reserved ? cpus - reserved : 0);
+	fprintf(t.f, "jobs: %d queued, %d running, %d succeeded, %d failed, %d cancelled\n",
+		jobs[JOB_QUEUED], jobs[JOB_RUNNING], jobs[JOB_SUCCEEDED], jobs[JOB_FAILED],
+		jobs[JOB_CANCELLED]);
+	fprintf(t.f, "instances: %d queued, %d assigned, %d running\n", insts[INST_QUEUED],
+		insts[INST_ASSIGNED], insts[INST_RUNNING]);
+	for (size_t i = 0; i < model_nhosts(m); i++) {
+		const struct host *h = model_host_at(m, i);
+		char seen[64] = "never";
+
+		if (h->last_heartbeat_ms)
+			snprintf(seen, sizeof seen, "%.1f s ago",
+				 (double)(now_ms - h->last_heartbeat_ms) / 1000.0);
+		fprintf(t.f, "host %s: %s, cpus %d/%d reserved, mem %s/%s reserved, live cpu %.0f%% mem %.0f%%"
+			" load %.2f, running %zu, last heartbeat %s\n", h->name, host_state(h, up[i]),
+			h->reserved_cpus, h->cpus, size(h->reserved_mem, a, sizeof a),
+			size(h->mem, b, sizeof b), h->cpu_pct, h->mem_pct, h->load1, h->nactive, seen);
+	}
+	return text_close(&t);
+}

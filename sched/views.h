@@ -1,0 +1,35 @@
+/* Renderings of the model for people and programs: the text views behind
+ * jobs/<id>/{status,why,events}, stages, instances, hosts and the cluster
+ * status ("key: value" lines), and the JSON forms of docs/api.md. Pure
+ * functions of the model: the caller holds the engine lock and frees the result. */
+#ifndef PARSA_VIEWS_H
+#define PARSA_VIEWS_H
+
+#include "model.h"
+#include "placement.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* JSON (new references). */
+json_t *views_assignment_json(const struct instance *inst);
+json_t *views_job_json(const struct job *job);          /* status.json */
+json_t *views_job_summary_json(const struct job *job);  /* an entry of GET /v1/jobs */
+json_t *views_host_json(const struct host *h, int up);
+
+/* Text (malloc'ed, NUL-terminated). */
+char *views_job_status(const struct job *job);
+char *views_job_events(const struct job *job);
+char *views_stage_status(const struct stage *stage);
+char *views_instance_status(const struct instance *inst);
+/* hosts: the placement view of every host (engine_placement_hosts). */
+char *views_job_why(struct model *m, const struct job *job,
+		    const struct placement_host *hosts, size_t nhosts);
+char *views_host_status(const struct host *h, int up, int64_t now_ms);
+/* up[i] tells whether model_host_at(m, i) is up. */
+char *views_cluster_status(struct model *m, const int *up, int64_t now_ms);
+
+/* "succeeded 1/1" or "running 3 running, 5 done, 12 queued, 0 failed of 20". */
+void views_stage_summary(const struct stage *stage, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,181 @@
+/* The local-folder backend on a temporary folder: every op of the table, the
+ * ownership of what it creates, and that no path or symlink leads out of the
+ * volume. */
+#include "backend.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+struct names {
+	char seen[8][64];
+	int n;
+};
+
+static int add_name(void *arg, const char *name, const struct stat *st)
+{
+	struct names *names = arg;
+
+	(void)st;
+	if (names->n < 8)
+		snprintf(names->seen[names->n++], sizeof names->seen[0], "%s", name);
+	return 0;
+}
+
+static int has_name(const struct names *names, const char *name)
+{
+	for (int i = 0; i < names->n; i++)
+		if (strcmp(names->seen[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void test_create_errors(void)
+{
+	char *err = NULL;
+	struct backend *b;
+
+	b = backend_create("nfs://server/export", &err);
+	ok(b == NULL && errno == ENOTSUP, "nfs:// is refused with ENOTSUP for now");
+	ok(err && strstr(err, "NFS"), "with a message naming NFS: %s", err ? err : "");
+	b = backend_create("relative/path", &err);
+	ok(b == NULL && errno == EINVAL, "a relative path is refused");
+	b = backend_create("/nonexistent/parsa-volume", &err);
+	ok(b == NULL && errno == ENOENT, "a missing folder is refused");
+	free(err);
+}
+
+static void test_ops(const char *root)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL;
+	struct backend *b;
+	struct names names = { 0 };
+	struct statvfs vfs;
+	struct stat st;
+	char *url = xasprintf("file://%s", root), *err = NULL;
+	char buf[64];
+	ssize_t n;
+
+	b = backend_create(url, &err);
+	ok(b != NULL, "file:// volume opens");
+	if (!b) {
+		diag("%s", err);
+		goto out;
+	}
+	is_str(b->ops->name, "local", "the backend is local");
+	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p makes every level");
+	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p again is fine");
+	ok(b->ops->getattr(b, "jobs/42/out/warm", &st) == 0 && S_ISDIR(st.st_mode), "the folder exists");
+
+	is_int(b->ops->open(b, &me, "jobs/42/out/warm/ckpt", O_CREAT | O_RDWR, 0640, &f), 0, "create a file");
+	is_int(b->ops->pwrite(f, "hello world", 11, 0), 11, "pwrite");
+	is_int(b->ops->pwrite(f, "HELLO", 5, 0), 5, "pwrite at 0");
+	memset(buf, 0, sizeof buf);
+	is_int(b->ops->pread(f, buf, sizeof buf, 0), 11, "pread returns everything up to EOF");
+	is_str(buf, "HELLO world", "and the bytes written");
+	is_int(b->ops->pread(f, buf, sizeof buf, 100), 0, "pread past EOF is 0");
+	is_int(b->ops->ftruncate(f, 5), 0, "ftruncate");
+	ok(b->ops->fstat(f, &st) == 0 && st.st_size == 5, "fstat sees the new size");
+	is_int(b->ops->fsync(f, 1), 0, "fdatasync");
+	is_int(b->ops->flush(f), 0, "flush");
+	is_int(b->ops->close(f), 0, "close");
+	ok(b->ops->getattr(b, "jobs/42/out/warm/ckpt", &st) == 0 && (st.st_mode & 07777) == 0640,
+	   "the mode is as asked");
+	is_int(b->ops->open(b, &me, "jobs/42/out/warm/ckpt", O_CREAT | O_EXCL | O_WRONLY, 0600, &f), -1,
+	       "O_EXCL on an existing file fails");
+	is_int(errno, EEXIST, "with EEXIST");
+
+	is_int(b->ops->truncate(b, "jobs/42/out/warm/ckpt", 100), 0, "truncate by path");
+	ok(b->ops->getattr(b, "jobs/42/out/warm/ckpt", &st) == 0 && st.st_size == 100, "size 100");
+	is_int(b->ops->chmod(b, "jobs/42/out/warm/ckpt", 0600), 0, "chmod");
+	ok(b->ops->getattr(b, "jobs/42/out/warm/ckpt", &st) == 0 && (st.st_mode & 07777) == 0600, "mode 0600");
+	{
+		struct timespec tv[2] = { { 1000, 0 }, { 2000, 0 } };
+
+		is_int(b->ops->utimens(b, "jobs/42/out/warm/ckpt", tv), 0, "utimens");
+		ok(b->ops->getattr(b, "jobs/42/out/warm/ckpt", &st) == 0 && st.st_mtime == 2000, "mtime set");
+	}
+	is_int(b->ops->rename(b, "jobs/42/out/warm/ckpt", "jobs/42/out/warm/ckpt.1", 0), 0, "rename");
+	is_int(b->ops->link(b, "jobs/42/out/warm/ckpt.1", "jobs/42/out/warm/hard"), 0, "link");
+	ok(b->ops->getattr(b, "jobs/42/out/warm/hard", &st) == 0 && st.st_nlink == 2, "two links");
+	is_int(b->ops->symlink(b, &me, "ckpt.1", "jobs/42/out/warm/soft"), 0, "symlink");
+	n = b->ops->readlink(b, "jobs/42/out/warm/soft", buf, sizeof buf);
+	ok(n == 6 && memcmp(buf, "ckpt.1", 6) == 0, "readlink gives the target");
+	ok(b->ops->getattr(b, "jobs/42/out/warm/soft", &st) == 0 && S_ISLNK(st.st_mode),
+	   "getattr does not follow a symlink");
+	is_int(b->ops->chmod(b, "jobs/42/out/warm/soft", 0777), -1, "chmod of a symlink is refused");
+	is_int(b->ops->readdir(b, "jobs/42/out/warm", add_name, &names), 0, "readdir");
+	ok(names.n == 3 && has_name(&names, "ckpt.1") && has_name(&names, "hard") && has_name(&names, "soft"),
+	   "readdir lists the three entries and not . or ..");
+	is_int(b->ops->rename(b, "jobs/42/out/warm/hard", "jobs/42/out/warm/soft", RENAME_NOREPLACE), -1,
+	       "RENAME_NOREPLACE over an existing name fails");
+	is_int(b->ops->statfs(b, "", &vfs), 0, "statfs");
+	ok(vfs.f_bsize > 0, "with a block size");
+
+	/* Nothing leads out of the volume. */
+	is_int(b->ops->symlink(b, &me, "/", "jobs/42/out/escape"), 0, "a symlink to / can be made");
+	is_int(b->ops->getattr(b, "jobs/42/out/escape/etc", &st), -1, "but is not followed in the middle of a path");
+	is_int(b->ops->open(b, &me, "jobs/42/out/escape", O_RDONLY, 0, &f), -1, "nor at the end of one");
+	is_int(b->ops->getattr(b, "jobs/42/../42", &st), -1, "'..' is refused");
+	is_int(errno, EINVAL, "with EINVAL");
+	is_int(b->ops->getattr(b, "/etc", &st), -1, "an absolute path is refused");
+	is_int(b->ops->getattr(b, "jobs//42", &st), -1, "an empty component is refused");
+
+	is_int(b->ops->unlink(b, "jobs/42/out/warm/hard"), 0, "unlink");
+	is_int(b->ops->rmdir(b, "jobs/42/out/warm"), -1, "rmdir of a non-empty folder fails");
+	is_int(backend_remove_tree(b, "jobs/42"), 0, "remove_tree");
+	is_int(b->ops->getattr(b, "jobs/42", &st), -1, "the tree is gone");
+	is_int(backend_remove_tree(b, "jobs/42"), 0, "removing a missing tree is not an error");
+	is_int(backend_remove_tree(b, ""), -1, "the volume itself cannot be removed");
+
+	if (geteuid() == 0) {
+		struct backend_cred alice = { 4242, 4343 };
+
+		is_int(backend_mkdir_p(b, &alice, "jobs/7/out/s", 0755), 0, "mkdir -p as another user");
+		ok(b->ops->getattr(b, "jobs/7/out/s", &st) == 0 && st.st_uid == 4242 && st.st_gid == 4343,
+		   "the folders belong to that user");
+		is_int(b->ops->open(b, &alice, "jobs/7/out/s/f", O_CREAT | O_WRONLY, 0644, &f), 0, "create as that user");
+		if (f)
+			b->ops->close(f);
+		ok(b->ops->getattr(b, "jobs/7/out/s/f", &st) == 0 && st.st_uid == 4242, "the file belongs to that user");
+		is_int(b->ops->open(b, &me, "jobs/7/out/s/f", O_CREAT | O_WRONLY, 0644, &f), 0,
+		       "opening it again with O_CREAT");
+		if (f)
+			b->ops->close(f);
+		ok(b->ops->getattr(b, "jobs/7/out/s/f", &st) == 0 && st.st_uid == 4242,
+		   "does not change its owner");
+		is_int(b->ops->symlink(b, &alice, "f", "jobs/7/out/s/l"), 0, "symlink as that user");
+		ok(b->ops->getattr(b, "jobs/7/out/s/l", &st) == 0 && st.st_uid == 4242, "the link belongs to that user");
+		is_int(b->ops->chown(b, "jobs/7/out/s/f", 1, 1), 0, "chown");
+		ok(b->ops->getattr(b, "jobs/7/out/s/f", &st) == 0 && st.st_uid == 1, "new owner");
+		is_int(backend_remove_tree(b, "jobs"), 0, "clean up");
+	} else {
+		diag("not root: ownership checks skipped");
+	}
+	backend_destroy(b);
+out:
+	free(url);
+	free(err);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/parsa-test-backend.XXXXXX";
+
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_create_errors();
+	test_ops(root);
+	rmdir(root);
+	return done_testing();
+}

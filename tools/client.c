@@ -1,0 +1,171 @@
+#include "client.h"
+#include "paths.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *client_pick_endpoint(const char *flag, const char *env_value, const char *fallback)
+{
+	if (flag && *flag)
+		return xstrdup(flag);
+	if (env_value && *env_value)
+		return xstrdup(env_value);
+	return xstrdup(fallback);
+}
+
+int client_open(struct client *c, const char *flag, char **err)
+{
+	struct up_env env;
+	char *fallback;
+	char cwd[PATH_MAX];
+
+	memset(c, 0, sizeof *c);
+	up_env_from_process(&env, cwd, sizeof cwd);
+	fallback = paths_default_endpoint(&env);
+	c->endpoint = client_pick_endpoint(flag, getenv("PARSA_SCHED"), fallback);
+	free(fallback);
+	c->api = api_client_create(c->endpoint, err);
+	if (!c->api) {
+		int saved = errno;
+
+		free(c->endpoint);
+		c->endpoint = NULL;
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+void client_close(struct client *c)
+{
+	api_client_destroy(c->api);
+	free(c->endpoint);
+	memset(c, 0, sizeof *c);
+}
+
+int client_call(struct client *c, const char *method, const char *path, const char *body,
+		size_t len, long timeout_ms, struct api_reply *reply, char **err)
+{
+	char *text;
+
+	if (api_call(c->api, method, path, body, len, NULL, timeout_ms, reply) < 0) {
+		if (errno == ETIMEDOUT)
+			return errprintf(err, "the scheduler at %s did not answer within %ld s: it may be overloaded; try again, or see its log (STATE/logs/sched.log)",
+					 c->endpoint, (timeout_ms + 999) / 1000);
+		if (errno == ENOTCONN)
+			return errprintf(err, "cannot reach the scheduler at %s: is `parsa up` running? (or point --sched / PARSA_SCHED at it)",
+					 c->endpoint);
+		return errprintf(err, "cannot talk to the scheduler at %s (%s)", c->endpoint,
+				 strerror(errno));
+	}
+	if (reply->status >= 200 && reply->status < 300)
+		return 0;
+	text = api_reply_error(reply);
+	/* Drop a trailing newline so the message stays one line where it is one. */
+	for (size_t n = strlen(text); n > 0 && text[n - 1] == '\n'; n--)
+		text[n - 1] = '\0';
+	errprintf(err, "%s", text);
+	free(text);
+	errno = api_status_errno(reply->status);
+	return -1;
+}
+
+int client_call_json(struct client *c, const char *method, const char *path, json_t *body,
+		     long timeout_ms, json_t **json, char **err)
+{
+	struct api_reply reply = { 0 };
+	json_error_t jerr;
+	char *text = NULL;
+	int rc = -1;
+
+	*json = NULL;
+	if (body)
+		text = json_dumps(body, JSON_COMPACT);
+	if (client_call(c, method, path, text, text ? strlen(text) : 0, timeout_ms, &reply, err) < 0)
+		goto out;
+	*json = json_loadb(reply.body, reply.len, 0, &jerr);
+	if (!json_is_object(*json)) {
+		json_decref(*json);
+		*json = NULL;
+		errno = EPROTO;
+		errprintf(err, "the scheduler at %s answered %s %s with something that is not a JSON object: is it a parsa scheduler of this version?",
+			  c->endpoint, method, path);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(text);
+	api_reply_clear(&reply);
+	return rc;
+}
+
+int parse_job_id(const char *text, long long *id)
+{
+	char *end;
+	long long v;
+
+	if (!text || *text < '0' || *text > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno || *end || v <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*id = v;
+	return 0;
+}
+
+int client_job_id(struct client *c, const char *text, long long *id, char **err)
+{
+	json_t *answer = NULL;
+	json_int_t v;
+	int rc = -1;
+
+	if (strcmp(text, "last") != 0) {
+		if (parse_job_id(text, id) < 0)
+			return errprintf(err, "'%s' is not a job id (a positive number, or 'last' for your newest job)", text);
+		return 0;
+	}
+	if (client_call_json(c, "GET", "/v1/jobs/last", NULL, 10000, &answer, err) < 0) {
+		if (errno == ENOENT)
+			errprintf(err, "you have no jobs yet: submit one with `parsa submit FILE`");
+		goto out;
+	}
+	v = json_integer_value(json_object_get(answer, "id"));
+	if (v <= 0) {
+		errno = EPROTO;
+		errprintf(err, "the scheduler at %s answered GET /v1/jobs/last without an id", c->endpoint);
+		goto out;
+	}
+	*id = (long long)v;
+	rc = 0;
+out:
+	json_decref(answer);
+	return rc;
+}
+
+char *url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(strlen(s) * 3 + 1), *q = out;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+			*q++ = (char)*p;
+		} else {
+			*q++ = '%';
+			*q++ = hex[*p >> 4];
+			*q++ = hex[*p & 15];
+		}
+	}
+	*q = '\0';
+	return out;
+}

@@ -1,0 +1,490 @@
+#include "supervise.h"
+#include "api_client.h"
+#include "log.h"
+#include "proc.h"
+#include "runfile.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long each daemon gets to become ready, and to stop before SIGKILL. */
+#define READY_MS 15000
+#define STOP_RUNNER_MS 20000 /* the runner stops its instances: SIGTERM, grace, SIGKILL */
+#define STOP_FS_MS 5000
+#define STOP_SCHED_MS 10000
+#define KILL_WAIT_MS 5000
+#define UNMOUNT_MS 10000
+#define PROBE_MS 2000
+#define LOG_LINES 15
+
+enum { SCHED, FS, RUNNER, NDAEMONS };
+
+struct supervisor {
+	const struct up_paths *paths;
+	const struct up_opts *opts;
+	struct daemon d[NDAEMONS];
+	char *bin[NDAEMONS];
+	struct api_client *api;
+	struct runinfo run;  /* what STATE/up.json says */
+	int sigfd;
+	int stopping;        /* a stop signal arrived */
+	int tearing_down;
+	int hurry;           /* a second stop signal during teardown: no more grace */
+	dev_t mount_dev;     /* st_dev of the mount folder before parsafs mounted it */
+	int64_t runner_started_ms;
+};
+
+int is_mounted(const char *path, char *fstype, size_t len)
+{
+	char *text = read_file("/proc/self/mountinfo", 64 << 20, NULL);
+	int found;
+
+	if (!text)
+		return -1;
+	found = mountinfo_find(text, path, fstype, len);
+	free(text);
+	return found;
+}
+
+int unmount(const char *path, int lazy)
+{
+	char *argv[] = { "fusermount3", "-u", lazy ? "-z" : "-q", (char *)path, NULL };
+	int status;
+
+	if (geteuid() == 0)
+		return umount2(path, lazy ? MNT_DETACH : 0);
+	/* An ordinary user unmounts a FUSE file system through the setuid helper. */
+	if (!lazy) {
+		argv[2] = (char *)path;
+		argv[3] = NULL;
+	}
+	status = run_wait(argv, UNMOUNT_MS);
+	if (status < 0)
+		return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	errno = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ENOENT : EBUSY;
+	return -1;
+}
+
+/* Wait for an event for at most timeout_ms (-1: until one comes): a stop
+ * signal is counted, a SIGCHLD reaps whichever daemon ended. */
+static void sup_poll(struct supervisor *s, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+
+	if (poll(&pfd, 1, timeout_ms) > 0) {
+		while (read(s->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (s->tearing_down && !s->hurry) {
+				log_warnx("got %s again: killing what is left now", strsignal((int)si.ssi_signo));
+				s->hurry = 1;
+			} else if (!s->stopping) {
+				log_info("got %s: stopping", strsignal((int)si.ssi_signo));
+			}
+			s->stopping = 1;
+		}
+	}
+	for (int i = 0; i < NDAEMONS; i++)
+		if (s->d[i].pid > 0)
+			daemon_reap(&s->d[i]);
+}
+
+static void save_run(struct supervisor *s)
+{
+	char *err = NULL;
+
+	s->run.sched = s->d[SCHED].pid;
+	s->run.fs = s->d[FS].pid;
+	s->run.runner = s->d[RUNNER].pid;
+	if (runinfo_write(s->paths->runfile, &s->run, &err) < 0)
+		log_warnx("%s", err); /* `parsa down --mount` still finds us through the lock */
+	free(err);
+}
+
+/* The error for daemon i having ended while we waited on it or a later one. */
+static int died(struct supervisor *s, int i, const char *while_doing, char **err)
+{
+	char how[128], *tail = log_tail(s->d[i].log, s->d[i].log_start, LOG_LINES);
+
+	describe_status(s->d[i].status, how, sizeof how);
+	errprintf(err, "%s %s %s; last lines of %s:\n%s", s->d[i].name, how, while_doing,
+		  s->d[i].log, *tail ? tail : "  | (nothing)\n");
+	free(tail);
+	return -1;
+}
+
+/* The scheduler is ready when it answers GET /v1/status. */
+static int sched_ready(struct supervisor *s)
+{
+	struct api_reply reply;
+	int ready = 0;
+
+	if (api_call(s->api, "GET", "/v1/status", NULL, 0, NULL, 1000, &reply) == 0) {
+		ready = reply.status == 200;
+		api_reply_clear(&reply);
+	}
+	return ready;
+}
+
+/* The mount is ready when the mount point has a new device and MOUNT/status
+ * answers. The stat runs in a child that we can kill: a FUSE daemon that never
+ * answers would otherwise hang us past any deadline. */
+static int fs_ready(struct supervisor *s)
+{
+	int64_t deadline;
+	int status, mounted;
+	pid_t pid;
+
+	mounted = is_mounted(s->paths->mount, NULL, 0);
+	if (mounted <= 0)
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		char *status_path = xasprintf("%s/status", s->paths->mount);
+		struct stat st;
+		int ok = stat(s->paths->mount, &st) == 0 && st.st_dev != s->mount_dev &&
+			 stat(status_path, &st) == 0;
+
+		_exit(ok ? 0 : 1);
+	}
+	deadline = time_mono_ms() + PROBE_MS;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if ((r < 0 && errno != EINTR) || time_mono_ms() >= deadline)
+			break;
+		usleep(2000);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* The runner is ready when a host has reported since it started (the database
+ * may remember hosts from an earlier run, so any host will not do). */
+static int runner_ready(struct supervisor *s)
+{
+	struct api_reply reply;
+	json_t *root, *h;
+	size_t i;
+	int ready = 0;
+
+	if (api_call(s->api, "GET", "/v1/hosts", NULL, 0, NULL, 1000, &reply) < 0)
+		return 0;
+	root = reply.status == 200 ? json_loadb(reply.body, reply.len, 0, NULL) : NULL;
+	json_array_foreach(json_object_get(root, "hosts"), i, h) {
+		json_int_t beat = json_integer_value(json_object_get(h, "last_heartbeat_ms"));
+
+		if (beat >= s->runner_started_ms - 1000)
+			ready = 1;
+	}
+	json_decref(root);
+	api_reply_clear(&reply);
+	return ready;
+}
+
+/* Start daemon i with argv and wait until ready(s) says so, a daemon dies,
+ * a stop signal arrives, or READY_MS passes. 0 or -1 with *err. */
+static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(struct supervisor *),
+		     char **err)
+{
+	int64_t t0 = time_mono_ms(), deadline = t0 + READY_MS;
+	char *what;
+	int rc = -1;
+
+	log_info("starting %s", s->d[i].name);
+	if (daemon_start(&s->d[i], argv, err) < 0)
+		return -1;
+	save_run(s);
+	what = xasprintf("while %s was starting", s->d[i].name);
+	for (;;) {
+		for (int j = 0; j <= i; j++)
+			if (s->d[j].pid <= 0 && s->d[j].exited) {
+				died(s, j, what, err);
+				goto out;
+			}
+		if (s->stopping) {
+			errprintf(err, "interrupted while starting %s; stopped what had started", s->d[i].name);
+			goto out;
+		}
+		if (ready(s))
+			break;
+		if (time_mono_ms() >= deadline) {
+			char *tail = log_tail(s->d[i].log, s->d[i].log_start, LOG_LINES);
+
+			errprintf(err, "%s was not ready within %d s; last lines of %s:\n%s", s->d[i].name,
+				  READY_MS / 1000, s->d[i].log, *tail ? tail : "  | (nothing)\n");
+			free(tail);
+			goto out;
+		}
+		sup_poll(s, 50);
+	}
+	log_info("%s is ready (pid %d, %lld ms)", s->d[i].name, (int)s->d[i].pid,
+		 (long long)(time_mono_ms() - t0));
+	rc = 0;
+out:
+	free(what);
+	return rc;
+}
+
+static int sup_start(struct supervisor *s, char **err)
+{
+	const struct up_paths *p = s->paths;
+	const struct up_opts *o = s->opts;
+	char *argv[24];
+	struct stat st;
+	int n;
+
+	/* Find every program before starting any, so a missing one costs nothing. */
+	for (int i = 0; i < NDAEMONS; i++) {
+		s->bin[i] = find_program(s->d[i].name);
+		if (!s->bin[i])
+			return errprintf(err, "cannot find %s next to parsa or in PATH: build it (cmake --build build) or install it",
+					 s->d[i].name);
+	}
+
+	n = 0;
+	argv[n++] = s->bin[SCHED];
+	argv[n++] = "--state";
+	argv[n++] = p->state;
+	argv[n++] = "--socket";
+	argv[n++] = p->socket;
+	argv[n++] = "--storage";
+	argv[n++] = p->storage;
+	argv[n] = NULL;
+	if (start_one(s, SCHED, argv, sched_ready, err) < 0)
+		return -1;
+
+	if (stat(p->mount, &st) < 0)
+		return errprintf(err, "cannot use mount folder %s: %s", p->mount, strerror(errno));
+	s->mount_dev = st.st_dev;
+	n = 0;
+	argv[n++] = s->bin[FS];
+	argv[n++] = p->mount;
+	argv[n++] = "--sched";
+	argv[n++] = p->endpoint;
+	argv[n++] = "--storage";
+	argv[n++] = p->storage;
+	argv[n++] = "-f";
+	if (geteuid() == 0) {
+		/* Root mounts for every user of the machine: they submit through it. */
+		argv[n++] = "-o";
+		argv[n++] = "allow_other";
+	}
+	argv[n] = NULL;
+	if (start_one(s, FS, argv, fs_ready, err) < 0)
+		return -1;
+
+	n = 0;
+	argv[n++] = s->bin[RUNNER];
+	argv[n++] = "--sched";
+	argv[n++] = p->endpoint;
+	argv[n++] = "--mount";
+	argv[n++] = p->mount;
+	argv[n++] = "--scratch";
+	argv[n++] = p->scratch;
+	argv[n++] = "--state";
+	argv[n++] = p->runner_state;
+	if (o->cpus) {
+		argv[n++] = "--cpus";
+		argv[n++] = (char *)o->cpus;
+	}
+	if (o->mem) {
+		argv[n++] = "--mem";
+		argv[n++] = (char *)o->mem;
+	}
+	if (o->scratch_size) {
+		argv[n++] = "--scratch-size";
+		argv[n++] = (char *)o->scratch_size;
+	}
+	if (o->cpu_limit) {
+		argv[n++] = "--cpu-limit";
+		argv[n++] = (char *)o->cpu_limit;
+	}
+	argv[n] = NULL;
+	s->runner_started_ms = time_now_ms();
+	return start_one(s, RUNNER, argv, runner_ready, err);
+}
+
+/* Send sig to daemon i (unless 0) and wait up to ms for it to end; then SIGKILL. */
+static void stop_one(struct supervisor *s, int i, int sig, int ms)
+{
+	struct daemon *d = &s->d[i];
+	int64_t deadline = time_mono_ms() + ms;
+	char how[128];
+
+	if (d->pid <= 0)
+		return;
+	if (sig)
+		kill(d->pid, sig);
+	while (d->pid > 0 && !s->hurry && time_mono_ms() < deadline)
+		sup_poll(s, 50);
+	if (d->pid > 0) {
+		log_warnx("%s (pid %d) did not stop within %d s: killing it", d->name, (int)d->pid,
+			  (int)((ms + 999) / 1000));
+		kill(d->pid, SIGKILL);
+		deadline = time_mono_ms() + KILL_WAIT_MS;
+		while (d->pid > 0 && time_mono_ms() < deadline)
+			sup_poll(s, 50);
+	}
+	if (d->pid > 0) {
+		log_warnx("%s (pid %d) survived SIGKILL (stuck in the kernel?)", d->name, (int)d->pid);
+		return;
+	}
+	describe_status(d->status, how, sizeof how);
+	log_info("%s %s", d->name, how);
+}
+
+/* Stop everything that runs, in the reverse order of the start. */
+static void sup_teardown(struct supervisor *s)
+{
+	const char *mnt = s->paths->mount;
+
+	s->tearing_down = 1;
+	stop_one(s, RUNNER, SIGTERM, STOP_RUNNER_MS);
+	if (is_mounted(mnt, NULL, 0) > 0) {
+		/* A clean unmount first: parsafs then ends on its own. */
+		if (unmount(mnt, 0) < 0)
+			log_warnx("cannot unmount %s cleanly (%s): a process may be using it; detaching it instead",
+				  mnt, strerror(errno));
+		else
+			stop_one(s, FS, 0, STOP_FS_MS);
+	}
+	stop_one(s, FS, SIGTERM, STOP_FS_MS);
+	if (is_mounted(mnt, NULL, 0) > 0 && unmount(mnt, 1) < 0)
+		log_warn("cannot detach %s", mnt);
+	stop_one(s, SCHED, SIGTERM, STOP_SCHED_MS);
+}
+
+/* After the start: wait for a stop signal or a daemon's death. 0 or -1/*err. */
+static int sup_watch(struct supervisor *s, char **err)
+{
+	for (;;) {
+		sup_poll(s, -1);
+		for (int i = 0; i < NDAEMONS; i++)
+			if (s->d[i].pid <= 0)
+				return died(s, i, "unexpectedly; stopped the others", err);
+		if (s->stopping)
+			return 0;
+	}
+}
+
+void up_announce(const struct up_paths *p, int detached, const char *default_endpoint)
+{
+	int other = strcmp(p->endpoint, default_endpoint) != 0;
+
+	printf("parsa is up.\n"
+	       "  mount:     %s\n"
+	       "  state:     %s (logs in %s)\n"
+	       "  storage:   %s\n"
+	       "  scheduler: %s\n"
+	       "Submit a job:  cp job.conf %s/queue/   or   %sparsa submit job.conf\n"
+	       "Follow it:     cat %s/jobs/last/status   or   %sparsa status last\n",
+	       p->mount, p->state, p->logs, p->storage, p->endpoint, p->mount,
+	       other ? "PARSA_SCHED=... " : "", p->mount, other ? "PARSA_SCHED=... " : "");
+	if (other)
+		printf("  (this is not the default state: export PARSA_SCHED=%s)\n", p->endpoint);
+	if (detached)
+		printf("Stop it:       parsa down --mount %s\n", p->mount);
+	else
+		printf("Stop it:       Ctrl-C here (or parsa down --mount %s)\n", p->mount);
+	fflush(stdout);
+}
+
+int supervise(const struct up_paths *paths, const struct up_opts *opts,
+	      const struct up_notify *notify, char **err)
+{
+	static const char *const names[NDAEMONS][2] = {
+		{ "parsa-sched", "sched" }, { "parsafs", "fs" }, { "parsa-runner", "runner" },
+	};
+	struct supervisor s = { .paths = paths, .opts = opts, .sigfd = -1 };
+	char *local_err = NULL;
+	int notify_fd = notify->fd, rc = -1;
+	sigset_t set;
+
+	for (int i = 0; i < NDAEMONS; i++) {
+		s.d[i].name = names[i][0];
+		s.d[i].role = names[i][1];
+		s.d[i].log = xasprintf("%s/%s.log", paths->logs, names[i][1]);
+	}
+	s.run.pid = getpid();
+	s.run.mount = xstrdup(paths->mount);
+	s.run.state = xstrdup(paths->state);
+	s.run.storage = xstrdup(paths->storage);
+	s.run.endpoint = xstrdup(paths->endpoint);
+	s.run.started_ms = time_now_ms();
+	save_run(&s);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	s.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s.sigfd < 0) {
+		errprintf(&local_err, "cannot watch signals: %s", strerror(errno));
+		goto out;
+	}
+	s.api = api_client_create(paths->endpoint, &local_err);
+	if (!s.api)
+		goto out;
+
+	if (sup_start(&s, &local_err) < 0)
+		goto out;
+	if (notify_fd >= 0) {
+		/* The parent prints the announcement; it only needs to know we are ready. */
+		if (write_all(notify_fd, "ok\n", 3) < 0)
+			log_warn("cannot tell the starting parsa up that we are ready (it is gone?)");
+		close(notify_fd);
+		notify_fd = -1;
+	} else {
+		up_announce(paths, 0, notify->default_endpoint);
+	}
+	log_info("up: mount %s, state %s", paths->mount, paths->state);
+	rc = sup_watch(&s, &local_err);
+out:
+	sup_teardown(&s);
+	unlink(paths->runfile);
+	if (rc < 0) {
+		if (!local_err)
+			local_err = xstrdup("failed");
+		if (notify_fd >= 0) {
+			/* Only now, with everything stopped, may the starting parent return. */
+			(void)write_all(notify_fd, "error\n", 6);
+			(void)write_all(notify_fd, local_err, strlen(local_err));
+			close(notify_fd);
+		}
+		errprintf(err, "%s", local_err);
+	} else {
+		log_info("stopped; %s is unmounted", paths->mount);
+	}
+	api_client_destroy(s.api);
+	if (s.sigfd >= 0)
+		close(s.sigfd);
+	for (int i = 0; i < NDAEMONS; i++) {
+		free(s.d[i].log);
+		free(s.bin[i]);
+	}
+	runinfo_free(&s.run);
+	free(local_err);
+	return rc;
+}
