@@ -1,0 +1,370 @@
+/* The job metadata cache (see job_cache.h): a hash of immutable entries under
+ * one mutex; a refresh builds a new entry and swaps it in. */
+#include "job_cache.h"
+#include "backend.h"
+#include "log.h"
+#include "sched_link.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	CACHE_BUCKETS = 1024,
+	CACHE_MAX = 8192,           /* past this, old entries are dropped */
+	CACHE_KEEP_MS = 600000,     /* how long an entry may serve in an outage */
+};
+
+struct slot {
+	struct job_meta *meta;
+	struct slot *next;
+};
+
+struct job_cache {
+	struct sched_link *link;
+	struct backend *backend;
+	int64_t ttl_ms;
+	pthread_mutex_t lock;
+	struct slot *buckets[CACHE_BUCKETS];  /* protected by lock */
+	size_t count;                          /* protected by lock */
+};
+
+static size_t bucket_of(int64_t id)
+{
+	return (size_t)((uint64_t)id * 11400714819323198485ull >> 54) % CACHE_BUCKETS;
+}
+
+static struct job_meta *meta_new(int64_t id)
+{
+	struct job_meta *m = xcalloc(1, sizeof *m);
+
+	m->id = id;
+	atomic_init(&m->refs, 1);
+	return m;
+}
+
+void job_meta_put(const struct job_meta *meta)
+{
+	struct job_meta *m = (struct job_meta *)meta;
+
+	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < m->nstages; i++)
+		free(m->stages[i].name);
+	free(m->stages);
+	free(m);
+}
+
+static const struct job_meta *meta_get(struct job_meta *m)
+{
+	atomic_fetch_add(&m->refs, 1);
+	return m;
+}
+
+int job_meta_stage(const struct job_meta *meta, const char *name)
+{
+	for (size_t i = 0; i < meta->nstages; i++)
+		if (strcmp(meta->stages[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct job_cache *job_cache_create(struct sched_link *link, struct backend *backend, int64_t ttl_ms)
+{
+	struct job_cache *cache = xcalloc(1, sizeof *cache);
+
+	cache->link = link;
+	cache->backend = backend;
+	cache->ttl_ms = ttl_ms;
+	pthread_mutex_init(&cache->lock, NULL);
+	return cache;
+}
+
+void job_cache_destroy(struct job_cache *cache)
+{
+	if (!cache)
+		return;
+	for (size_t b = 0; b < CACHE_BUCKETS; b++) {
+		struct slot *s = cache->buckets[b], *next;
+
+		for (; s; s = next) {
+			next = s->next;
+			job_meta_put(s->meta);
+			free(s);
+		}
+	}
+	pthread_mutex_destroy(&cache->lock);
+	free(cache);
+}
+
+/* Caller holds the lock. Returns the slot of id or NULL. */
+static struct slot *find_locked(struct job_cache *cache, int64_t id)
+{
+	for (struct slot *s = cache->buckets[bucket_of(id)]; s; s = s->next)
+		if (s->meta->id == id)
+			return s;
+	return NULL;
+}
+
+/* Caller holds the lock. Drops entries too old to serve even in an outage. */
+static void sweep_locked(struct job_cache *cache, int64_t now)
+{
+	for (size_t b = 0; b < CACHE_BUCKETS; b++) {
+		struct slot **pp = &cache->buckets[b];
+
+		while (*pp) {
+			struct slot *s = *pp;
+
+			if (now - s->meta->fetched_ms > CACHE_KEEP_MS) {
+				*pp = s->next;
+				job_meta_put(s->meta);
+				free(s);
+				cache->count--;
+			} else {
+				pp = &s->next;
+			}
+		}
+	}
+}
+
+/* Takes over the caller's reference to m. */
+static void store(struct job_cache *cache, struct job_meta *m)
+{
+	struct slot *s;
+
+	pthread_mutex_lock(&cache->lock);
+	s = find_locked(cache, m->id);
+	if (s) {
+		job_meta_put(s->meta);
+		s->meta = m;
+	} else {
+		if (cache->count >= CACHE_MAX)
+			sweep_locked(cache, time_mono_ms());
+		s = xcalloc(1, sizeof *s);
+		s->meta = m;
+		s->next = cache->buckets[bucket_of(m->id)];
+		cache->buckets[bucket_of(m->id)] = s;
+		cache->count++;
+	}
+	pthread_mutex_unlock(&cache->lock);
+}
+
+static void forget(struct job_cache *cache, int64_t id)
+{
+	struct slot **pp;
+
+	pthread_mutex_lock(&cache->lock);
+	for (pp = &cache->buckets[bucket_of(id)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->meta->id == id) {
+			struct slot *s = *pp;
+
+			*pp = s->next;
+			job_meta_put(s->meta);
+			free(s);
+			cache->count--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cache->lock);
+}
+
+/* A new reference to the cached entry of id, or NULL. */
+static const struct job_meta *lookup(struct job_cache *cache, int64_t id)
+{
+	const struct job_meta *m = NULL;
+	struct slot *s;
+
+	pthread_mutex_lock(&cache->lock);
+	s = find_locked(cache, id);
+	if (s)
+		m = meta_get(s->meta);
+	pthread_mutex_unlock(&cache->lock);
+	return m;
+}
+
+static void owner_from_json(struct job_meta *m, json_t *job)
+{
+	m->uid = (uid_t)json_integer_value(json_object_get(job, "uid"));
+	m->gid = (gid_t)json_integer_value(json_object_get(job, "gid"));
+	m->submitted_ms = json_integer_value(json_object_get(job, "submitted_ms"));
+}
+
+/* GET /v1/jobs/<id> into a new full entry (one reference, the caller's). */
+static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity *who, int64_t id)
+{
+	struct job_meta *m;
+	json_t *root, *stages, *st;
+	char path[64];
+	size_t i;
+
+	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+	root = sched_link_get_json(cache->link, who, path);
+	if (!root)
+		return NULL;
+	m = meta_new(id);
+	owner_from_json(m, root);
+	stages = json_object_get(root, "stages");
+	m->nstages = json_is_array(stages) ? json_array_size(stages) : 0;
+	m->stages = xcalloc(m->nstages ? m->nstages : 1, sizeof *m->stages);
+	json_array_foreach(stages, i, st) {
+		const char *name = json_string_value(json_object_get(st, "name"));
+
+		m->stages[i].name = xstrdup(name ? name : "");
+		m->stages[i].instances = (int)json_integer_value(json_object_get(st, "instances"));
+	}
+	m->full = true;
+	m->fetched_ms = time_mono_ms();
+	json_decref(root);
+	return m;
+}
+
+/* The scheduler is away: the owner of the job's folder on the storage. */
+static struct job_meta *from_storage(struct job_cache *cache, int64_t id)
+{
+	struct job_meta *m;
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof path, "jobs/%lld/out", (long long)id);
+	if (cache->backend->ops->getattr(cache->backend, path, &st) < 0)
+		return NULL;
+	m = meta_new(id);
+	m->uid = st.st_uid;
+	m->gid = st.st_gid;
+	m->submitted_ms = (int64_t)st.st_mtim.tv_sec * 1000;
+	return m;
+}
+
+static bool usable(const struct job_meta *m, int flags)
+{
+	return !(flags & JOB_NEED_STAGES) || m->full;
+}
+
+const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_identity *who,
+				     int64_t id, int flags)
+{
+	const struct job_meta *old = lookup(cache, id);
+	struct job_meta *m;
+	int saved;
+
+	if (old && usable(old, flags) && !(flags & JOB_FRESH) && old->fetched_ms &&
+	    time_mono_ms() - old->fetched_ms < cache->ttl_ms)
+		return old;
+	m = fetch(cache, who, id);
+	if (m) {
+		job_meta_put(old);
+		store(cache, m);
+		return meta_get(m);
+	}
+	saved = errno;
+	if (saved == ENOENT) {
+		job_meta_put(old);
+		forget(cache, id);
+		errno = ENOENT;
+		return NULL;
+	}
+	/* Unreachable or busy: an older answer is better than none. */
+	if (old && usable(old, flags))
+		return old;
+	job_meta_put(old);
+	if ((saved == ENOTCONN || saved == EIO || saved == EAGAIN) && !(flags & JOB_NEED_STAGES)) {
+		m = from_storage(cache, id);
+		if (m) {
+			m->refs = 2;
+			store(cache, m);
+			return m;
+		}
+	}
+	errno = saved;
+	return NULL;
+}
+
+static int add_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*ids = xrealloc(*ids, *cap * sizeof **ids);
+	}
+	(*ids)[(*n)++] = id;
+	return 0;
+}
+
+struct dir_ids {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+static int collect_id(void *arg, const char *name, const struct stat *st)
+{
+	struct dir_ids *d = arg;
+	char *end;
+	long long v;
+
+	(void)st;
+	errno = 0;
+	v = strtoll(name, &end, 10);
+	if (!*end && errno == 0 && v > 0 && name[0] != '0')
+		add_id(&d->ids, &d->n, &d->cap, v);
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
+{
+	struct dir_ids d = { 0 };
+	json_t *root, *jobs, *job;
+	int64_t now = time_mono_ms();
+	size_t i;
+	int saved;
+
+	*ids = NULL;
+	*n = 0;
+	root = sched_link_get_json(cache->link, who, "/v1/jobs");
+	if (!root) {
+		saved = errno;
+		if (saved != ENOTCONN && saved != EIO)
+			return -1;
+		/* Through an outage, the job folders on the storage are the list. */
+		if (cache->backend->ops->readdir(cache->backend, "jobs", collect_id, &d) < 0) {
+			errno = saved;
+			return -1;
+		}
+		qsort(d.ids, d.n, sizeof *d.ids, cmp_id);
+		*ids = d.ids;
+		*n = d.n;
+		return 0;
+	}
+	jobs = json_object_get(root, "jobs");
+	json_array_foreach(jobs, i, job) {
+		int64_t id = json_integer_value(json_object_get(job, "id"));
+		const struct job_meta *old;
+
+		if (id <= 0)
+			continue;
+		add_id(&d.ids, &d.n, &d.cap, id);
+		/* Keep a young entry (it may know the stages); refresh the owner otherwise. */
+		old = lookup(cache, id);
+		if (!old || !old->fetched_ms || now - old->fetched_ms >= cache->ttl_ms) {
+			struct job_meta *m = meta_new(id);
+
+			owner_from_json(m, job);
+			m->fetched_ms = now;
+			store(cache, m);
+		}
+		job_meta_put(old);
+	}
+	json_decref(root);
+	*ids = d.ids;
+	*n = d.n;
+	return 0;
+}
