@@ -1,10 +1,13 @@
 /* Helpers every node module uses: the attributes of made-up nodes, read-only
  * files served from a buffer, and parsing of ids and names from paths. */
 #include "fs_node.h"
+#include "backend.h"
+#include "sched_link.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,3 +138,77 @@ char *fs_url_escape(const char *text)
 	*o = '\0';
 	return out;
 }
+
+/* The current FUSE request, or NULL. Only a mounted filesystem may ask
+ * libfuse: without fuse_new() its thread key does not exist and
+ * fuse_get_context() would read someone else's. */
+static struct fuse_context *request(const struct fs_ctx *fs)
+{
+	struct fuse_context *ctx;
+
+	if (!fs->fuse)
+		return NULL;
+	ctx = fuse_get_context();
+	return ctx && ctx->fuse ? ctx : NULL;
+}
+
+void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
+{
+	struct fuse_context *ctx = request(fs);
+
+	cred->uid = ctx ? ctx->uid : geteuid();
+	cred->gid = ctx ? ctx->gid : getegid();
+}
+
+pid_t fs_caller_pid(const struct fs_ctx *fs)
+{
+	struct fuse_context *ctx = request(fs);
+
+	return ctx ? ctx->pid : 0;
+}
+
+bool fs_interrupted(const struct fs_ctx *fs)
+{
+	return request(fs) && fuse_interrupted();
+}
+
+void fs_identity_current(const struct fs_ctx *fs, struct fs_identity *who)
+{
+	struct fuse_context *ctx = request(fs);
+	gid_t *groups = NULL;
+	int n, cap = 32;
+
+	memset(who, 0, sizeof *who);
+	if (!ctx) {
+		who->uid = geteuid();
+		who->gid = getegid();
+		return;
+	}
+	who->uid = ctx->uid;
+	who->gid = ctx->gid;
+	/* The kernel does not pass supplementary groups: libfuse reads them from
+	 * /proc; when the process is already gone, the scheduler gets none. */
+	for (;;) {
+		groups = xrealloc(groups, (size_t)cap * sizeof *groups);
+		n = fuse_getgroups(cap, groups);
+		if (n <= cap)
+			break;
+		cap = n;
+	}
+	if (n > 0) {
+		who->groups = groups;
+		who->ngroups = (size_t)n;
+	} else {
+		free(groups);
+	}
+}
+
+void fs_identity_basic(const struct fs_ctx *fs, struct fs_identity *who)
+{
+	struct fuse_context *ctx = request(fs);
+
+	memset(who, 0, sizeof *who);
+	who->uid = ctx ? ctx->uid : geteuid();
+	who->gid = ctx ? ctx->gid : getegid();
+}
+

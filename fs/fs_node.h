@@ -105,6 +105,21 @@ void fs_stat_file(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t u
 /* Set the three times of st to epoch milliseconds ms (unless 0). */
 void fs_stat_time(struct stat *st, int64_t ms);
 
+/* Who asks: the uid/gid of the current FUSE request (the daemon's own
+ * outside one, as in unit tests), whom new files and folders belong to. */
+struct backend_cred;
+struct fs_identity;
+void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred);
+/* The asking thread's id, 0 outside a request. */
+pid_t fs_caller_pid(const struct fs_ctx *fs);
+/* The reader of the current request gave up (a signal). */
+bool fs_interrupted(const struct fs_ctx *fs);
+/* For the scheduler: uid, gid and the supplementary groups (read from /proc
+ * by libfuse); _basic leaves the groups out, enough for reading what everyone
+ * may read. Clear with fs_identity_clear(). */
+void fs_identity_current(const struct fs_ctx *fs, struct fs_identity *who);
+void fs_identity_basic(const struct fs_ctx *fs, struct fs_identity *who);
+
 /* Refuse an open for writing with EACCES: read-only even for root. */
 int fs_check_read_only(int flags);
 

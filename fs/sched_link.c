@@ -4,7 +4,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fuse.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +17,6 @@ struct sched_link {
 static void client_free(void *client)
 {
 	api_client_destroy(client);
-}
-
-void fs_identity_current(struct fs_identity *who)
-{
-	struct fuse_context *ctx = fuse_get_context();
-	gid_t *groups = NULL;
-	int n, cap = 32;
-
-	memset(who, 0, sizeof *who);
-	if (!ctx || !ctx->fuse) {
-		who->uid = geteuid();
-		who->gid = getegid();
-		return;
-	}
-	who->uid = ctx->uid;
-	who->gid = ctx->gid;
-	/* The kernel does not pass supplementary groups: libfuse reads them from
-	 * /proc; when the process is already gone, the scheduler gets none. */
-	for (;;) {
-		groups = xrealloc(groups, (size_t)cap * sizeof *groups);
-		n = fuse_getgroups(cap, groups);
-		if (n <= cap)
-			break;
-		cap = n;
-	}
-	if (n > 0) {
-		who->groups = groups;
-		who->ngroups = (size_t)n;
-	} else {
-		free(groups);
-	}
 }
 
 void fs_identity_copy(struct fs_identity *dst, const struct fs_identity *src)
@@ -158,7 +126,7 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 }
 
 char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,
-			  const char *path, size_t *len)
+			  const char *path, bool add_newline, size_t *len)
 {
 	struct api_reply reply;
 	char *text;
@@ -172,7 +140,7 @@ char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who
 	}
 	text = reply.body;
 	*len = reply.len;
-	if (*len > 0 && text[*len - 1] != '\n') {
+	if (add_newline && *len > 0 && text[*len - 1] != '\n') {
 		text = xrealloc(text, *len + 2);
 		text[(*len)++] = '\n';
 		text[*len] = '\0';

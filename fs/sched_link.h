@@ -9,6 +9,7 @@
 #include "api_client.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -27,9 +28,8 @@ struct fs_identity {
 	size_t ngroups;
 };
 
-/* Fill who from the current FUSE request (uid, gid and the supplementary
- * groups from /proc); outside a request, the daemon's own identity. */
-void fs_identity_current(struct fs_identity *who);
+/* fs_identity_current() and fs_identity_basic() (fs_node.h) fill one in from
+ * the FUSE request. */
 void fs_identity_copy(struct fs_identity *dst, const struct fs_identity *src);
 void fs_identity_clear(struct fs_identity *who);
 
@@ -45,10 +45,11 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply);
 
-/* GET path and return its body as a malloc'ed NUL-terminated text ending in a
- * newline (added when missing). NULL with errno as for sched_link_call. */
+/* GET path and return its body as a malloc'ed NUL-terminated text; with
+ * add_newline, one is added when the body does not end with one (a JSON
+ * answer read with cat). NULL with errno as for sched_link_call. */
 char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,
-			  const char *path, size_t *len);
+			  const char *path, bool add_newline, size_t *len);
 
 /* GET path and parse the JSON body; NULL with errno (EIO for a bad body). */
 json_t *sched_link_get_json(struct sched_link *link, const struct fs_identity *who, const char *path);

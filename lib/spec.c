@@ -91,6 +91,7 @@ struct parser {
 	size_t nstages;
 	int job_line, vars_line;   /* header lines, 0 if absent */
 	bool stage_limit_reported;
+	bool stage_tried;          /* a header meant as [stage NAME] was seen */
 	struct error *errs;
 	size_t nerrs, cap_errs, dropped;
 	size_t seq;                /* errors reported so far, kept or not */
@@ -370,6 +371,8 @@ static void begin_section(struct parser *p, char *text)
 		;
 	if (word_end - start == 5 && strncmp(start, "stage", 5) == 0) {
 		char *name = lskip(word_end);
+
+		p->stage_tried = true;
 		char cut[SHOWN_MAX + 4];
 
 		if (*name == '\0') {
@@ -408,6 +411,8 @@ static void begin_section(struct parser *p, char *text)
 		memcpy(first, start, n);
 		first[n] = '\0';
 		near = nearest(first, kinds, ARRAY_LEN(kinds));
+		if (near && strcmp(near, "stage") == 0)
+			p->stage_tried = true;
 		if (near && strcmp(near, "stage") == 0 && *lskip(word_end))
 			report(p, line, "unknown section [%s] (did you mean [stage %s]?)",
 			       shown(start, cut), lskip(word_end));
@@ -1593,7 +1598,7 @@ static struct spec *build_spec(struct parser *p)
 				       section_label(s, label, sizeof label));
 		}
 	}
-	if (g.n == 0)
+	if (g.n == 0 && !p->stage_tried) /* else its header's error says enough */
 		report(p, 1, "has no stage: a spec needs at least one [stage NAME] with run = COMMAND");
 	resolve_after(p, &g);
 	check_foreach(p, &g);

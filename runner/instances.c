@@ -262,12 +262,17 @@ void instances_cancel(struct instances *t, int64_t id, int64_t attempt, const ch
 		stop(t, in, reason, 0, now_ms);
 		return;
 	}
-	if (finished_recently(t, id, attempt))
-		return;  /* its end is already reported (or on its way) */
 	/* Never started here: make sure a late assignment does not start it, and
 	 * tell the scheduler it is over. */
+	instances_refuse(t, id, attempt, "cancelled before it started", now_ms);
+}
+
+void instances_refuse(struct instances *t, int64_t id, int64_t attempt, const char *reason, int64_t now_ms)
+{
+	if (find(t, id, attempt) || finished_recently(t, id, attempt))
+		return;  /* its end is already reported (or on its way) */
 	remember(t, id, attempt, now_ms);
-	emit(t, INSTANCE_FAILED, id, attempt, 0, 0, 0, "cancelled before it started");
+	emit(t, INSTANCE_FAILED, id, attempt, 0, 0, 0, reason);
 }
 
 void instances_stop_all(struct instances *t, const char *reason, int kill_now, int64_t now_ms)

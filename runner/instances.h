@@ -55,10 +55,16 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms);
  * remembered so a late assignment for it is not started, and reported failed. */
 void instances_cancel(struct instances *t, int64_t id, int64_t attempt, const char *reason, int64_t now_ms);
 
+/* Report an assignment that cannot even be parsed as failed, once: the id and
+ * attempt are remembered so a copy sent again is not reported again. */
+void instances_refuse(struct instances *t, int64_t id, int64_t attempt, const char *reason, int64_t now_ms);
+
 /* Stop every instance (shutdown); kill_now skips the grace period. */
 void instances_stop_all(struct instances *t, const char *reason, int kill_now, int64_t now_ms);
 
-/* Reap ended children (after SIGCHLD) and report them. */
+/* Reap ended children (after SIGCHLD) and report them. When an instance's shell
+ * has exited, whatever it left running in its process group is killed: nothing
+ * outlives the reservation it ran under. */
 void instances_reap(struct instances *t, int64_t now_ms);
 
 /* Status pipes of instances still setting up, to poll for POLLIN; returns how

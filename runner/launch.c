@@ -133,11 +133,16 @@ static int plan_identity(const struct assignment *a, const char *scratch,
 	int rc = -1, e;
 
 	memset(id, 0, sizeof *id);
-	buf = xmalloc(buflen);
-	if (a->user[0])
-		e = getpwnam_r(a->user, &pwbuf, buf, buflen, &pw);
-	else
-		e = getpwuid_r(a->uid, &pwbuf, buf, buflen, &pw);
+	for (;;) {
+		buf = xrealloc(buf, buflen);
+		if (a->user[0])
+			e = getpwnam_r(a->user, &pwbuf, buf, buflen, &pw);
+		else
+			e = getpwuid_r(a->uid, &pwbuf, buf, buflen, &pw);
+		if (e != ERANGE || buflen >= (1 << 20))
+			break;
+		buflen *= 2;
+	}
 	if (e != 0)
 		pw = NULL;
 	if (pw && pw->pw_uid != a->uid) {

@@ -9,13 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Fewer clock ticks than this (over all CPUs) between two samples say more
+ * about tick granularity than about load: 1% resolution at least. */
+#define MIN_TICKS 100
+/* The first figure is measured over this interval when the probe is created. */
+#define FIRST_INTERVAL_NS 200000000L
 
 struct probe {
 	char *proc_root;
 	char *scratch_dir;
-	struct probe_cpu_times last; /* the previous /proc/stat sample */
-	int have_last;
+	struct probe_cpu_times last; /* the sample the next busy % is measured from */
+	double last_pct;             /* the latest busy % */
 };
 
 /* The value of "Key:   1234 kB" in meminfo text, in bytes. */
@@ -209,6 +216,8 @@ static int scratch_space(struct probe *probe, uint64_t *total, uint64_t *avail, 
 struct probe *probe_create(const char *proc_root, const char *scratch_dir, char **err)
 {
 	struct probe *probe = xcalloc(1, sizeof *probe);
+	struct probe_cpu_times second;
+	struct timespec pause = { 0, FIRST_INTERVAL_NS };
 	uint64_t t, a;
 
 	probe->proc_root = xstrdup(proc_root ? proc_root : "/proc");
@@ -224,7 +233,15 @@ struct probe *probe_create(const char *proc_root, const char *scratch_dir, char 
 		errno = saved;
 		return NULL;
 	}
-	probe->have_last = 1;
+	/* Two samples a moment apart, so the very first heartbeat already says
+	 * how busy the machine is (a hog started by hand must hold work back). */
+	while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+		;
+	if (sample_cpu(probe, &second, NULL) == 0) {
+		probe->last_pct = probe_cpu_pct(&probe->last, &second);
+		if (second.total > probe->last.total)
+			probe->last = second;
+	}
 	return probe;
 }
 
@@ -266,9 +283,13 @@ int probe_sample(struct probe *probe, struct probe_live *live, char **err)
 
 	if (sample_cpu(probe, &now, err) < 0)
 		return -1;
-	live->cpu_pct = probe->have_last ? probe_cpu_pct(&probe->last, &now) : 0.0;
-	probe->last = now;
-	probe->have_last = 1;
+	/* Too short an interval (an extra heartbeat right after registering)
+	 * keeps the latest figure and the older starting point. */
+	if (now.total >= probe->last.total + MIN_TICKS || now.total < probe->last.total) {
+		probe->last_pct = probe_cpu_pct(&probe->last, &now);
+		probe->last = now;
+	}
+	live->cpu_pct = probe->last_pct;
 	if (sample_mem(probe, &total, &avail, err) < 0)
 		return -1;
 	live->mem_pct = 100.0 * (1.0 - (double)avail / (double)total);

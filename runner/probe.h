@@ -17,7 +17,7 @@ struct probe_capacity {
 };
 
 struct probe_live {
-	double cpu_pct;         /* whole machine, since the previous sample; 0 on the first */
+	double cpu_pct;         /* whole machine, since the previous sample (at least ~100 ticks) */
 	double mem_pct;         /* 100 * (1 - MemAvailable / MemTotal) */
 	double load1;           /* 1-minute load average */
 	uint64_t scratch_free;
@@ -38,15 +38,17 @@ int probe_parse_loadavg(const char *text, double *load1);
 /* CPU busy % between two samples (0 when no time passed), clamped to 0..100. */
 double probe_cpu_pct(const struct probe_cpu_times *before, const struct probe_cpu_times *after);
 
-/* proc_root is "/proc" except in tests; scratch_dir must exist. The first CPU
- * sample is taken here, so the first probe_sample() already has an interval. */
+/* proc_root is "/proc" except in tests; scratch_dir must exist. Takes 0.2 s:
+ * it measures a first CPU busy % so the first heartbeat is already right. */
 struct probe *probe_create(const char *proc_root, const char *scratch_dir, char **err);
 void probe_destroy(struct probe *probe);
 
 /* Detect capacity. 0, or -1 with errno and *err. */
 int probe_capacity(struct probe *probe, struct probe_capacity *cap, char **err);
 
-/* Take a live sample (call about once a second). 0, or -1 with errno and *err. */
+/* Take a live sample (call about once a second; a call sooner than about 100
+ * clock ticks after the last repeats the last CPU figure). 0, or -1 with errno
+ * and *err. */
 int probe_sample(struct probe *probe, struct probe_live *live, char **err);
 
 #endif

@@ -9,7 +9,7 @@
 
 #define CALL_TIMEOUT_MS 5000
 #define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 2000
+#define BACKOFF_MAX_MS 1000
 
 enum link_state {
 	LINK_UNKNOWN,      /* nothing tried yet */
@@ -30,6 +30,7 @@ struct session {
 	int64_t next_register_ms;
 	int64_t next_heartbeat_ms;
 	int64_t next_report_ms;  /* when to retry reports after a failed send */
+	int64_t registered_at_ms;
 	int backoff_ms;
 	char *send_failure;      /* set by send_report when the scheduler was unreachable */
 };
@@ -147,6 +148,8 @@ static void do_register(struct session *s, int64_t now_ms)
 	} else {
 		set_state(s, LINK_UP, NULL);
 		s->registered = 1;
+		/* After the answer: a poll sent before it may still have been refused. */
+		s->registered_at_ms = time_mono_ms();
 		s->backoff_ms = BACKOFF_MIN_MS;
 		/* Tell it at once what runs here (it may have restarted). */
 		s->next_heartbeat_ms = now_ms;
@@ -235,4 +238,9 @@ void session_reregister(struct session *s)
 int session_registered(const struct session *s)
 {
 	return s->registered;
+}
+
+int64_t session_registered_at(const struct session *s)
+{
+	return s->registered ? s->registered_at_ms : 0;
 }

@@ -41,4 +41,8 @@ void session_reregister(struct session *s);
 
 int session_registered(const struct session *s);
 
+/* When the current registration succeeded (monotonic ms), 0 if not registered:
+ * a "host unknown" answer to a request sent before then is stale. */
+int64_t session_registered_at(const struct session *s);
+
 #endif

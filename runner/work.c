@@ -12,16 +12,19 @@
 #include <unistd.h>
 
 #define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
+#define BACKOFF_MAX_MS 1000
 
 struct work_poll {
 	struct api_client *api;  /* used by the thread only */
 	char *path;              /* "/v1/hosts/<name>/work?timeout_ms=N" */
+	char *quick_path;        /* the same with timeout_ms=0 */
 	long timeout_ms;
 	int msg_pipe[2];         /* thread writes struct work_msg pointers, main reads */
 	int stop_pipe[2];        /* main writes one byte to stop the thread */
+	int kick_pipe[2];        /* main writes one byte to end a backoff early */
 	pthread_t thread;
 	int started;
+	int stopped;             /* main: work_poll_stop was called */
 };
 
 void work_msg_destroy(struct work_msg *msg)
@@ -35,12 +38,13 @@ void work_msg_destroy(struct work_msg *msg)
 /* Hand a message to the main loop. A pointer is smaller than PIPE_BUF, so each
  * write is whole; the pipe is blocking on this side, which holds the thread back
  * when the main loop is busy. 0, or -1 when stopping. */
-static int deliver(struct work_poll *wp, enum work_msg_kind kind, json_t *json)
+static int deliver(struct work_poll *wp, enum work_msg_kind kind, json_t *json, int64_t sent_ms)
 {
 	struct work_msg *msg = xcalloc(1, sizeof *msg);
 
 	msg->kind = kind;
 	msg->json = json;
+	msg->sent_ms = sent_ms;
 	if (write_all(wp->msg_pipe[1], &msg, sizeof msg) < 0) {
 		work_msg_destroy(msg);
 		return -1;
@@ -48,12 +52,29 @@ static int deliver(struct work_poll *wp, enum work_msg_kind kind, json_t *json)
 	return 0;
 }
 
-/* Sleep ms unless asked to stop; 1 when asked to stop. */
+/* Empty the kick pipe; 1 if there was a kick. */
+static int take_kicks(struct work_poll *wp)
+{
+	char buf[64];
+	int kicked = 0;
+
+	while (read(wp->kick_pipe[0], buf, sizeof buf) > 0)
+		kicked = 1;
+	return kicked;
+}
+
+/* Sleep ms unless kicked or asked to stop; 1 when asked to stop. */
 static int nap(struct work_poll *wp, int ms)
 {
-	struct pollfd pfd = { .fd = wp->stop_pipe[0], .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = wp->stop_pipe[0], .events = POLLIN },
+		{ .fd = wp->kick_pipe[0], .events = POLLIN },
+	};
 
-	return poll(&pfd, 1, ms) > 0;
+	if (poll(pfd, 2, ms) <= 0)
+		return 0;
+	/* A kick ends the nap; the loop takes it and polls at once. */
+	return pfd[0].revents != 0;
 }
 
 static int answer_has_work(const json_t *root)
@@ -67,13 +88,19 @@ static void *poll_thread(void *arg)
 	struct work_poll *wp = arg;
 	int backoff = BACKOFF_MIN_MS;
 	int was_down = 0;
+	/* The first poll, and the first after each (re-)registration, does not
+	 * wait: it fetches at once every assignment not yet confirmed, including
+	 * any the scheduler handed to the long poll of a runner that is gone. */
+	int quick = 1;
 
 	for (;;) {
 		struct api_reply reply;
 		json_t *root;
 		int delay = 0;
+		int64_t sent_ms = time_mono_ms();
+		const char *path = quick ? wp->quick_path : wp->path;
 
-		if (api_call(wp->api, "GET", wp->path, NULL, 0, NULL, wp->timeout_ms + 5000, &reply) < 0) {
+		if (api_call(wp->api, "GET", path, NULL, 0, NULL, wp->timeout_ms + 5000, &reply) < 0) {
 			if (errno == ECANCELED)
 				break;
 			/* The main loop logs the scheduler's state; this only says
@@ -84,6 +111,7 @@ static void *poll_thread(void *arg)
 			delay = backoff;
 		} else if (reply.status == 200) {
 			was_down = 0;
+			quick = 0;
 			backoff = BACKOFF_MIN_MS;
 			root = json_loadb(reply.body, reply.len, 0, NULL);
 			if (!root || !json_is_object(root)) {
@@ -92,14 +120,14 @@ static void *poll_thread(void *arg)
 				delay = backoff;
 			} else if (!answer_has_work(root)) {
 				json_decref(root);
-			} else if (deliver(wp, WORK_ANSWER, root) < 0) {
+			} else if (deliver(wp, WORK_ANSWER, root, sent_ms) < 0) {
 				api_reply_clear(&reply);
 				break;
 			}
 		} else if (reply.status == 404) {
 			/* Unknown host: the main loop registers; poll again shortly. */
 			was_down = 0;
-			if (deliver(wp, WORK_HOST_UNKNOWN, NULL) < 0) {
+			if (deliver(wp, WORK_HOST_UNKNOWN, NULL, sent_ms) < 0) {
 				api_reply_clear(&reply);
 				break;
 			}
@@ -117,6 +145,8 @@ static void *poll_thread(void *arg)
 				break;
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 		}
+		if (take_kicks(wp))
+			quick = 1;
 	}
 	return NULL;
 }
@@ -127,12 +157,15 @@ struct work_poll *work_poll_create(const char *endpoint, const char *name, long 
 	int e;
 
 	wp->msg_pipe[0] = wp->msg_pipe[1] = wp->stop_pipe[0] = wp->stop_pipe[1] = -1;
+	wp->kick_pipe[0] = wp->kick_pipe[1] = -1;
 	wp->timeout_ms = timeout_ms;
 	wp->path = xasprintf("/v1/hosts/%s/work?timeout_ms=%ld", name, timeout_ms);
+	wp->quick_path = xasprintf("/v1/hosts/%s/work?timeout_ms=0", name);
 	wp->api = api_client_create(endpoint, err);
 	if (!wp->api)
 		goto fail;
-	if (pipe2(wp->msg_pipe, O_CLOEXEC) < 0 || pipe2(wp->stop_pipe, O_CLOEXEC) < 0) {
+	if (pipe2(wp->msg_pipe, O_CLOEXEC) < 0 || pipe2(wp->stop_pipe, O_CLOEXEC) < 0 ||
+	    pipe2(wp->kick_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		errprintf(err, "cannot create a pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -160,9 +193,7 @@ void work_poll_destroy(struct work_poll *wp)
 	if (!wp)
 		return;
 	if (wp->started) {
-		char c = 'x';
-
-		write_all(wp->stop_pipe[1], &c, 1);
+		work_poll_stop(wp);
 		/* A thread blocked writing to a full message pipe needs room. */
 		while (1) {
 			struct pollfd pfd = { .fd = wp->msg_pipe[0], .events = POLLIN };
@@ -184,10 +215,32 @@ void work_poll_destroy(struct work_poll *wp)
 			close(wp->msg_pipe[i]);
 		if (wp->stop_pipe[i] >= 0)
 			close(wp->stop_pipe[i]);
+		if (wp->kick_pipe[i] >= 0)
+			close(wp->kick_pipe[i]);
 	}
 	api_client_destroy(wp->api);
 	free(wp->path);
+	free(wp->quick_path);
 	free(wp);
+}
+
+void work_poll_stop(struct work_poll *wp)
+{
+	char c = 'x';
+
+	if (wp->stopped)
+		return;
+	wp->stopped = 1;
+	write_all(wp->stop_pipe[1], &c, 1);
+}
+
+void work_poll_kick(struct work_poll *wp)
+{
+	char c = 'k';
+
+	/* Non-blocking: when the pipe is full a kick is already waiting. */
+	if (write(wp->kick_pipe[1], &c, 1) < 0 && errno != EAGAIN)
+		log_warn("cannot wake the work poll");
 }
 
 int work_poll_fd(const struct work_poll *wp)
@@ -200,6 +253,12 @@ struct work_msg *work_poll_next(struct work_poll *wp)
 	struct work_msg *msg;
 	ssize_t n;
 
+	if (wp->stopped && wp->started) {
+		/* Drain and drop: nothing is handed out after a stop. */
+		while (read(wp->msg_pipe[0], &msg, sizeof msg) == (ssize_t)sizeof msg)
+			work_msg_destroy(msg);
+		return NULL;
+	}
 	do
 		n = read(wp->msg_pipe[0], &msg, sizeof msg);
 	while (n < 0 && errno == EINTR);

@@ -6,6 +6,7 @@
 #define PARSA_RUNNER_WORK_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 struct work_poll;
 
@@ -17,14 +18,23 @@ enum work_msg_kind {
 struct work_msg {
 	enum work_msg_kind kind;
 	json_t *json;        /* WORK_ANSWER only */
+	int64_t sent_ms;     /* when the poll that got this answer was sent (monotonic) */
 };
 
 /* Start polling as host name. timeout_ms is the long-poll's length (the API
  * allows up to 30000). NULL with errno and *err. */
 struct work_poll *work_poll_create(const char *endpoint, const char *name, long timeout_ms, char **err);
 
-/* Stop the thread (within about a second), drop undelivered messages. */
+/* Ask the thread to stop without waiting for it (it takes up to about a second,
+ * libcurl's pace for noticing); no message is delivered afterwards. */
+void work_poll_stop(struct work_poll *wp);
+
+/* Stop the thread, wait for it, drop undelivered messages. */
 void work_poll_destroy(struct work_poll *wp);
+
+/* Poll again now if the thread is waiting out a backoff (the main loop has
+ * just registered, so the scheduler is back). */
+void work_poll_kick(struct work_poll *wp);
 
 /* Readable when messages wait. */
 int work_poll_fd(const struct work_poll *wp);

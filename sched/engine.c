@@ -168,8 +168,9 @@ static void end_attempt(struct engine *e, struct instance *inst, int code, int s
 	if (code == 0 && sig == 0 && !reason) {
 		model_set_state(e->model, inst, INST_SUCCEEDED);
 		set_reason(inst, "");
-		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s",
-				ss->name, inst->index, inst->host_name);
+		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s (%.1f s)",
+				ss->name, inst->index, inst->host_name,
+				inst->started_ms ? (double)(now - inst->started_ms) / 1000.0 : 0.0);
 		return;
 	}
 	if (sig)
@@ -281,7 +282,8 @@ static int expand_foreach(struct engine *e, struct stage *stage, int64_t now, ch
 		errprintf(err, "cannot list %s: %s", path, strerror(errno));
 		goto out;
 	}
-	qsort(list.names, list.n, sizeof *list.names, cmp_names);
+	if (list.n > 1)
+		qsort(list.names, list.n, sizeof *list.names, cmp_names);
 	for (size_t i = 0; i < list.n; i++) {
 		struct instance *inst;
 
@@ -399,6 +401,8 @@ static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
 			return;
 		}
 		set_stage_state(e, stage, STAGE_QUEUED, now);
+		model_job_event(e->model, job, now, "stage %s ready: %zu instance%s queued",
+				stage->spec->name, stage->ninst, stage->ninst == 1 ? "" : "s");
 		return;
 	}
 	if (c[INST_FAILED] > 0 && job->ending == ENDING_NONE) {
@@ -461,9 +465,12 @@ static void update_job(struct engine *e, struct job *job, int64_t now)
 				stage->counts[INST_RUNNING] > 0;
 	}
 	if (all_ended) {
-		if (job->ending == ENDING_FAIL || any_failed)
+		/* A cancel by the user wins over instances that failed while stopping. */
+		if (job->ending == ENDING_CANCEL)
+			state = JOB_CANCELLED;
+		else if (job->ending == ENDING_FAIL || any_failed)
 			state = JOB_FAILED;
-		else if (job->ending == ENDING_CANCEL || any_cancelled)
+		else if (any_cancelled)
 			state = JOB_CANCELLED;
 		else
 			state = JOB_SUCCEEDED;
@@ -761,11 +768,22 @@ static char *user_name(uid_t uid)
 static char *group_name(gid_t gid)
 {
 	struct group gr, *res = NULL;
-	char buf[8192];
+	size_t len = 16384;
+	char *buf = NULL, *name;
+	int rc;
 
-	if (getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res)
-		return xstrdup(gr.gr_name);
-	return xasprintf("%u", (unsigned)gid);
+	/* A group with many members needs a large buffer: grow it on ERANGE. */
+	do {
+		buf = xrealloc(buf, len);
+		rc = getgrgid_r(gid, &gr, buf, len, &res);
+		len *= 4;
+	} while (rc == ERANGE && len <= (1 << 24));
+	if (rc == 0 && res)
+		name = xstrdup(gr.gr_name);
+	else
+		name = xasprintf("%u", (unsigned)gid);
+	free(buf);
+	return name;
 }
 
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
@@ -1159,7 +1177,13 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 	for (size_t i = 0; i < h->nactive; ) {
 		struct instance *inst = h->active[i];
 
-		if (inst->state != INST_RUNNING || inst->seen_seq == h->heartbeat_seq) {
+		/* Running instances that heartbeats stop listing are lost; an
+		 * assignment cancelled before the runner started it is never listed
+		 * and ends the same way (as cancelled), once the cancel went out. */
+		bool watch = inst->state == INST_RUNNING ||
+			     (inst->cancel_requested && inst->cancel_sent);
+
+		if (!watch || inst->seen_seq == h->heartbeat_seq) {
 			i++;
 			continue;
 		}
@@ -1168,7 +1192,8 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 		if (mono - inst->missing_mono >= e->cfg.lost_after_ms &&
 		    mono - inst->confirmed_mono >= e->cfg.lost_after_ms) {
 			/* end_attempt() takes it off h->active: do not advance i. */
-			end_attempt(e, inst, -1, 0, "lost", now);
+			end_attempt(e, inst, -1, 0, inst->state == INST_RUNNING ? "lost" :
+				    "cancelled before it started", now);
 			continue;
 		}
 		i++;
@@ -1207,6 +1232,7 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 	struct timespec until = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
 	json_t *answer = NULL, *start, *cancel;
 	struct host *h;
+	uint64_t seq;
 
 	pthread_mutex_lock(&e->lock);
 	h = model_host(e->model, name);
@@ -1215,11 +1241,31 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 		errprintf(err, "no host '%s': register it first", name);
 		goto out;
 	}
-	while (!e->stopping && !host_has_news(h))
+	/* A runner polls once at a time: an older poll still waiting belongs to a
+	 * connection that is gone (a restarted runner) and must not take the news. */
+	seq = ++h->poll_seq;
+	pthread_cond_broadcast(&e->changed);
+	while (!e->stopping && !host_has_news(h) && h->poll_seq == seq)
 		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT)
 			break;
 	start = json_array();
 	cancel = json_array();
+	if (h->poll_seq != seq) {
+		/* Superseded. Answer empty, but not at once: two runners polling
+		 * under one host name would otherwise keep superseding each other
+		 * in a tight loop. */
+		struct timespec brief = deadline_in(1000);
+
+		if (until.tv_sec < brief.tv_sec ||
+		    (until.tv_sec == brief.tv_sec && until.tv_nsec < brief.tv_nsec))
+			brief = until;
+		log_debug("host %s: an older work poll was superseded", h->name);
+		while (!e->stopping &&
+		       pthread_cond_timedwait(&e->changed, &e->lock, &brief) != ETIMEDOUT)
+			;
+		answer = json_pack("{s:o,s:o}", "start", start, "cancel", cancel);
+		goto out;
+	}
 	/* Everything not yet confirmed goes out again: the runner de-duplicates by
 	 * id and attempt, and an answer lost on the way costs nothing. Objects not
 	 * yet committed (dirty) wait for the commit. */
@@ -1245,6 +1291,34 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 out:
 	pthread_mutex_unlock(&e->lock);
 	return answer;
+}
+
+void engine_work_undelivered(struct engine *e, const char *name, const json_t *answer)
+{
+	static const char *const lists[] = { "start", "cancel" };
+	struct host *h;
+
+	pthread_mutex_lock(&e->lock);
+	h = model_host(e->model, name);
+	for (size_t l = 0; l < ARRAY_LEN(lists) && h; l++) {
+		const json_t *item;
+		size_t i;
+
+		json_array_foreach(json_object_get(answer, lists[l]), i, item) {
+			struct instance *inst = model_instance(e->model,
+				json_integer_value(json_object_get(item, "id")));
+
+			if (!inst || inst->host != h ||
+			    inst->attempt != json_integer_value(json_object_get(item, "attempt")))
+				continue;
+			if (l == 0)
+				inst->start_sent = false;
+			else
+				inst->cancel_sent = false;
+		}
+	}
+	pthread_cond_broadcast(&e->changed);
+	pthread_mutex_unlock(&e->lock);
 }
 
 int engine_report(struct engine *e, int64_t id, const struct report *r, char **err)

@@ -104,6 +104,9 @@ int engine_heartbeat(struct engine *e, const char *host, const struct heartbeat 
 /* Block up to timeout_ms until the host has new work or cancels; returns
  * {"start": [...], "cancel": [...]} (the caller decrefs) or NULL. */
 json_t *engine_work(struct engine *e, const char *host, int64_t timeout_ms, char **err);
+/* An answer of engine_work() that could not be delivered (the connection
+ * broke): what it carried goes out again with the next poll. */
+void engine_work_undelivered(struct engine *e, const char *host, const json_t *answer);
 int engine_report(struct engine *e, int64_t id, const struct report *r, char **err);
 
 #endif

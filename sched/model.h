@@ -120,6 +120,7 @@ struct host {
 	int64_t *orphans;            /* id/attempt pairs it runs that we do not want */
 	size_t norphans, orphans_cap;
 	uint64_t heartbeat_seq;
+	uint64_t poll_seq;           /* the newest work poll; older ones are stale */
 	bool dirty;
 };
 

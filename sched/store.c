@@ -179,6 +179,23 @@ static int step_done(struct store *st, enum stmt_id id, char **err)
 	return 0;
 }
 
+/* A database that is damaged or not a database at all stops the start: the
+ * operator decides what to do with it, parsa never overwrites it. */
+static int damaged(struct store *st, int rc, char **err)
+{
+	int saved;
+
+	if ((rc & 0xff) != SQLITE_NOTADB && (rc & 0xff) != SQLITE_CORRUPT)
+		return db_error(st, rc, "quick_check", err);
+	db_error(st, rc, "quick_check", NULL);
+	saved = errno;
+	errprintf(err, "%s is damaged or not an sqlite database (%s): restore it from a backup,"
+		  " or move it away to start with an empty state", st->path,
+		  sqlite3_errmsg(st->db));
+	errno = saved;
+	return -1;
+}
+
 static int quick_check(struct store *st, char **err)
 {
 	sqlite3_stmt *s = NULL;
@@ -187,12 +204,12 @@ static int quick_check(struct store *st, char **err)
 
 	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL);
 	if (rc != SQLITE_OK) {
-		db_error(st, rc, "quick_check", err);
+		damaged(st, rc, err);
 		goto out;
 	}
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
-		db_error(st, rc, "quick_check", err);
+		damaged(st, rc, err);
 		goto out;
 	}
 	result = (const char *)sqlite3_column_text(s, 0);

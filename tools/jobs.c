@@ -148,8 +148,8 @@ static char *read_spec(const char *path, size_t *len, char **err)
 		errprintf(err, "cannot read %s: %s", path, strerror(errno));
 	return NULL;
 too_big:
-	errprintf(err, "%s: larger than the %d KiB limit for a spec: a spec is text a person writes; keep data in files its stages read",
-		  strcmp(path, "-") == 0 ? "standard input" : path, SPEC_MAX_BYTES / 1024);
+	errprintf(err, "%s: larger than the %d MiB limit for a spec: a spec is text a person writes; keep data in files its stages read",
+		  strcmp(path, "-") == 0 ? "standard input" : path, SPEC_MAX_BYTES / (1024 * 1024));
 fail:
 	free(text);
 	return NULL;
@@ -252,7 +252,9 @@ int cmd_check(const struct cli_cmd *self, int argc, char **argv)
 	if (i >= argc)
 		return cli_usage_error(self, "missing FILE");
 	for (; i < argc; i++) {
-		const char *path = argv[i], *name = spec_name(path, o.name);
+		/* Offline, messages name the file as typed, so an editor can jump to it. */
+		const char *path = argv[i];
+		const char *name = o.name ? o.name : strcmp(path, "-") == 0 ? "stdin" : path;
 		struct spec *spec = NULL;
 		char *text, *err = NULL;
 		size_t len = 0;
@@ -301,14 +303,19 @@ out:
 	return rc;
 }
 
-/* Resolve the ID operand (a number or "last") into a path under /v1/jobs/ID. */
-static int job_path(const char *sched, const char *id_text, const char *suffix, char **path)
+/* Resolve the ID operand (a number or "last") into a path under /v1/jobs/ID.
+ * Returns an exit code: CLI_USAGE for an operand that is no job id. */
+static int job_path(const struct cli_cmd *self, const char *sched, const char *id_text,
+		    const char *suffix, char **path)
 {
 	struct client c = { 0 };
 	long long id;
 	char *err = NULL;
 	int rc = CLI_FAIL;
 
+	if (strcmp(id_text, "last") != 0 && parse_job_id(id_text, &id) < 0)
+		return cli_usage_error(self, "'%s' is not a job id (a positive number, or 'last' for your newest job)",
+				       id_text);
 	/* Only "last" needs the scheduler; a number is checked offline. */
 	if (strcmp(id_text, "last") == 0 && client_open(&c, sched, &err) < 0) {
 		cli_fail("%s", err);
@@ -350,7 +357,8 @@ int cmd_status(const struct cli_cmd *self, int argc, char **argv)
 	} else {
 		suffix = xstrdup(o.json ? "" : "/status");
 	}
-	if (job_path(o.sched, argv[i], suffix, &path) == CLI_OK)
+	rc = job_path(self, o.sched, argv[i], suffix, &path);
+	if (rc == CLI_OK)
 		rc = show(o.sched, path);
 	free(stage);
 	free(suffix);
@@ -370,7 +378,8 @@ static int job_text(const struct cli_cmd *self, int argc, char **argv, const cha
 		return rc;
 	if (argc - i != 1)
 		return cli_usage_error(self, argc - i < 1 ? "missing job ID" : "one job at a time");
-	if (job_path(o.sched, argv[i], suffix, &path) == CLI_OK)
+	rc = job_path(self, o.sched, argv[i], suffix, &path);
+	if (rc == CLI_OK)
 		rc = show(o.sched, path);
 	free(path);
 	return rc;
@@ -387,22 +396,25 @@ int cmd_events(const struct cli_cmd *self, int argc, char **argv)
 }
 
 /* POST /v1/jobs/ID/ctl {"command": command}. */
-static int send_ctl(const char *sched, const char *id_text, const char *command)
+static int send_ctl(const struct cli_cmd *self, const char *sched, const char *id_text,
+		    const char *command)
 {
 	struct client c = { 0 };
 	json_t *body = NULL, *answer = NULL;
 	char *path = NULL, *err = NULL;
-	int rc = CLI_FAIL;
+	int rc;
 
-	if (job_path(sched, id_text, "/ctl", &path) != CLI_OK)
+	rc = job_path(self, sched, id_text, "/ctl", &path);
+	if (rc != CLI_OK)
 		goto out;
+	rc = CLI_FAIL;
 	if (client_open(&c, sched, &err) < 0) {
 		cli_fail("%s", err);
 		goto out;
 	}
 	body = json_pack("{s:s}", "command", command);
 	if (client_call_json(&c, "POST", path, body, CALL_TIMEOUT_MS, &answer, &err) < 0) {
-		cli_fail("job %s: %s: %s", id_text, command, err);
+		cli_fail("%s", err); /* the scheduler's answer names the job or the command */
 		goto out;
 	}
 	rc = CLI_OK;
@@ -425,7 +437,7 @@ int cmd_cancel(const struct cli_cmd *self, int argc, char **argv)
 		return rc;
 	if (argc - i != 1)
 		return cli_usage_error(self, argc - i < 1 ? "missing job ID" : "one job at a time");
-	return send_ctl(o.sched, argv[i], "cancel");
+	return send_ctl(self, o.sched, argv[i], "cancel");
 }
 
 int cmd_ctl(const struct cli_cmd *self, int argc, char **argv)
@@ -449,7 +461,7 @@ int cmd_ctl(const struct cli_cmd *self, int argc, char **argv)
 			strcat(command, " ");
 		strcat(command, argv[j]);
 	}
-	rc = send_ctl(o.sched, argv[i], command);
+	rc = send_ctl(self, o.sched, argv[i], command);
 	free(command);
 	return rc;
 }
@@ -482,10 +494,10 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct client c = { 0 };
 	struct opts o;
-	char *base = NULL, *stage = NULL, *state = NULL, *err = NULL;
+	char *base = NULL, *stage = NULL, *state = NULL, *err = NULL, took[32];
 	uint64_t limit_s = 0;
 	int64_t deadline = INT64_MAX, unreachable_since = -1;
-	int rc = CLI_FAIL, i;
+	int rc = CLI_FAIL, reached = 0, i;
 
 	i = parse_opts(self, argc, argv, OPT_SCHED | OPT_STAGE | OPT_TIMEOUT, &o, &rc);
 	if (i < 0)
@@ -496,8 +508,10 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 		return cli_usage_error(self, "--timeout '%s' is not a duration (e.g. 30, 90s, 5m, 1h)", o.timeout);
 	if (o.timeout)
 		deadline = time_mono_ms() + (int64_t)limit_s * 1000;
-	if (job_path(o.sched, argv[i], "/wait", &base) != CLI_OK)
+	rc = job_path(self, o.sched, argv[i], "/wait", &base);
+	if (rc != CLI_OK)
 		goto out;
+	rc = CLI_FAIL;
 	if (o.stage)
 		stage = url_escape(o.stage);
 	if (client_open(&c, o.sched, &err) < 0) {
@@ -507,7 +521,13 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 	for (;;) {
 		int64_t now = time_mono_ms();
 		int64_t slice = deadline - now < WAIT_SLICE_MS ? deadline - now : WAIT_SLICE_MS;
-		int done = wait_slice(&c, base, stage, slice > 0 ? slice : 0, &state, &err);
+		int done;
+
+		/* The first call answers at once, so that a scheduler that is not
+		 * there fails now while one that goes away later is waited for. */
+		if (!reached)
+			slice = 0;
+		done = wait_slice(&c, base, stage, slice > 0 ? slice : 0, &state, &err);
 
 		if (done > 0) {
 			printf("%s\n", state);
@@ -515,9 +535,10 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 			goto out;
 		}
 		if (done < 0) {
-			/* A scheduler being restarted is unreachable for a moment: keep trying a while. */
-			if (errno != ENOTCONN) {
-				cli_fail("job %s: %s", argv[i], err);
+			/* A scheduler being restarted is unreachable for a moment: once it has
+			 * answered, keep trying a while. One that never answered is not there. */
+			if (errno != ENOTCONN || !reached) {
+				cli_fail("%s", err);
 				goto out;
 			}
 			if (unreachable_since < 0)
@@ -529,13 +550,18 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 			usleep(250 * 1000);
 		} else {
 			unreachable_since = -1;
+			reached = 1;
 		}
 		if (time_mono_ms() >= deadline)
 			break;
 	}
-	fprintf(stderr, "parsa: job %s%s%s is still %s after %s; wait longer with --timeout, or drop it\n",
-		argv[i], o.stage ? " stage " : "", o.stage ? o.stage : "",
-		state ? state : "not done", o.timeout);
+	format_duration(limit_s, took, sizeof took);
+	if (unreachable_since >= 0)
+		fprintf(stderr, "parsa: gave up on job %s after %s: %s\n", argv[i], took, err);
+	else
+		fprintf(stderr, "parsa: job %s%s%s is still %s after %s; wait longer with --timeout, or drop it\n",
+			argv[i], o.stage ? " stage " : "", o.stage ? o.stage : "",
+			state ? state : "not done", took);
 	rc = CLI_TIMEOUT;
 out:
 	client_close(&c);

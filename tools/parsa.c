@@ -6,6 +6,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,21 +20,25 @@ static int cmd_version(const struct cli_cmd *self, int argc, char **argv);
 static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
 
 #define SCHED_HELP \
-	"  --sched ENDPOINT  the scheduler (unix:/path or http://host:port); default\n" \
-	"                    $PARSA_SCHED, else the socket of the default `parsa up` state\n"
+	"  --sched ENDPOINT    the scheduler (unix:/path or http://host:port); default\n" \
+	"                      $PARSA_SCHED, else the socket of the default `parsa up` state\n"
 
 static const struct cli_cmd commands[] = {
 	{ "up", cmd_up,
-	  "[--mount DIR] [--state DIR] [--storage DIR] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT]",
+	  "[--mount DIR] [--state DIR] [--storage DIR] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST]",
 	  "start the scheduler, the mount and the runner on this machine",
 	  "  --mount DIR         where the file system appears (default /parsa as root, ~/parsa otherwise)\n"
 	  "  --state DIR         the scheduler's database, sockets and logs (default /var/lib/parsa\n"
 	  "                      as root, ${XDG_STATE_HOME:-~/.local/state}/parsa otherwise)\n"
 	  "  --storage DIR       the job folders (default STATE/storage)\n"
 	  "  --detach            return once the mount is ready; stop it later with `parsa down`\n"
-	  "  --cpus N, --mem SIZE, --scratch-size SIZE, --cpu-limit PCT\n"
-	  "                      what the runner offers (default: detected; cpu limit 90%)\n"
-	  "In the foreground, Ctrl-C (or SIGTERM) stops everything and unmounts.\n"
+	  "  --cpus N, --mem SIZE, --scratch-size SIZE\n"
+	  "                      what the runner offers (default: detected)\n"
+	  "  --cpu-limit PCT, --mem-limit PCT\n"
+	  "                      no new instances while live use is at or above PCT (default 90;\n"
+	  "                      100 disables)\n"
+	  "  --name HOST         the host's name (default: the host name)\n"
+	  "\nIn the foreground, Ctrl-C (or SIGTERM) stops everything and unmounts.\n"
 	  "Logs: STATE/logs/{sched,fs,runner}.log (and up.log with --detach).\n" },
 	{ "down", cmd_down, "[--mount DIR] [--state DIR]",
 	  "stop what `parsa up` started on a mount",
@@ -51,7 +56,7 @@ static const struct cli_cmd commands[] = {
 	  SCHED_HELP
 	  "  --json              status.json of job ID (without ID: the list of jobs)\n"
 	  "  --stage S           the status of stage S of job ID\n"
-	  "ID is a job number, or 'last' for your newest job.\n" },
+	  "\nID is a job number, or 'last' for your newest job.\n" },
 	{ "cancel", cmd_cancel, "[--sched ENDPOINT] ID",
 	  "cancel a job (its running instances get SIGTERM, then SIGKILL)",
 	  SCHED_HELP },
@@ -63,7 +68,7 @@ static const struct cli_cmd commands[] = {
 	  SCHED_HELP
 	  "  --stage S           wait for stage S only\n"
 	  "  --timeout DURATION  give up after DURATION (30, 90s, 5m, 1h): exit 124\n"
-	  "Exit status: 0 succeeded, 1 failed or cancelled (or an error), 124 timed out.\n" },
+	  "\nExit status: 0 succeeded, 1 failed or cancelled (or an error), 124 timed out.\n" },
 	{ "why", cmd_why, "[--sched ENDPOINT] ID",
 	  "why a job is not running yet, host by host",
 	  SCHED_HELP },
@@ -80,8 +85,9 @@ static const struct cli_cmd commands[] = {
 
 void cli_help(const struct cli_cmd *cmd, FILE *out)
 {
-	fprintf(out, "usage: parsa %s%s%s\n\n%s.\n", cmd->name, *cmd->args ? " " : "", cmd->args,
-		cmd->summary);
+	/* The summary is a lower-case phrase in the overview; here it opens a sentence. */
+	fprintf(out, "usage: parsa %s%s%s\n\n%c%s.\n", cmd->name, *cmd->args ? " " : "", cmd->args,
+		toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
 	if (cmd->help)
 		fprintf(out, "\n%s", cmd->help);
 }
@@ -177,8 +183,7 @@ int main(int argc, char **argv)
 		return cmd_version(find_command("version"), 1, argv + 1);
 	cmd = find_command(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "parsa: no command '%s'; the commands are:\n", argv[1]);
-		overview(stderr);
+		fprintf(stderr, "parsa: no command '%s' (parsa --help lists them)\n", argv[1]);
 		return CLI_USAGE;
 	}
 	/* Handlers see argv[0] = "parsa NAME" so that getopt-style messages read well. */

@@ -58,7 +58,7 @@ static void child_setup(void)
 	signal(SIGPIPE, SIG_DFL);
 }
 
-int daemon_start(struct daemon *d, char *const argv[], char **err)
+int daemon_start(struct daemon_proc *d, char *const argv[], char **err)
 {
 	int logfd = -1, pipefd[2] = { -1, -1 }, child_errno = 0, saved;
 	pid_t parent = getpid(), pid;
@@ -134,7 +134,7 @@ fail:
 	return -1;
 }
 
-int daemon_reap(struct daemon *d)
+int daemon_reap(struct daemon_proc *d)
 {
 	pid_t r;
 	int status;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct daemon {
+struct daemon_proc {
 	const char *name;  /* "parsa-sched": the program, also its /proc comm */
 	const char *role;  /* "sched": the log's name, for messages */
 	char *log;         /* STATE/logs/<role>.log (malloc'ed) */
@@ -27,10 +27,10 @@ char *find_program(const char *name);
  * start, with no signal blocked and default dispositions, and SIGTERM when the
  * process that started it dies (so a crashed supervisor leaves no orphans).
  * Returns once the program is exec'ed: 0, or -1 with errno and *err. */
-int daemon_start(struct daemon *d, char *const argv[], char **err);
+int daemon_start(struct daemon_proc *d, char *const argv[], char **err);
 
 /* Reap d if it has ended (never blocks). 1 if it is gone (now or before), 0 if it runs. */
-int daemon_reap(struct daemon *d);
+int daemon_reap(struct daemon_proc *d);
 
 /* "exited with status 1" / "was killed by signal 9 (Killed)". */
 void describe_status(int status, char *buf, size_t len);

@@ -16,9 +16,9 @@ struct runinfo {
 	int64_t started_ms;
 };
 
-/* Write ri to path atomically (a temporary file renamed over it). 0 or -1/*err. */
+/* Write ri to path atomically (a temporary file renamed over it). 0, or -1 with *err. */
 int runinfo_write(const char *path, const struct runinfo *ri, char **err);
-/* Read path into ri (fields malloc'ed; runinfo_free() them). 0 or -1/*err
+/* Read path into ri (fields malloc'ed; runinfo_free() them). 0, or -1 with *err
  * (errno ENOENT when there is no run file). */
 int runinfo_read(const char *path, struct runinfo *ri, char **err);
 void runinfo_free(struct runinfo *ri);

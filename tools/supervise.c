@@ -1,6 +1,7 @@
 #include "supervise.h"
 #include "api_client.h"
 #include "log.h"
+#include "mountpoint.h"
 #include "proc.h"
 #include "runfile.h"
 #include "util.h"
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,7 +24,7 @@
 #define STOP_FS_MS 5000
 #define STOP_SCHED_MS 10000
 #define KILL_WAIT_MS 5000
-#define UNMOUNT_MS 10000
+#define HURRY_MS 3000     /* after a second stop signal, before SIGKILL */
 #define PROBE_MS 2000
 #define LOG_LINES 15
 
@@ -33,7 +33,7 @@ enum { SCHED, FS, RUNNER, NDAEMONS };
 struct supervisor {
 	const struct up_paths *paths;
 	const struct up_opts *opts;
-	struct daemon d[NDAEMONS];
+	struct daemon_proc d[NDAEMONS];
 	char *bin[NDAEMONS];
 	struct api_client *api;
 	struct runinfo run;  /* what STATE/up.json says */
@@ -44,39 +44,6 @@ struct supervisor {
 	dev_t mount_dev;     /* st_dev of the mount folder before parsafs mounted it */
 	int64_t runner_started_ms;
 };
-
-int is_mounted(const char *path, char *fstype, size_t len)
-{
-	char *text = read_file("/proc/self/mountinfo", 64 << 20, NULL);
-	int found;
-
-	if (!text)
-		return -1;
-	found = mountinfo_find(text, path, fstype, len);
-	free(text);
-	return found;
-}
-
-int unmount(const char *path, int lazy)
-{
-	char *argv[] = { "fusermount3", "-u", lazy ? "-z" : "-q", (char *)path, NULL };
-	int status;
-
-	if (geteuid() == 0)
-		return umount2(path, lazy ? MNT_DETACH : 0);
-	/* An ordinary user unmounts a FUSE file system through the setuid helper. */
-	if (!lazy) {
-		argv[2] = (char *)path;
-		argv[3] = NULL;
-	}
-	status = run_wait(argv, UNMOUNT_MS);
-	if (status < 0)
-		return -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	errno = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ENOENT : EBUSY;
-	return -1;
-}
 
 /* Wait for an event for at most timeout_ms (-1: until one comes): a stop
  * signal is counted, a SIGCHLD reaps whichever daemon ended. */
@@ -115,14 +82,29 @@ static void save_run(struct supervisor *s)
 	free(err);
 }
 
+/* The last lines daemon i logged in this run, without a final newline. */
+static char *tail_of(const struct daemon_proc *d)
+{
+	char *tail = log_tail(d->log, d->log_start, LOG_LINES);
+	size_t n = strlen(tail);
+
+	if (n == 0) {
+		free(tail);
+		return xstrdup("  | (nothing)");
+	}
+	if (tail[n - 1] == '\n')
+		tail[n - 1] = '\0';
+	return tail;
+}
+
 /* The error for daemon i having ended while we waited on it or a later one. */
 static int died(struct supervisor *s, int i, const char *while_doing, char **err)
 {
-	char how[128], *tail = log_tail(s->d[i].log, s->d[i].log_start, LOG_LINES);
+	char how[128], *tail = tail_of(&s->d[i]);
 
 	describe_status(s->d[i].status, how, sizeof how);
 	errprintf(err, "%s %s %s; last lines of %s:\n%s", s->d[i].name, how, while_doing,
-		  s->d[i].log, *tail ? tail : "  | (nothing)\n");
+		  s->d[i].log, tail);
 	free(tail);
 	return -1;
 }
@@ -145,6 +127,7 @@ static int sched_ready(struct supervisor *s)
  * answers would otherwise hang us past any deadline. */
 static int fs_ready(struct supervisor *s)
 {
+	char *status_path;
 	int64_t deadline;
 	int status, mounted;
 	pid_t pid;
@@ -152,17 +135,21 @@ static int fs_ready(struct supervisor *s)
 	mounted = is_mounted(s->paths->mount, NULL, 0);
 	if (mounted <= 0)
 		return 0;
+	/* Allocate before the fork: the child only makes system calls. */
+	status_path = xasprintf("%s/status", s->paths->mount);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(status_path);
 		return 0;
+	}
 	if (pid == 0) {
-		char *status_path = xasprintf("%s/status", s->paths->mount);
 		struct stat st;
 		int ok = stat(s->paths->mount, &st) == 0 && st.st_dev != s->mount_dev &&
 			 stat(status_path, &st) == 0;
 
 		_exit(ok ? 0 : 1);
 	}
+	free(status_path);
 	deadline = time_mono_ms() + PROBE_MS;
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
@@ -219,7 +206,7 @@ static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(stru
 	for (;;) {
 		for (int j = 0; j <= i; j++)
 			if (s->d[j].pid <= 0 && s->d[j].exited) {
-				died(s, j, what, err);
+				died(s, j, j == i ? "during its start" : what, err);
 				goto out;
 			}
 		if (s->stopping) {
@@ -229,10 +216,10 @@ static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(stru
 		if (ready(s))
 			break;
 		if (time_mono_ms() >= deadline) {
-			char *tail = log_tail(s->d[i].log, s->d[i].log_start, LOG_LINES);
+			char *tail = tail_of(&s->d[i]);
 
 			errprintf(err, "%s was not ready within %d s; last lines of %s:\n%s", s->d[i].name,
-				  READY_MS / 1000, s->d[i].log, *tail ? tail : "  | (nothing)\n");
+				  READY_MS / 1000, s->d[i].log, tail);
 			free(tail);
 			goto out;
 		}
@@ -320,27 +307,52 @@ static int sup_start(struct supervisor *s, char **err)
 		argv[n++] = "--cpu-limit";
 		argv[n++] = (char *)o->cpu_limit;
 	}
+	if (o->mem_limit) {
+		argv[n++] = "--mem-limit";
+		argv[n++] = (char *)o->mem_limit;
+	}
+	if (o->host_name) {
+		argv[n++] = "--name";
+		argv[n++] = (char *)o->host_name;
+	}
 	argv[n] = NULL;
 	s->runner_started_ms = time_now_ms();
 	return start_one(s, RUNNER, argv, runner_ready, err);
 }
 
-/* Send sig to daemon i (unless 0) and wait up to ms for it to end; then SIGKILL. */
-static void stop_one(struct supervisor *s, int i, int sig, int ms)
+/* Wait up to ms for daemon i to end, or until a second stop signal when
+ * heed_hurry. 1 if it ended. */
+static int wait_gone(struct supervisor *s, int i, int ms, int heed_hurry)
 {
-	struct daemon *d = &s->d[i];
 	int64_t deadline = time_mono_ms() + ms;
+
+	while (s->d[i].pid > 0 && !(heed_hurry && s->hurry) && time_mono_ms() < deadline)
+		sup_poll(s, 50);
+	return s->d[i].pid <= 0;
+}
+
+/* Send SIGTERM to daemon i and wait up to ms for it to end; then SIGKILL.
+ * After a second stop signal it gets a second SIGTERM (the runner then kills
+ * its instances at once instead of leaving them orphaned) and HURRY_MS. */
+static void stop_one(struct supervisor *s, int i, int ms)
+{
+	struct daemon_proc *d = &s->d[i];
+	int64_t deadline;
 	char how[128];
 
 	if (d->pid <= 0)
 		return;
-	if (sig)
-		kill(d->pid, sig);
-	while (d->pid > 0 && !s->hurry && time_mono_ms() < deadline)
-		sup_poll(s, 50);
+	kill(d->pid, SIGTERM);
+	if (!wait_gone(s, i, ms, 1) && s->hurry) {
+		kill(d->pid, SIGTERM);
+		wait_gone(s, i, HURRY_MS, 0);
+	}
 	if (d->pid > 0) {
-		log_warnx("%s (pid %d) did not stop within %d s: killing it", d->name, (int)d->pid,
-			  (int)((ms + 999) / 1000));
+		if (s->hurry)
+			log_warnx("killing %s (pid %d)", d->name, (int)d->pid);
+		else
+			log_warnx("%s (pid %d) did not stop within %d s: killing it", d->name,
+				  (int)d->pid, (ms + 999) / 1000);
 		kill(d->pid, SIGKILL);
 		deadline = time_mono_ms() + KILL_WAIT_MS;
 		while (d->pid > 0 && time_mono_ms() < deadline)
@@ -360,22 +372,22 @@ static void sup_teardown(struct supervisor *s)
 	const char *mnt = s->paths->mount;
 
 	s->tearing_down = 1;
-	stop_one(s, RUNNER, SIGTERM, STOP_RUNNER_MS);
+	stop_one(s, RUNNER, STOP_RUNNER_MS);
 	if (is_mounted(mnt, NULL, 0) > 0) {
 		/* A clean unmount first: parsafs then ends on its own. */
 		if (unmount(mnt, 0) < 0)
 			log_warnx("cannot unmount %s cleanly (%s): a process may be using it; detaching it instead",
 				  mnt, strerror(errno));
 		else
-			stop_one(s, FS, 0, STOP_FS_MS);
+			wait_gone(s, FS, STOP_FS_MS, 1);
 	}
-	stop_one(s, FS, SIGTERM, STOP_FS_MS);
+	stop_one(s, FS, STOP_FS_MS);
 	if (is_mounted(mnt, NULL, 0) > 0 && unmount(mnt, 1) < 0)
 		log_warn("cannot detach %s", mnt);
-	stop_one(s, SCHED, SIGTERM, STOP_SCHED_MS);
+	stop_one(s, SCHED, STOP_SCHED_MS);
 }
 
-/* After the start: wait for a stop signal or a daemon's death. 0 or -1/*err. */
+/* After the start: wait for a stop signal or a daemon's death. 0, or -1 with *err. */
 static int sup_watch(struct supervisor *s, char **err)
 {
 	for (;;) {
@@ -390,19 +402,17 @@ static int sup_watch(struct supervisor *s, char **err)
 
 void up_announce(const struct up_paths *p, int detached, const char *default_endpoint)
 {
-	int other = strcmp(p->endpoint, default_endpoint) != 0;
-
 	printf("parsa is up.\n"
 	       "  mount:     %s\n"
 	       "  state:     %s (logs in %s)\n"
 	       "  storage:   %s\n"
 	       "  scheduler: %s\n"
-	       "Submit a job:  cp job.conf %s/queue/   or   %sparsa submit job.conf\n"
-	       "Follow it:     cat %s/jobs/last/status   or   %sparsa status last\n",
-	       p->mount, p->state, p->logs, p->storage, p->endpoint, p->mount,
-	       other ? "PARSA_SCHED=... " : "", p->mount, other ? "PARSA_SCHED=... " : "");
-	if (other)
-		printf("  (this is not the default state: export PARSA_SCHED=%s)\n", p->endpoint);
+	       "Submit a job:  cp job.conf %s/queue/    or: parsa submit job.conf\n"
+	       "Follow it:     cat %s/jobs/last/status  or: parsa status last\n",
+	       p->mount, p->state, p->logs, p->storage, p->endpoint, p->mount, p->mount);
+	/* The parsa command finds only the default state's socket by itself. */
+	if (strcmp(p->endpoint, default_endpoint) != 0)
+		printf("For the parsa command: export PARSA_SCHED=%s\n", p->endpoint);
 	if (detached)
 		printf("Stop it:       parsa down --mount %s\n", p->mount);
 	else

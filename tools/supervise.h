@@ -14,6 +14,8 @@ struct up_opts {
 	const char *mem;
 	const char *scratch_size;
 	const char *cpu_limit;
+	const char *mem_limit;
+	const char *host_name;
 	int detach;
 };
 
@@ -35,12 +37,5 @@ int supervise(const struct up_paths *paths, const struct up_opts *opts,
 
 /* What `parsa up` prints once everything is ready. */
 void up_announce(const struct up_paths *paths, int detached, const char *default_endpoint);
-
-/* 1 if path is a mount point now (per /proc/self/mountinfo), 0 if not, -1/errno. */
-int is_mounted(const char *path, char *fstype, size_t len);
-
-/* Unmount path: lazily when lazy, as root with umount2(2), else through
- * fusermount3 -u. 0 or -1 with errno (EBUSY while files are open in it). */
-int unmount(const char *path, int lazy);
 
 #endif

@@ -1,2 +1,0 @@
-/* placeholder until the module lands */
-typedef int parsa_placeholder;

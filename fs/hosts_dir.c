@@ -1,0 +1,227 @@
+/* hosts/ and the cluster status (see hosts_dir.h). */
+#include "hosts_dir.h"
+#include "sched_link.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hosts_dir {
+	struct fs_ctx *fs;
+	int64_t ttl_ms;
+	pthread_mutex_t lock;
+	char **names;              /* protected by lock */
+	size_t n;                  /* protected by lock */
+	int64_t fetched_ms;        /* monotonic; protected by lock */
+};
+
+struct hosts_dir *hosts_dir_create(struct fs_ctx *fs, int64_t ttl_ms)
+{
+	struct hosts_dir *h = xcalloc(1, sizeof *h);
+
+	h->fs = fs;
+	h->ttl_ms = ttl_ms;
+	pthread_mutex_init(&h->lock, NULL);
+	return h;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+void hosts_dir_destroy(struct hosts_dir *h)
+{
+	if (!h)
+		return;
+	free_names(h->names, h->n);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+/* A copy of the host names, refreshed when older than the lifetime or when
+ * fresh is set. -1 with errno when the scheduler cannot be asked. */
+static int host_names(struct hosts_dir *h, bool fresh, char ***out, size_t *nout)
+{
+	struct fs_identity who;
+	json_t *root, *hosts, *host;
+	char **names;
+	size_t i, n;
+	int64_t now = time_mono_ms();
+
+	pthread_mutex_lock(&h->lock);
+	if (!fresh && h->fetched_ms && now - h->fetched_ms < h->ttl_ms)
+		goto copy;
+	pthread_mutex_unlock(&h->lock);
+
+	fs_identity_basic(h->fs, &who);
+	root = sched_link_get_json(h->fs->link, &who, "/v1/hosts");
+	fs_identity_clear(&who);
+	if (!root)
+		return -1;
+	hosts = json_object_get(root, "hosts");
+	n = json_is_array(hosts) ? json_array_size(hosts) : 0;
+	names = xcalloc(n ? n : 1, sizeof *names);
+	json_array_foreach(hosts, i, host) {
+		const char *name = json_string_value(json_object_get(host, "name"));
+
+		names[i] = xstrdup(name ? name : "");
+	}
+	json_decref(root);
+	pthread_mutex_lock(&h->lock);
+	free_names(h->names, h->n);
+	h->names = names;
+	h->n = n;
+	h->fetched_ms = now;
+copy:
+	*out = xcalloc(h->n ? h->n : 1, sizeof **out);
+	for (i = 0; i < h->n; i++)
+		(*out)[i] = xstrdup(h->names[i]);
+	*nout = h->n;
+	pthread_mutex_unlock(&h->lock);
+	return 0;
+}
+
+/* 0 when host name is registered. A name not in the cached list is asked for
+ * again: a runner polls for its own host right after registering. */
+static int host_exists(struct hosts_dir *h, const char *name)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		char **names;
+		size_t n;
+		bool found = false;
+
+		if (host_names(h, attempt > 0, &names, &n) < 0)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			found = found || strcmp(names[i], name) == 0;
+		free_names(names, n);
+		if (found)
+			return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	(void)p;
+	fs_stat_dir(fs, st, 0555, fs->uid, fs->gid);
+	return 0;
+}
+
+static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	char **names;
+	size_t n;
+
+	(void)p;
+	if (host_names(fs->hosts, false, &names, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (fill(arg, names[i], NULL))
+			break;
+	free_names(names, n);
+	return 0;
+}
+
+const struct node_ops hosts_root_ops = {
+	.getattr = root_getattr,
+	.readdir = root_readdir,
+};
+
+static int host_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	if (host_exists(fs->hosts, p->arg[0]) < 0)
+		return -1;
+	fs_stat_dir(fs, st, 0555, fs->uid, fs->gid);
+	return 0;
+}
+
+static int host_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	if (host_exists(fs->hosts, p->arg[0]) < 0)
+		return -1;
+	fill(arg, "status", NULL);
+	return 0;
+}
+
+const struct node_ops host_dir_ops = {
+	.getattr = host_getattr,
+	.readdir = host_readdir,
+};
+
+static int open_text(struct fs_ctx *fs, const char *url, int flags, struct fs_file **file)
+{
+	struct fs_identity who;
+	size_t len = 0;
+	char *text;
+
+	if (fs_check_read_only(flags) < 0)
+		return -1;
+	fs_identity_basic(fs, &who);
+	text = sched_link_get_text(fs->link, &who, url, true, &len);
+	fs_identity_clear(&who);
+	if (!text)
+		return -1;
+	*file = text_file_create(text, len);
+	return 0;
+}
+
+static int host_status_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	if (host_exists(fs->hosts, p->arg[0]) < 0)
+		return -1;
+	fs_stat_file(fs, st, 0444, fs->uid, fs->gid, 0);
+	return 0;
+}
+
+static int host_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	char *name = fs_url_escape(p->arg[0]), *url = xasprintf("/v1/hosts/%s/status", name);
+	int ret = open_text(fs, url, flags, file);
+
+	free(url);
+	free(name);
+	return ret;
+}
+
+static int refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
+{
+	(void)fs;
+	(void)p;
+	(void)size;
+	errno = EACCES;
+	return -1;
+}
+
+const struct node_ops host_status_ops = {
+	.getattr = host_status_getattr,
+	.open = host_status_open,
+	.truncate = refuse_truncate,
+};
+
+/* Always there, so `test -e MOUNT/status` tells that the mount answers. */
+static int cluster_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	(void)p;
+	fs_stat_file(fs, st, 0444, fs->uid, fs->gid, 0);
+	return 0;
+}
+
+static int cluster_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	(void)p;
+	return open_text(fs, "/v1/status", flags, file);
+}
+
+const struct node_ops cluster_status_ops = {
+	.getattr = cluster_getattr,
+	.open = cluster_open,
+	.truncate = refuse_truncate,
+};

@@ -1,0 +1,258 @@
+/* parsafs: the /parsa mount. Parses its flags, opens the storage and the line
+ * to the scheduler, mounts, and runs FUSE's multi-threaded loop until it is
+ * unmounted or signalled (SIGINT, SIGTERM, SIGHUP unmount cleanly). */
+#include "backend.h"
+#include "hosts_dir.h"
+#include "job_cache.h"
+#include "log.h"
+#include "ops.h"
+#include "queue_dir.h"
+#include "sched_link.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Job and host metadata live this long in the mount's caches. */
+#define CACHE_TTL_MS 1000
+/* Each blocked `cat wait` holds a worker thread: allow many. */
+#define DEFAULT_MAX_THREADS 256
+
+struct options {
+	char *sched;
+	char *storage;
+	int ready_fd;
+	int show_help;
+};
+
+#define OPT(t, p) { t, offsetof(struct options, p), 1 }
+static const struct fuse_opt option_spec[] = {
+	OPT("--sched %s", sched),
+	OPT("--sched=%s", sched),
+	OPT("--storage %s", storage),
+	OPT("--storage=%s", storage),
+	OPT("--ready-fd %d", ready_fd),
+	OPT("--ready-fd=%d", ready_fd),
+	OPT("-h", show_help),
+	OPT("--help", show_help),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [-f] [-d] [-o OPTIONS]\n"
+	       "\n"
+	       "  --sched ENDPOINT   the scheduler: unix:/path/sched.sock or http://host:port\n"
+	       "                     (default: $PARSA_SCHED, else the standard socket)\n"
+	       "  --storage URL      the job volume: /path or file:///path (nfs:// later)\n"
+	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
+	       "  -f                 stay in the foreground (log to stderr)\n"
+	       "  -d                 debug output (implies -f)\n"
+	       "  -o OPTIONS         FUSE mount options; default_permissions is always on,\n"
+	       "                     allow_other when run as root\n\n", prog);
+	fuse_lib_help(NULL);
+}
+
+static char *default_sched(void)
+{
+	const char *env = getenv("PARSA_SCHED"), *run = getenv("XDG_RUNTIME_DIR");
+
+	if (env && *env)
+		return xstrdup(env);
+	if (geteuid() == 0 || !run)
+		return xstrdup("unix:/run/parsa/sched.sock");
+	return xasprintf("unix:%s/parsa/sched.sock", run);
+}
+
+/* a is b or lies below it (both absolute, resolved). */
+static int path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (n == 1)
+		return 1;
+	return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+/* The daemon must never touch its own mount: it would wait for itself. Refuse
+ * a storage folder or a scheduler socket inside the mount point, or a mount
+ * point inside the storage. */
+static int check_no_self_reference(const char *mountpoint, const char *storage, const char *sched)
+{
+	char mnt[PATH_MAX], real[PATH_MAX], sock[PATH_MAX];
+	const char *local = NULL;
+	char *dir, *slash;
+
+	if (!realpath(mountpoint, mnt)) {
+		log_warn("mount point %s", mountpoint);
+		return -1;
+	}
+	if (strncmp(storage, "file://", 7) == 0)
+		local = storage + 7;
+	else if (storage[0] == '/')
+		local = storage;
+	if (local && realpath(local, real) &&
+	    (path_within(real, mnt) || path_within(mnt, real))) {
+		log_warnx("storage %s and mount point %s overlap: the mount would wait on itself; "
+			  "keep the storage outside the mount", storage, mountpoint);
+		errno = EINVAL;
+		return -1;
+	}
+	if (strncmp(sched, "unix:", 5) == 0) {
+		dir = xstrdup(sched + 5);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = '\0';
+		if (realpath(dir, sock) && path_within(sock, mnt)) {
+			log_warnx("the scheduler's socket %s is inside the mount point %s", sched + 5, mountpoint);
+			free(dir);
+			errno = EINVAL;
+			return -1;
+		}
+		free(dir);
+	}
+	return 0;
+}
+
+static int has_option(const struct fuse_args *args, const char *name)
+{
+	for (int i = 0; i < args->argc; i++)
+		if (strstr(args->argv[i], name))
+			return 1;
+	return 0;
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write_all(fd, "ready\n", 6) < 0)
+		log_warn("--ready-fd %d", fd);
+	close(fd);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options opt = { .ready_fd = -1 };
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct fuse_loop_config *loop = NULL;
+	struct fs_ctx fs = { 0 };
+	struct fuse *fuse = NULL;
+	int mounted = 0, handlers = 0, ret = 1;
+	char *err = NULL;
+
+	if (fuse_opt_parse(&args, &opt, option_spec, NULL) < 0)
+		goto out;
+	if (opt.show_help) {
+		usage(argv[0]);
+		ret = 0;
+		goto out;
+	}
+	if (fuse_parse_cmdline(&args, &cmd) < 0)
+		goto out;
+	if (cmd.show_version) {
+		printf("parsafs %s, libfuse %s\n", PARSA_VERSION, fuse_pkgversion());
+		ret = 0;
+		goto out;
+	}
+	log_init("parsafs", cmd.foreground || cmd.debug, cmd.debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (!cmd.mountpoint) {
+		fprintf(stderr, "parsafs: no mount point (see parsafs --help)\n");
+		goto out;
+	}
+	if (!opt.storage) {
+		fprintf(stderr, "parsafs: no storage: give --storage /path\n");
+		goto out;
+	}
+	if (!opt.sched)
+		opt.sched = default_sched();
+	if (check_no_self_reference(cmd.mountpoint, opt.storage, opt.sched) < 0)
+		goto out;
+
+	/* Modes come from the kernel with the caller's umask applied; ours must
+	 * not take bits away a second time. */
+	umask(0);
+	fs.uid = geteuid();
+	fs.gid = getegid();
+	clock_gettime(CLOCK_REALTIME, &fs.started);
+	fs.backend = backend_create(opt.storage, &err);
+	if (!fs.backend) {
+		fprintf(stderr, "parsafs: %s\n", err);
+		goto out;
+	}
+	fs.link = sched_link_create(opt.sched, &err);
+	if (!fs.link) {
+		fprintf(stderr, "parsafs: %s\n", err);
+		goto out;
+	}
+	fs.jobs = job_cache_create(fs.link, fs.backend, CACHE_TTL_MS);
+	fs.queue = queue_dir_create(&fs);
+	fs.hosts = hosts_dir_create(&fs, CACHE_TTL_MS);
+
+	/* The kernel checks modes for us; root's mount is everyone's. */
+	fuse_opt_add_arg(&args, "-odefault_permissions");
+	if (geteuid() == 0 && !has_option(&args, "allow_other"))
+		fuse_opt_add_arg(&args, "-oallow_other");
+	if (!has_option(&args, "fsname="))
+		fuse_opt_add_arg(&args, "-ofsname=parsa");
+	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations), &fs);
+	if (!fuse)
+		goto out;
+	fs.fuse = fuse;
+	if (fuse_mount(fuse, cmd.mountpoint) != 0)
+		goto out;
+	mounted = 1;
+	if (fuse_daemonize(cmd.foreground) != 0)
+		goto out;
+	if (chdir("/") < 0)
+		log_warn("chdir /");
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out;
+	handlers = 1;
+	log_info("mounted %s (storage %s, scheduler %s)", cmd.mountpoint, opt.storage, opt.sched);
+	signal_ready(opt.ready_fd);
+	opt.ready_fd = -1;
+
+	if (cmd.singlethread) {
+		ret = fuse_loop(fuse) == 0 ? 0 : 1;
+	} else {
+		loop = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(loop, (unsigned int)cmd.clone_fd);
+		if (cmd.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(loop, cmd.max_idle_threads);
+		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads > 10 ? cmd.max_threads : DEFAULT_MAX_THREADS);
+		ret = fuse_loop_mt(fuse, loop) == 0 ? 0 : 1;
+	}
+	log_info("unmounting %s", cmd.mountpoint);
+out:
+	if (opt.ready_fd >= 0)
+		close(opt.ready_fd);
+	if (loop)
+		fuse_loop_cfg_destroy(loop);
+	if (handlers)
+		fuse_remove_signal_handlers(fuse_get_session(fuse));
+	if (mounted)
+		fuse_unmount(fuse);
+	if (fuse)
+		fuse_destroy(fuse);
+	hosts_dir_destroy(fs.hosts);
+	queue_dir_destroy(fs.queue);
+	job_cache_destroy(fs.jobs);
+	sched_link_destroy(fs.link);
+	backend_destroy(fs.backend);
+	free(cmd.mountpoint);
+	free(opt.sched);
+	free(opt.storage);
+	free(err);
+	fuse_opt_free_args(&args);
+	return ret;
+}

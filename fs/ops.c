@@ -1,0 +1,480 @@
+/* The fuse_operations of parsafs (see ops.h): every callback matches its path
+ * to a node kind, calls the handler, and converts -1/errno to -errno. */
+#include "ops.h"
+#include "backend.h"
+#include "hosts_dir.h"
+#include "jobs_dir.h"
+#include "out_dir.h"
+#include "queue_dir.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fuse.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the root folder ---- */
+
+static const char *const root_entries[] = { "status", "queue", "jobs", "hosts" };
+
+static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	(void)p;
+	fs_stat_dir(fs, st, 0555, fs->uid, fs->gid);
+	return 0;
+}
+
+static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	(void)fs;
+	(void)p;
+	for (size_t i = 0; i < ARRAY_LEN(root_entries); i++)
+		if (fill(arg, root_entries[i], NULL))
+			break;
+	return 0;
+}
+
+static const struct node_ops root_ops = {
+	.getattr = root_getattr,
+	.readdir = root_readdir,
+};
+
+/* The tree. '*' is one component, '**' (last) any number; first match wins,
+ * so fixed names come before the '*' beside them. */
+static const struct route {
+	const char *pattern;
+	const struct node_ops *ops;
+} routes[] = {
+	{ "/", &root_ops },
+	{ "/status", &cluster_status_ops },
+	{ "/queue", &queue_root_ops },
+	{ "/queue/.clone", &queue_clone_ops },
+	{ "/queue/*", &queue_entry_ops },
+	{ "/jobs", &jobs_root_ops },
+	{ "/jobs/last", &jobs_last_ops },
+	{ "/jobs/*", &job_dir_ops },
+	{ "/jobs/*/spec", &job_spec_ops },
+	{ "/jobs/*/status", &job_view_ops },
+	{ "/jobs/*/status.json", &job_view_ops },
+	{ "/jobs/*/why", &job_view_ops },
+	{ "/jobs/*/events", &job_view_ops },
+	{ "/jobs/*/wait", &job_wait_ops },
+	{ "/jobs/*/ctl", &job_ctl_ops },
+	{ "/jobs/*/stages", &stages_dir_ops },
+	{ "/jobs/*/stages/*", &stage_dir_ops },
+	{ "/jobs/*/stages/*/status", &stage_status_ops },
+	{ "/jobs/*/stages/*/wait", &stage_wait_ops },
+	{ "/jobs/*/stages/*/log", &stage_log_ops },
+	{ "/jobs/*/stages/*/instances", &instances_dir_ops },
+	{ "/jobs/*/stages/*/instances/*", &instance_dir_ops },
+	{ "/jobs/*/stages/*/instances/*/status", &instance_status_ops },
+	{ "/jobs/*/stages/*/instances/*/log", &instance_log_ops },
+	{ "/jobs/*/out/**", &out_ops },
+	{ "/hosts", &hosts_root_ops },
+	{ "/hosts/*", &host_dir_ops },
+	{ "/hosts/*/status", &host_status_ops },
+};
+
+static bool match_one(const char *pat, const char *path, struct fs_path *p)
+{
+	size_t nargs = 0;
+
+	for (;;) {
+		const char *pe, *se;
+		size_t pl, sl;
+
+		if (*pat == '/')
+			pat++;
+		if (*path == '/')
+			path++;
+		if (strcmp(pat, "**") == 0) {
+			p->rest = path;
+			return true;
+		}
+		if (!*pat || !*path)
+			return !*pat && !*path;
+		pe = strchrnul(pat, '/');
+		se = strchrnul(path, '/');
+		pl = (size_t)(pe - pat);
+		sl = (size_t)(se - path);
+		if (pl == 1 && *pat == '*') {
+			if (nargs == FS_PATH_ARGS || sl > NAME_MAX)
+				return false;
+			memcpy(p->arg[nargs], path, sl);
+			p->arg[nargs++][sl] = '\0';
+		} else if (pl != sl || memcmp(pat, path, sl) != 0) {
+			return false;
+		}
+		pat = pe;
+		path = se;
+	}
+}
+
+int fs_match(const char *path, struct fs_path *p)
+{
+	const char *slash;
+
+	memset(p, 0, sizeof *p);
+	if (!path || path[0] != '/') {
+		errno = ENOENT;
+		return -1;
+	}
+	p->path = path;
+	slash = strrchr(path, '/');
+	p->name = slash + 1;
+	p->rest = "";
+	for (size_t i = 0; i < ARRAY_LEN(routes); i++) {
+		if (match_one(routes[i].pattern, path, p)) {
+			p->ops = routes[i].ops;
+			return 0;
+		}
+		memset(p->arg, 0, sizeof p->arg);
+		p->rest = "";
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* ---- the FUSE edge ---- */
+
+static struct fs_ctx *ctx(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* -1/errno -> -errno; a handler that forgot errno still fails. */
+static int edge(int rc)
+{
+	if (rc >= 0)
+		return rc;
+	return errno > 0 ? -errno : -EIO;
+}
+
+static struct fs_file *file_of(const struct fuse_file_info *fi)
+{
+	return fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+}
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	struct fs_path p;
+
+	if (f && f->ops->getattr)
+		return edge(f->ops->getattr(f, st));
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return edge(p.ops->getattr(ctx(), &p, st));
+}
+
+struct dir_fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+};
+
+static int dir_fill(void *arg, const char *name, const struct stat *st)
+{
+	struct dir_fill *df = arg;
+
+	return df->filler(df->buf, name, st, 0, 0);
+}
+
+/* With nullpath_ok, readdir gets no path: opendir keeps it in fh. */
+static int op_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	if (!p.ops->readdir)
+		return -ENOTDIR;
+	fi->fh = (uintptr_t)xstrdup(path);
+	return 0;
+}
+
+static int op_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	free((char *)(uintptr_t)fi->fh);
+	return 0;
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct dir_fill df = { buf, filler };
+	struct fs_path p;
+
+	(void)off;
+	(void)flags;
+	if (fi && fi->fh)
+		path = (const char *)(uintptr_t)fi->fh;
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	if (!p.ops->readdir)
+		return -ENOTDIR;
+	filler(buf, ".", NULL, 0, 0);
+	filler(buf, "..", NULL, 0, 0);
+	return edge(p.ops->readdir(ctx(), &p, dir_fill, &df));
+}
+
+static void attach(struct fuse_file_info *fi, struct fs_file *f)
+{
+	fi->fh = (uintptr_t)f;
+	fi->direct_io = f->direct_io;
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+	struct fs_file *f = NULL;
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	if (!p.ops->open)
+		return -EACCES;
+	if (p.ops->open(ctx(), &p, fi->flags, &f) < 0)
+		return edge(-1);
+	attach(fi, f);
+	return 0;
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct fs_file *f = NULL;
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0 || !p.ops->create)
+		return -EACCES;
+	if (p.ops->create(ctx(), &p, fi->flags, mode, &f) < 0)
+		return edge(-1);
+	attach(fi, f);
+	return 0;
+}
+
+static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	ssize_t n;
+
+	(void)path;
+	if (!f->ops->read)
+		return -EACCES;
+	n = f->ops->read(f, buf, size, off);
+	return n < 0 ? edge(-1) : (int)n;
+}
+
+static int op_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	ssize_t n;
+
+	(void)path;
+	if (!f->ops->write)
+		return -EACCES;
+	n = f->ops->write(f, buf, size, off);
+	return n < 0 ? edge(-1) : (int)n;
+}
+
+static int op_flush(const char *path, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+
+	(void)path;
+	return f->ops->flush ? edge(f->ops->flush(f)) : 0;
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+
+	(void)path;
+	return f->ops->fsync ? edge(f->ops->fsync(f, datasync)) : 0;
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+
+	(void)path;
+	f->ops->release(f);
+	return 0;
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	struct fs_path p;
+
+	if (f)
+		return f->ops->truncate ? edge(f->ops->truncate(f, size)) : -EACCES;
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->truncate ? edge(p.ops->truncate(ctx(), &p, size)) : -EACCES;
+}
+
+static int op_readlink(const char *path, char *buf, size_t size)
+{
+	struct fs_path p;
+	ssize_t n;
+
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	if (!p.ops->readlink)
+		return -EINVAL;
+	if (size == 0)
+		return -EINVAL;
+	n = p.ops->readlink(ctx(), &p, buf, size - 1);
+	if (n < 0)
+		return edge(-1);
+	buf[n] = '\0';
+	return 0;
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0 || !p.ops->mkdir)
+		return -EPERM;
+	return edge(p.ops->mkdir(ctx(), &p, mode));
+}
+
+static int op_unlink(const char *path)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->unlink ? edge(p.ops->unlink(ctx(), &p)) : -EPERM;
+}
+
+static int op_rmdir(const char *path)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->rmdir ? edge(p.ops->rmdir(ctx(), &p)) : -EPERM;
+}
+
+static int op_symlink(const char *target, const char *path)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0 || !p.ops->symlink)
+		return -EPERM;
+	return edge(p.ops->symlink(ctx(), target, &p));
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct fs_path a, z;
+
+	if (fs_match(from, &a) < 0)
+		return -ENOENT;
+	if (!a.ops->rename || fs_match(to, &z) < 0)
+		return -EPERM;
+	return edge(a.ops->rename(ctx(), &a, &z, flags));
+}
+
+static int op_link(const char *from, const char *to)
+{
+	struct fs_path a, z;
+
+	if (fs_match(from, &a) < 0)
+		return -ENOENT;
+	if (!a.ops->link || fs_match(to, &z) < 0)
+		return -EPERM;
+	return edge(a.ops->link(ctx(), &a, &z));
+}
+
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct fs_path p;
+
+	(void)fi;
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->chmod ? edge(p.ops->chmod(ctx(), &p, mode)) : -EPERM;
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	struct fs_path p;
+
+	(void)fi;
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->chown ? edge(p.ops->chown(ctx(), &p, uid, gid)) : -EPERM;
+}
+
+static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	struct fs_path p;
+
+	(void)fi;
+	if (fs_match(path, &p) < 0)
+		return -ENOENT;
+	return p.ops->utimens ? edge(p.ops->utimens(ctx(), &p, tv)) : -EPERM;
+}
+
+static int op_statfs(const char *path, struct statvfs *st)
+{
+	struct backend *b = ctx()->backend;
+
+	(void)path;
+	return edge(b->ops->statfs(b, "", st));
+}
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	/* Large requests for the data path; the kernel lowers them if it must. */
+	conn->max_write = 1u << 20;
+	conn->max_readahead = 1u << 20;
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* Open files carry their own state (fh); an unlinked open file keeps
+	 * working through it, without the high-level library's .fuse_hidden renames. */
+	cfg->hard_remove = 1;
+	cfg->nullpath_ok = 1;
+	cfg->use_ino = 0;
+	/* Names come and go (queue/, new jobs): never cache a miss. */
+	cfg->negative_timeout = 0;
+	cfg->entry_timeout = 1.0;
+	cfg->attr_timeout = 1.0;
+	return fuse_get_context()->private_data;
+}
+
+static const struct fuse_operations operations = {
+	.init = op_init,
+	.getattr = op_getattr,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.truncate = op_truncate,
+	.readlink = op_readlink,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.chmod = op_chmod,
+	.chown = op_chown,
+	.utimens = op_utimens,
+	.statfs = op_statfs,
+};
+
+const struct fuse_operations *fs_operations(void)
+{
+	return &operations;
+}

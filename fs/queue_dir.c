@@ -1,0 +1,742 @@
+/* queue/ (see queue_dir.h). Every open file of queue/ is a struct spec_file
+ * holding the text in memory; the named ones are listed in the folder until
+ * they are submitted. The .rejected files live only in memory too. */
+#include "queue_dir.h"
+#include "log.h"
+#include "sched_link.h"
+#include "spec.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REJECTED_SUFFIX ".rejected"
+#define CLONE_JOB_NAME "clone"
+
+struct spec_file {
+	struct fs_file base;
+	struct queue_dir *q;
+	char *name;                /* file name sent with the spec */
+	bool clone;                /* opened as queue/.clone */
+	struct fs_identity who;    /* the creator: the spec is submitted as them */
+	pid_t opener;              /* only its close submits (see spec_flush) */
+	struct timespec created;
+	atomic_size_t size;        /* len, for getattr without the lock */
+	pthread_mutex_t lock;      /* guards the members below */
+	char *text;
+	size_t len, cap;
+	bool too_big;              /* a write went past SPEC_MAX_BYTES */
+	bool submitted;
+	int result;                /* errno of the submission, 0 once accepted */
+	char *answer;              /* clone: "42\n", or the errors */
+	size_t answer_len;
+	bool read_started;         /* clone: answer_base is set */
+	off_t answer_base;         /* clone: offset of the first read */
+	bool error_told;           /* clone: one read failed with result */
+	/* protected by q->lock */
+	bool listed;
+	struct spec_file *next;
+};
+
+struct rejected {
+	char *name;                /* "lab.conf.rejected" */
+	uid_t uid;
+	gid_t gid;
+	char *text;
+	size_t len;
+	struct timespec when;
+	struct rejected *next;
+};
+
+struct queue_dir {
+	struct fs_ctx *fs;
+	pthread_mutex_t lock;
+	struct spec_file *open;    /* named files being written; protected by lock */
+	struct rejected *rejected; /* newest first; protected by lock */
+	size_t nrejected;          /* protected by lock */
+};
+
+struct queue_dir *queue_dir_create(struct fs_ctx *fs)
+{
+	struct queue_dir *q = xcalloc(1, sizeof *q);
+
+	q->fs = fs;
+	pthread_mutex_init(&q->lock, NULL);
+	return q;
+}
+
+static void rejected_free(struct rejected *r)
+{
+	free(r->name);
+	free(r->text);
+	free(r);
+}
+
+void queue_dir_destroy(struct queue_dir *q)
+{
+	struct rejected *r, *next;
+
+	if (!q)
+		return;
+	/* Open files are released by FUSE before this runs. */
+	for (r = q->rejected; r; r = next) {
+		next = r->next;
+		rejected_free(r);
+	}
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+static struct queue_dir *queue_of(struct fs_ctx *fs)
+{
+	return fs->queue;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The kernel may keep a name in its cache for a moment after it left the folder. */
+static void invalidate(struct queue_dir *q, const char *name)
+{
+	char *path;
+
+	if (!q->fs->fuse)
+		return;
+	path = xasprintf("/queue/%s", name);
+	fuse_invalidate_path(q->fs->fuse, path);
+	free(path);
+}
+
+/* Caller holds q->lock. */
+static struct rejected *find_rejected_locked(struct queue_dir *q, const char *name)
+{
+	for (struct rejected *r = q->rejected; r; r = r->next)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+static void remove_rejected(struct queue_dir *q, const char *name)
+{
+	struct rejected **pp, *gone = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	for (pp = &q->rejected; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			gone = *pp;
+			*pp = gone->next;
+			q->nrejected--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (gone) {
+		rejected_free(gone);
+		invalidate(q, name);
+	}
+}
+
+static void add_rejected(struct queue_dir *q, const char *file, const struct fs_identity *who,
+			 const char *text)
+{
+	struct rejected *r = xcalloc(1, sizeof *r), **pp, *old = NULL;
+	size_t n = strlen(text);
+
+	r->name = xasprintf("%s%s", file, REJECTED_SUFFIX);
+	r->uid = who->uid;
+	r->gid = who->gid;
+	r->text = n && text[n - 1] == '\n' ? xstrdup(text) : xasprintf("%s\n", text);
+	r->len = strlen(r->text);
+	clock_gettime(CLOCK_REALTIME, &r->when);
+	remove_rejected(q, r->name);
+	pthread_mutex_lock(&q->lock);
+	r->next = q->rejected;
+	q->rejected = r;
+	q->nrejected++;
+	/* Bounded memory: the oldest error reports go first. */
+	if (q->nrejected > QUEUE_MAX_REJECTED) {
+		for (pp = &q->rejected; (*pp)->next; pp = &(*pp)->next)
+			;
+		old = *pp;
+		*pp = NULL;
+		q->nrejected--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (old)
+		rejected_free(old);
+	invalidate(q, r->name);
+}
+
+static void unlist(struct spec_file *f)
+{
+	struct queue_dir *q = f->q;
+	struct spec_file **pp;
+	bool was = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (f->listed) {
+		for (pp = &q->open; *pp; pp = &(*pp)->next) {
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+		}
+		f->listed = false;
+		was = true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (was)
+		invalidate(q, f->name);
+}
+
+/* POST one spec as who. 0 with *id, or -1 with errno and *err: the
+ * scheduler's "file:line: message" lines, or why it could not be asked. */
+static int post_spec(struct queue_dir *q, const struct fs_identity *who, const char *name,
+		     const char *text, size_t len, bool too_big, int64_t *id, char **err)
+{
+	struct api_reply reply = { 0 };
+	json_t *body = NULL, *spec, *answer = NULL;
+	char *dump = NULL;
+	int ret = -1, saved = 0;
+
+	if (too_big) {
+		saved = EFBIG;
+		errprintf(err, "%s: larger than the limit of %d bytes (a spec is text a person writes; "
+			  "put data in files the stages read): nothing was submitted", name, SPEC_MAX_BYTES);
+		goto out;
+	}
+	spec = json_stringn(text ? text : "", len);
+	if (!spec) {
+		/* Not UTF-8, so JSON cannot carry it: the same parser says where. */
+		struct spec *parsed = spec_parse(text, len, name, err);
+
+		spec_destroy(parsed);
+		saved = EINVAL;
+		if (!err || !*err)
+			errprintf(err, "%s: is not a text file", name);
+		goto out;
+	}
+	body = json_pack("{s:o}", "spec", spec);
+	if (!body || json_object_set_new(body, "name", json_string(name)) < 0) {
+		saved = EINVAL;
+		errprintf(err, "%s: the file name is not UTF-8 text: rename it", name);
+		goto out;
+	}
+	dump = json_dumps(body, JSON_COMPACT);
+	if (sched_link_call(q->fs->link, who, "POST", "/v1/jobs", dump, strlen(dump),
+			    SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
+		saved = errno;
+		if (reply.status) {
+			char *text_err = api_reply_error(&reply);
+
+			errprintf(err, "%s", text_err);
+			free(text_err);
+		} else if (saved == ENOTCONN) {
+			errprintf(err, "%s: the scheduler at %s is not running: nothing was submitted",
+				  name, sched_link_endpoint(q->fs->link));
+		} else {
+			errprintf(err, "%s: the scheduler at %s did not answer in time: the job may or "
+				  "may not have been submitted (see jobs/last)", name,
+				  sched_link_endpoint(q->fs->link));
+		}
+		goto out;
+	}
+	answer = json_loadb(reply.body, reply.len, 0, NULL);
+	if (!json_is_integer(json_object_get(answer, "id"))) {
+		saved = EIO;
+		errprintf(err, "%s: the scheduler accepted the spec but its answer has no job id", name);
+		goto out;
+	}
+	*id = json_integer_value(json_object_get(answer, "id"));
+	ret = 0;
+out:
+	json_decref(answer);
+	json_decref(body);
+	free(dump);
+	api_reply_clear(&reply);
+	errno = saved;
+	return ret;
+}
+
+/* Submit f's text once. Caller holds f->lock. 0 or -1 with errno. */
+static int submit_locked(struct spec_file *f)
+{
+	char *err = NULL;
+	int64_t id = 0;
+	int rc;
+
+	rc = post_spec(f->q, &f->who, f->name, f->text, f->len, f->too_big, &id, &err);
+	f->submitted = true;
+	f->result = rc < 0 ? errno : 0;
+	if (rc == 0) {
+		f->answer = xasprintf("%lld\n", (long long)id);
+		log_debug("queue/%s: job %lld for uid %u", f->clone ? ".clone" : f->name,
+			  (long long)id, (unsigned)f->who.uid);
+	} else {
+		size_t n = err ? strlen(err) : 0;
+
+		f->answer = n && err[n - 1] == '\n' ? xstrdup(err) : xasprintf("%s\n", err ? err : "");
+		log_debug("queue/%s: refused: %s", f->clone ? ".clone" : f->name, err ? err : "");
+	}
+	f->answer_len = strlen(f->answer);
+	unlist(f);
+	if (!f->clone) {
+		char *rejected = xasprintf("%s%s", f->name, REJECTED_SUFFIX);
+
+		if (rc == 0)
+			remove_rejected(f->q, rejected);
+		else
+			add_rejected(f->q, f->name, &f->who, f->answer);
+		free(rejected);
+	}
+	free(err);
+	errno = f->result;
+	return rc;
+}
+
+static ssize_t spec_write(struct fs_file *file, const char *buf, size_t size, off_t off)
+{
+	struct spec_file *f = (struct spec_file *)file;
+	ssize_t ret = -1;
+	int saved = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->submitted) {
+		saved = EBUSY;
+		goto out;
+	}
+	if (off < 0 || (size_t)off > SPEC_MAX_BYTES || size > SPEC_MAX_BYTES - (size_t)off) {
+		f->too_big = true;
+		saved = EFBIG;
+		goto out;
+	}
+	if ((size_t)off + size > f->cap) {
+		size_t cap = f->cap ? f->cap : 4096;
+
+		while (cap < (size_t)off + size)
+			cap *= 2;
+		f->text = xrealloc(f->text, cap);
+		f->cap = cap;
+	}
+	if ((size_t)off > f->len)
+		memset(f->text + f->len, 0, (size_t)off - f->len);
+	if (size)
+		memcpy(f->text + off, buf, size);
+	if ((size_t)off + size > f->len)
+		f->len = (size_t)off + size;
+	atomic_store(&f->size, f->len);
+	ret = (ssize_t)size;
+out:
+	pthread_mutex_unlock(&f->lock);
+	errno = saved;
+	return ret;
+}
+
+/* A named file read back gives its text; the clone's first read submits and
+ * its answer is served from the offset of that read on (see queue_dir.h). */
+static ssize_t spec_read(struct fs_file *file, char *buf, size_t size, off_t off)
+{
+	struct spec_file *f = (struct spec_file *)file;
+	const char *data;
+	size_t len;
+	ssize_t ret = -1;
+	int saved = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (!f->clone) {
+		data = f->text;
+		len = f->len;
+	} else {
+		if (!f->submitted)
+			submit_locked(f);
+		if (!f->read_started) {
+			f->read_started = true;
+			f->answer_base = off;
+		}
+		if (f->result && !f->error_told) {
+			f->error_told = true;
+			saved = f->result;
+			goto out;
+		}
+		data = f->answer;
+		len = f->answer_len;
+		off -= f->answer_base;
+	}
+	if (off < 0 || (size_t)off >= len) {
+		ret = 0;
+		goto out;
+	}
+	if (size > len - (size_t)off)
+		size = len - (size_t)off;
+	memcpy(buf, data + off, size);
+	ret = (ssize_t)size;
+out:
+	pthread_mutex_unlock(&f->lock);
+	errno = saved;
+	return ret;
+}
+
+/* close(2) of the creating process submits, so that `cp`, `cat >`, and a
+ * shell's `exec 3>f; cmd >&3; exec 3>&-` all submit the whole text once, while
+ * the closes of children that inherited the descriptor do not. */
+static int spec_flush(struct fs_file *file)
+{
+	struct spec_file *f = (struct spec_file *)file;
+	int ret = 0;
+
+	if (fs_caller_pid(f->q->fs) != f->opener)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	/* An unused clone descriptor submits nothing. */
+	if (!f->submitted && (!f->clone || f->len > 0 || f->too_big))
+		ret = submit_locked(f);
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+static int spec_truncate(struct fs_file *file, off_t size)
+{
+	struct spec_file *f = (struct spec_file *)file;
+	int ret = -1, saved = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->submitted) {
+		saved = EBUSY;
+		goto out;
+	}
+	if (size < 0 || (size_t)size > SPEC_MAX_BYTES) {
+		saved = EFBIG;
+		goto out;
+	}
+	if ((size_t)size > f->len) {
+		pthread_mutex_unlock(&f->lock);
+		/* Growing is writing zeros: one path for the limit and the buffer. */
+		return spec_write(file, "", 0, size) < 0 ? -1 : 0;
+	}
+	f->len = (size_t)size;
+	atomic_store(&f->size, f->len);
+	ret = 0;
+out:
+	pthread_mutex_unlock(&f->lock);
+	errno = saved;
+	return ret;
+}
+
+static int spec_getattr(struct fs_file *file, struct stat *st)
+{
+	struct spec_file *f = (struct spec_file *)file;
+
+	fs_stat_file(f->q->fs, st, f->clone ? 0666 : 0644, f->clone ? f->q->fs->uid : f->who.uid,
+		     f->clone ? f->q->fs->gid : f->who.gid, f->clone ? 0 : (off_t)atomic_load(&f->size));
+	if (!f->clone)
+		st->st_mtim = st->st_ctim = f->created;
+	return 0;
+}
+
+static void spec_release(struct fs_file *file)
+{
+	struct spec_file *f = (struct spec_file *)file;
+
+	/* The creator's close never came through (it was another thread, or the
+	 * descriptor went away with a process we did not see): submit now. */
+	pthread_mutex_lock(&f->lock);
+	if (!f->submitted && (!f->clone || f->len > 0 || f->too_big))
+		submit_locked(f);
+	pthread_mutex_unlock(&f->lock);
+	unlist(f);
+	pthread_mutex_destroy(&f->lock);
+	fs_identity_clear(&f->who);
+	free(f->name);
+	free(f->text);
+	free(f->answer);
+	free(f);
+}
+
+static const struct fs_file_ops spec_file_ops = {
+	.read = spec_read,
+	.write = spec_write,
+	.flush = spec_flush,
+	.truncate = spec_truncate,
+	.getattr = spec_getattr,
+	.release = spec_release,
+};
+
+static struct spec_file *spec_file_new(struct queue_dir *q, const char *name, bool clone)
+{
+	struct spec_file *f = xcalloc(1, sizeof *f);
+
+	f->base.ops = &spec_file_ops;
+	f->base.direct_io = true;
+	f->q = q;
+	f->name = xstrdup(name);
+	f->clone = clone;
+	fs_identity_current(q->fs, &f->who);
+	f->opener = fs_caller_pid(q->fs);
+	clock_gettime(CLOCK_REALTIME, &f->created);
+	pthread_mutex_init(&f->lock, NULL);
+	atomic_init(&f->size, 0);
+	return f;
+}
+
+/* ---- queue/ itself ---- */
+
+static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	(void)p;
+	/* Everyone may create here; the sticky bit keeps each .rejected its owner's. */
+	fs_stat_dir(fs, st, 01777, fs->uid, fs->gid);
+	return 0;
+}
+
+static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	struct queue_dir *q = queue_of(fs);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	(void)p;
+	/* Copy the names under the lock; the filler may be slow. */
+	pthread_mutex_lock(&q->lock);
+	for (struct spec_file *f = q->open; f; f = f->next) {
+		bool dup = false;
+
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = strcmp(names[i], f->name) == 0;
+		if (dup)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[n++] = xstrdup(f->name);
+	}
+	for (struct rejected *r = q->rejected; r; r = r->next) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[n++] = xstrdup(r->name);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ret = fill(arg, ".clone", NULL) ? 1 : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ret == 0 && fill(arg, names[i], NULL))
+			ret = 1;
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}
+
+const struct node_ops queue_root_ops = {
+	.getattr = root_getattr,
+	.readdir = root_readdir,
+};
+
+/* ---- queue/.clone ---- */
+
+static int clone_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	(void)p;
+	fs_stat_file(fs, st, 0666, fs->uid, fs->gid, 0);
+	return 0;
+}
+
+static int clone_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	(void)p;
+	(void)flags;
+	*file = &spec_file_new(queue_of(fs), CLONE_JOB_NAME, true)->base;
+	return 0;
+}
+
+static int clone_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
+			struct fs_file **file)
+{
+	(void)mode;
+	return clone_open(fs, p, flags, file);
+}
+
+static int accept_quietly(struct fs_ctx *fs, const struct fs_path *p, off_t size)
+{
+	(void)fs;
+	(void)p;
+	(void)size;
+	return 0;
+}
+
+static int utimens_quietly(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
+{
+	(void)fs;
+	(void)p;
+	(void)tv;
+	return 0;
+}
+
+const struct node_ops queue_clone_ops = {
+	.getattr = clone_getattr,
+	.open = clone_open,
+	.create = clone_create,
+	/* `> queue/.clone` truncates an empty, per-descriptor file: nothing to do. */
+	.truncate = accept_quietly,
+	.utimens = utimens_quietly,
+};
+
+/* ---- queue/<name> and queue/<name>.rejected ---- */
+
+static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	struct queue_dir *q = queue_of(fs);
+	struct rejected *r;
+	int ret = -1;
+
+	pthread_mutex_lock(&q->lock);
+	r = find_rejected_locked(q, p->name);
+	if (r) {
+		fs_stat_file(fs, st, 0444, r->uid, r->gid, (off_t)r->len);
+		st->st_atim = st->st_mtim = st->st_ctim = r->when;
+		ret = 0;
+		goto out;
+	}
+	for (struct spec_file *f = q->open; f; f = f->next) {
+		if (strcmp(f->name, p->name) == 0) {
+			spec_getattr(&f->base, st);
+			ret = 0;
+			goto out;
+		}
+	}
+	errno = ENOENT;
+out:
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
+			struct fs_file **file)
+{
+	struct queue_dir *q = queue_of(fs);
+	struct spec_file *f;
+
+	(void)flags;
+	(void)mode;
+	if (has_suffix(p->name, REJECTED_SUFFIX)) {
+		errno = EACCES;
+		return -1;
+	}
+	/* Its errors must be able to land in <name>.rejected. */
+	if (strlen(p->name) + strlen(REJECTED_SUFFIX) > NAME_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	f = spec_file_new(q, p->name, false);
+	pthread_mutex_lock(&q->lock);
+	f->listed = true;
+	f->next = q->open;
+	q->open = f;
+	pthread_mutex_unlock(&q->lock);
+	*file = &f->base;
+	return 0;
+}
+
+static int entry_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	struct queue_dir *q = queue_of(fs);
+	struct rejected *r;
+	char *copy = NULL;
+	size_t len = 0;
+	bool pending = false;
+
+	pthread_mutex_lock(&q->lock);
+	r = find_rejected_locked(q, p->name);
+	if (r) {
+		copy = xstrdup(r->text);
+		len = r->len;
+	}
+	for (struct spec_file *f = q->open; f && !r; f = f->next)
+		pending = pending || strcmp(f->name, p->name) == 0;
+	pthread_mutex_unlock(&q->lock);
+	if (copy) {
+		if (fs_check_read_only(flags) < 0) {
+			free(copy);
+			return -1;
+		}
+		*file = text_file_create(copy, len);
+		return 0;
+	}
+	/* The kernel may still believe in a name that was just submitted and open
+	 * it instead of creating it: writing any name here starts a new spec. */
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return entry_create(fs, p, flags, 0644, file);
+	errno = pending ? EACCES : ENOENT;
+	return -1;
+}
+
+static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
+{
+	struct queue_dir *q = queue_of(fs);
+	struct fs_identity who;
+	struct rejected *r;
+	bool pending = false;
+	int err = 0;
+
+	fs_identity_current(fs, &who);
+	pthread_mutex_lock(&q->lock);
+	r = find_rejected_locked(q, p->name);
+	if (r && who.uid != 0 && who.uid != r->uid)
+		err = EACCES;
+	for (struct spec_file *f = q->open; f && !r; f = f->next)
+		pending = pending || strcmp(f->name, p->name) == 0;
+	pthread_mutex_unlock(&q->lock);
+	fs_identity_clear(&who);
+	if (!err && !r)
+		err = pending ? EPERM : ENOENT;
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	remove_rejected(q, p->name);
+	return 0;
+}
+
+/* Path-based truncate (O_TRUNC without atomic_o_trunc) of a spec being
+ * written: the descriptor starts empty anyway. */
+static int entry_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
+{
+	struct stat st;
+
+	(void)size;
+	if (entry_getattr(fs, p, &st) < 0)
+		return -1;
+	if (has_suffix(p->name, REJECTED_SUFFIX)) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
+static int entry_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
+{
+	(void)tv;
+	return entry_truncate(fs, p, 0);
+}
+
+const struct node_ops queue_entry_ops = {
+	.getattr = entry_getattr,
+	.open = entry_open,
+	.create = entry_create,
+	.unlink = entry_unlink,
+	.truncate = entry_truncate,
+	.utimens = entry_utimens,
+};

@@ -1,0 +1,24 @@
+/* queue/: where specs are submitted by writing a file. Each open file keeps
+ * its text in memory and shows in `ls queue/` while open; the close by the
+ * process that created it POSTs the text to the scheduler as that person. A
+ * refusal leaves queue/<name>.rejected (the errors, owned by the submitter,
+ * removable). queue/.clone gives concurrent scripts their job id through the
+ * same descriptor: write the spec, then read "42\n". */
+#ifndef PARSA_QUEUE_DIR_H
+#define PARSA_QUEUE_DIR_H
+
+#include "fs_node.h"
+
+struct queue_dir;
+
+/* How many .rejected files are kept at most; the oldest go first. */
+#define QUEUE_MAX_REJECTED 1024
+
+struct queue_dir *queue_dir_create(struct fs_ctx *fs);
+void queue_dir_destroy(struct queue_dir *q);
+
+extern const struct node_ops queue_root_ops;   /* queue/ */
+extern const struct node_ops queue_clone_ops;  /* queue/.clone */
+extern const struct node_ops queue_entry_ops;  /* queue/<name>, queue/<name>.rejected */
+
+#endif

@@ -1,0 +1,625 @@
+/* parsa-runner: one per host. It registers the host with the scheduler, sends a
+ * heartbeat with live usage every second, takes assignments from the work
+ * long-poll, runs each stage instance as its submitter and reports its start and
+ * end. main owns the one context; the event loop waits on a signalfd, the work
+ * poll's pipe and the set-up pipes of starting instances. */
+#include "assign.h"
+#include "instances.h"
+#include "log.h"
+#include "probe.h"
+#include "report.h"
+#include "session.h"
+#include "units.h"
+#include "util.h"
+#include "work.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WORK_POLL_MS 25000
+
+struct config {
+	char *sched;
+	char *name;
+	char *mount;
+	char *scratch;
+	char *state;
+	int cpus;               /* 0: detect */
+	uint64_t mem;           /* 0: detect */
+	uint64_t scratch_size;  /* 0: detect */
+	double cpu_limit;
+	double mem_limit;
+	char **features;
+	size_t nfeatures;
+	int64_t grace_ms;
+	int verbose;
+};
+
+struct runner {
+	struct config cfg;
+	int sigfd;
+	struct probe *probe;
+	struct report_queue *reports;
+	struct instances *inst;
+	struct session *session;
+	struct work_poll *work;
+	int stopping;           /* 1 after the first SIGTERM/SIGINT, 2 after the second */
+	int probe_failing;      /* to log a failing live sample once */
+	int64_t registered_at;  /* the registration the work poll was last kicked for */
+};
+
+static const char usage_text[] =
+	"usage: parsa-runner [options]\n"
+	"Run the stage instances the scheduler assigns to this host.\n"
+	"  --sched ENDPOINT    scheduler: unix:/path or http://host:port (default: $PARSA_SCHED,\n"
+	"                      else unix:/var/lib/parsa/sched.sock as root,\n"
+	"                      unix:$XDG_STATE_HOME/parsa/sched.sock otherwise)\n"
+	"  --name NAME         this host's name (default: the host name)\n"
+	"  --mount DIR         where parsafs is mounted on this host (default /parsa; ~/parsa for a user)\n"
+	"  --scratch DIR       local scratch folder (default /var/tmp/parsa-scratch[-UID])\n"
+	"  --state DIR         the runner's own state (default /var/lib/parsa/runner;\n"
+	"                      $XDG_STATE_HOME/parsa/runner for a user)\n"
+	"  --cpus N            cores to offer (default: detected)\n"
+	"  --mem SIZE          memory to offer, e.g. 64G (default: detected)\n"
+	"  --scratch-size SIZE scratch space to offer (default: the folder's filesystem)\n"
+	"  --cpu-limit PCT     no new instances while CPU use is at or above PCT (default 90)\n"
+	"  --mem-limit PCT     the same for memory use (default 90); 100 or more disables\n"
+	"  --features A,B      features stages can ask for (hosts = feature:A)\n"
+	"  --grace SECONDS     between SIGTERM and SIGKILL when stopping an instance (default 10)\n"
+	"  -v, --verbose       log debug messages\n"
+	"  -h, --help          this text\n";
+
+static void config_free(struct config *cfg)
+{
+	free(cfg->sched);
+	free(cfg->name);
+	free(cfg->mount);
+	free(cfg->scratch);
+	free(cfg->state);
+	for (size_t i = 0; i < cfg->nfeatures; i++)
+		free(cfg->features[i]);
+	free(cfg->features);
+}
+
+/* $XDG_STATE_HOME/parsa, else ~/.local/state/parsa: where `parsa up` keeps a
+ * user's state, and so its scheduler's socket. */
+static char *user_state_dir(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		return xasprintf("%s/parsa", xdg);
+	return xasprintf("%s/.local/state/parsa", home && home[0] ? home : "/tmp");
+}
+
+static void config_defaults(struct config *cfg)
+{
+	int root = geteuid() == 0;
+	const char *env = getenv("PARSA_SCHED"), *home = getenv("HOME");
+	char host[HOST_NAME_MAX + 1] = "";
+	char *state = root ? xstrdup("/var/lib/parsa") : user_state_dir();
+
+	if (!cfg->sched)
+		cfg->sched = env && env[0] ? xstrdup(env) : xasprintf("unix:%s/sched.sock", state);
+	if (!cfg->name) {
+		gethostname(host, sizeof host - 1);
+		cfg->name = xstrdup(host[0] ? host : "localhost");
+	}
+	if (!cfg->mount)
+		cfg->mount = root || !home || !home[0] ? xstrdup("/parsa") : xasprintf("%s/parsa", home);
+	if (!cfg->scratch)
+		cfg->scratch = root ? xstrdup("/var/tmp/parsa-scratch")
+				    : xasprintf("/var/tmp/parsa-scratch-%u", (unsigned)geteuid());
+	if (!cfg->state)
+		cfg->state = xasprintf("%s/runner", state);
+	free(state);
+}
+
+static int parse_pct(const char *flag, const char *text, double *out, char **err)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end != '\0' || !(v > 0) || v > 1000)
+		return errprintf(err, "%s '%s': expected a percentage such as 90", flag, text);
+	*out = v;
+	return 0;
+}
+
+static int parse_features(struct config *cfg, const char *text, char **err)
+{
+	char *copy = xstrdup(text), *save = NULL, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (!assignment_safe_name(tok)) {
+			rc = errprintf(err, "--features: '%s' is not a feature name (letters, digits, '.', '_', '-')", tok);
+			break;
+		}
+		cfg->features = xrealloc(cfg->features, (cfg->nfeatures + 1) * sizeof *cfg->features);
+		cfg->features[cfg->nfeatures++] = xstrdup(tok);
+	}
+	free(copy);
+	return rc;
+}
+
+/* Fill cfg from argv. 0; 1 when --help was printed; -1 with *err. */
+static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
+{
+	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
+	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE };
+	static const struct option opts[] = {
+		{ "sched", required_argument, NULL, O_SCHED },
+		{ "name", required_argument, NULL, O_NAME },
+		{ "mount", required_argument, NULL, O_MOUNT },
+		{ "scratch", required_argument, NULL, O_SCRATCH },
+		{ "state", required_argument, NULL, O_STATE },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "mem", required_argument, NULL, O_MEM },
+		{ "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
+		{ "cpu-limit", required_argument, NULL, O_CPU_LIMIT },
+		{ "mem-limit", required_argument, NULL, O_MEM_LIMIT },
+		{ "features", required_argument, NULL, O_FEATURES },
+		{ "grace", required_argument, NULL, O_GRACE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t u;
+	char *end;
+	long n;
+	int c;
+
+	cfg->cpu_limit = 90;
+	cfg->mem_limit = 90;
+	cfg->grace_ms = 10000;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SCHED:
+			free(cfg->sched);
+			cfg->sched = xstrdup(optarg);
+			break;
+		case O_NAME:
+			if (!assignment_safe_name(optarg))
+				return errprintf(err, "--name '%s': use letters, digits, '.', '_' and '-'", optarg);
+			free(cfg->name);
+			cfg->name = xstrdup(optarg);
+			break;
+		case O_MOUNT:
+		case O_SCRATCH:
+		case O_STATE: {
+			char **dst = c == O_MOUNT ? &cfg->mount : c == O_SCRATCH ? &cfg->scratch : &cfg->state;
+
+			if (optarg[0] != '/')
+				return errprintf(err, "--%s '%s': give an absolute path",
+						 c == O_MOUNT ? "mount" : c == O_SCRATCH ? "scratch" : "state", optarg);
+			free(*dst);
+			*dst = xstrdup(optarg);
+			break;
+		}
+		case O_CPUS:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 1 << 20)
+				return errprintf(err, "--cpus '%s': expected a number of cores such as 8", optarg);
+			cfg->cpus = (int)n;
+			break;
+		case O_MEM:
+		case O_SCRATCH_SIZE:
+			if (parse_size(optarg, &u) < 0 || u == 0)
+				return errprintf(err, "--%s '%s': expected a size such as 64G",
+						 c == O_MEM ? "mem" : "scratch-size", optarg);
+			if (c == O_MEM)
+				cfg->mem = u;
+			else
+				cfg->scratch_size = u;
+			break;
+		case O_CPU_LIMIT:
+			if (parse_pct("--cpu-limit", optarg, &cfg->cpu_limit, err) < 0)
+				return -1;
+			break;
+		case O_MEM_LIMIT:
+			if (parse_pct("--mem-limit", optarg, &cfg->mem_limit, err) < 0)
+				return -1;
+			break;
+		case O_FEATURES:
+			if (parse_features(cfg, optarg, err) < 0)
+				return -1;
+			break;
+		case O_GRACE:
+			if (parse_duration(optarg, &u) < 0 || u > 24 * 3600)
+				return errprintf(err, "--grace '%s': expected seconds such as 10 (or 30s, 2m)", optarg);
+			cfg->grace_ms = (int64_t)u * 1000;
+			break;
+		case 'v':
+			cfg->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			return errprintf(err, "unknown or incomplete option '%s' (see parsa-runner --help)",
+					 argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return errprintf(err, "unexpected argument '%s' (see parsa-runner --help)", argv[optind]);
+	config_defaults(cfg);
+	return 0;
+}
+
+static json_t *registration_body(void *arg)
+{
+	struct runner *r = arg;
+	struct probe_capacity cap = { 0 };
+	json_t *features = json_array();
+	char *err = NULL;
+
+	if (probe_capacity(r->probe, &cap, &err) < 0) {
+		log_warnx("cannot measure this host: %s", err);
+		free(err);
+	}
+	if (r->cfg.cpus)
+		cap.cpus = r->cfg.cpus;
+	if (r->cfg.mem)
+		cap.mem = r->cfg.mem;
+	if (r->cfg.scratch_size) {
+		cap.scratch_total = r->cfg.scratch_size;
+		if (cap.scratch_free > cap.scratch_total)
+			cap.scratch_free = cap.scratch_total;
+	}
+	for (size_t i = 0; i < r->cfg.nfeatures; i++)
+		json_array_append_new(features, json_string(r->cfg.features[i]));
+	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:o, s:s}",
+			 "name", r->cfg.name, "cpus", cap.cpus, "mem", (json_int_t)cap.mem,
+			 "scratch_total", (json_int_t)cap.scratch_total,
+			 "scratch_free", (json_int_t)cap.scratch_free,
+			 "cpu_limit", r->cfg.cpu_limit, "mem_limit", r->cfg.mem_limit,
+			 "features", features, "mount", r->cfg.mount);
+}
+
+static json_t *heartbeat_body(void *arg)
+{
+	struct runner *r = arg;
+	struct probe_live live = { 0 };
+	char *err = NULL;
+
+	if (probe_sample(r->probe, &live, &err) < 0) {
+		if (!r->probe_failing)
+			log_warnx("cannot measure live usage: %s", err);
+		r->probe_failing = 1;
+	} else {
+		r->probe_failing = 0;
+	}
+	free(err);
+	if (r->cfg.scratch_size && live.scratch_free > r->cfg.scratch_size)
+		live.scratch_free = r->cfg.scratch_size;
+	return json_pack("{s:f, s:f, s:f, s:I, s:o}", "cpu_pct", live.cpu_pct,
+			 "mem_pct", live.mem_pct, "load1", live.load1,
+			 "scratch_free", (json_int_t)live.scratch_free,
+			 "instances", instances_list_json(r->inst));
+}
+
+/* An instance event becomes a state report (docs/api.md). */
+static void on_event(void *arg, const struct instance_event *ev)
+{
+	struct runner *r = arg;
+	json_t *body = json_pack("{s:I}", "attempt", (json_int_t)ev->attempt);
+
+	switch (ev->kind) {
+	case INSTANCE_RUNNING:
+		json_object_set_new(body, "state", json_string("running"));
+		json_object_set_new(body, "pid", json_integer(ev->pid));
+		break;
+	case INSTANCE_EXITED:
+		json_object_set_new(body, "state", json_string("exited"));
+		if (ev->signal)
+			json_object_set_new(body, "signal", json_integer(ev->signal));
+		else
+			json_object_set_new(body, "exit_code", json_integer(ev->exit_code));
+		break;
+	case INSTANCE_FAILED:
+		json_object_set_new(body, "state", json_string("failed"));
+		break;
+	}
+	if (ev->reason)
+		json_object_set_new(body, "reason", json_string(ev->reason));
+	report_queue_push(r->reports, ev->id, body);
+}
+
+static void on_cancel(struct runner *r, const json_t *v, int64_t now)
+{
+	const json_t *id = json_object_get(v, "id"), *attempt = json_object_get(v, "attempt");
+
+	if (!json_is_integer(id) || !json_is_integer(attempt)) {
+		log_warnx("ignoring a cancel without id and attempt");
+		return;
+	}
+	instances_cancel(r->inst, json_integer_value(id), json_integer_value(attempt), "cancelled", now);
+}
+
+static void on_start(struct runner *r, const json_t *v, int64_t now)
+{
+	const json_t *id = json_object_get(v, "id"), *attempt = json_object_get(v, "attempt");
+	struct assignment *a;
+	char *err = NULL;
+
+	if (r->stopping) {
+		log_info("not starting new work: the runner is stopping");
+		return;
+	}
+	a = assignment_from_json(v, &err);
+	if (a) {
+		instances_start(r->inst, a, now);
+		return;
+	}
+	log_warnx("%s", err);
+	/* Say so once, or the scheduler sends it again forever. */
+	if (json_is_integer(id) && json_is_integer(attempt)) {
+		char *reason = xasprintf("cannot start: %s", err);
+
+		instances_refuse(r->inst, json_integer_value(id), json_integer_value(attempt), reason, now);
+		free(reason);
+	}
+	free(err);
+}
+
+/* The lists of a work answer, in the order they are handled: cancels first,
+ * so that resources they free are free before new work starts. */
+static const struct work_list {
+	const char *name;
+	void (*handle)(struct runner *r, const json_t *item, int64_t now);
+} work_lists[] = {
+	{ "cancel", on_cancel },
+	{ "start", on_start },
+};
+
+static void handle_answer(struct runner *r, const json_t *answer, int64_t now)
+{
+	for (size_t l = 0; l < ARRAY_LEN(work_lists); l++) {
+		const json_t *item;
+		size_t i;
+
+		json_array_foreach(json_object_get(answer, work_lists[l].name), i, item)
+			work_lists[l].handle(r, item, now);
+	}
+}
+
+static void drain_work(struct runner *r, int64_t now)
+{
+	struct work_msg *msg;
+
+	while (r->work && (msg = work_poll_next(r->work)) != NULL) {
+		if (msg->kind == WORK_HOST_UNKNOWN) {
+			/* A poll sent before we registered says nothing new. */
+			if (!session_registered(r->session) || msg->sent_ms >= session_registered_at(r->session))
+				session_reregister(r->session);
+		} else {
+			handle_answer(r, msg->json, now);
+		}
+		work_msg_destroy(msg);
+	}
+}
+
+static void begin_stop(struct runner *r, int sig, int64_t now)
+{
+	if (r->stopping) {
+		log_info("signal %d again: killing every instance now", sig);
+		r->stopping = 2;
+		instances_stop_all(r->inst, "runner stopped", 1, now);
+		return;
+	}
+	r->stopping = 1;
+	log_info("signal %d: stopping %zu instance(s) and exiting", sig, instances_active(r->inst));
+	instances_stop_all(r->inst, "runner stopped", 0, now);
+	/* No new work from here on; the thread is joined at the end. */
+	work_poll_stop(r->work);
+}
+
+static void handle_signals(struct runner *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		int64_t now = time_mono_ms();
+
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			instances_reap(r->inst, now);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			begin_stop(r, (int)si.ssi_signo, now);
+			break;
+		case SIGHUP:
+			log_info("SIGHUP: measuring the host again and re-registering");
+			session_reregister(r->session);
+			break;
+		}
+	}
+}
+
+static int run_loop(struct runner *r)
+{
+	struct pollfd *pfds = NULL;
+	int *fds = NULL;
+	size_t cap = 0;
+
+	for (;;) {
+		int64_t now = time_mono_ms(), next, t;
+		size_t n, nstatus, active = instances_active(r->inst);
+		int timeout;
+
+		if (r->stopping && active == 0)
+			break;
+		next = session_tick(r->session, r->reports, now);
+		if (session_registered_at(r->session) != r->registered_at) {
+			/* (Re-)registered: the work poll may be waiting out a backoff
+			 * from when the scheduler was away. */
+			r->registered_at = session_registered_at(r->session);
+			if (r->registered_at && r->work)
+				work_poll_kick(r->work);
+		}
+		t = instances_tick(r->inst, now);
+		if (t >= 0 && t < next)
+			next = t;
+		timeout = next <= now ? 0 : next - now > 1000 ? 1000 : (int)(next - now);
+		if (active + 2 > cap) {
+			cap = active + 16;
+			pfds = xrealloc(pfds, cap * sizeof *pfds);
+			fds = xrealloc(fds, cap * sizeof *fds);
+		}
+		n = 0;
+		pfds[n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
+		pfds[n++] = (struct pollfd){ .fd = r->work ? work_poll_fd(r->work) : -1, .events = POLLIN };
+		nstatus = instances_status_fds(r->inst, fds, cap - n);
+		for (size_t i = 0; i < nstatus; i++)
+			pfds[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		if (poll(pfds, n, timeout) < 0 && errno != EINTR) {
+			log_warn("poll");
+			break;
+		}
+		now = time_mono_ms();
+		if (pfds[0].revents)
+			handle_signals(r);
+		if (pfds[1].revents)
+			drain_work(r, now);
+		for (size_t i = 2; i < n; i++)
+			if (pfds[i].revents)
+				instances_status_ready(r->inst, pfds[i].fd);
+		/* Starts and ends reach the scheduler now, not at the next heartbeat. */
+		session_flush(r->session, r->reports, now);
+	}
+	free(pfds);
+	free(fds);
+	return 0;
+}
+
+/* The event loop writes to sockets and pipes whose other end may go away;
+ * stdio must be open so that nothing we open lands on 0, 1 or 2. */
+static int setup_process(sigset_t *mask, char **err)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			if (null < 0)
+				return errprintf(err, "cannot open /dev/null: %s", strerror(errno));
+			if (null != fd) {
+				dup2(null, fd);
+				close(null);
+			}
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(mask);
+	sigaddset(mask, SIGCHLD);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+	/* Blocked before any thread exists, so every thread inherits the mask
+	 * and the signals are only ever read from the signalfd. */
+	if (sigprocmask(SIG_BLOCK, mask, NULL) < 0)
+		return errprintf(err, "cannot block signals: %s", strerror(errno));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct runner r = { .sigfd = -1 };
+	struct instances_config icfg;
+	struct session_hooks hooks;
+	sigset_t mask;
+	struct stat st;
+	char *err = NULL;
+	int rc = 1, flags;
+
+	flags = parse_flags(argc, argv, &r.cfg, &err);
+	if (flags != 0) {
+		if (flags < 0)
+			fprintf(stderr, "parsa-runner: %s\n", err);
+		rc = flags < 0 ? 2 : 0;
+		goto out;
+	}
+	log_init("parsa-runner", 1, r.cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (setup_process(&mask, &err) < 0)
+		goto fail;
+	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (r.sigfd < 0) {
+		errprintf(&err, "signalfd: %s", strerror(errno));
+		goto fail;
+	}
+	/* Folders the runner makes for users (the scratch root) must be
+	 * searchable by them whatever umask we were started with. */
+	umask(022);
+	if (mkdir_p(r.cfg.scratch, 0755) < 0) {
+		errprintf(&err, "cannot create the scratch folder %s: %s", r.cfg.scratch, strerror(errno));
+		goto fail;
+	}
+	if (geteuid() == 0 && stat(r.cfg.scratch, &st) == 0 && !(st.st_mode & S_IXOTH))
+		log_warnx("scratch folder %s is mode %03o: other users' instances cannot reach their "
+			  "scratch folders in it (chmod 755 it)", r.cfg.scratch, (unsigned)(st.st_mode & 0777));
+	if (mkdir_p(r.cfg.state, 0700) < 0) {
+		errprintf(&err, "cannot create the state folder %s: %s", r.cfg.state, strerror(errno));
+		goto fail;
+	}
+	r.probe = probe_create("/proc", r.cfg.scratch, &err);
+	if (!r.probe)
+		goto fail;
+	r.reports = report_queue_create(r.cfg.state, &err);
+	if (!r.reports)
+		goto fail;
+	icfg = (struct instances_config){
+		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .grace_ms = r.cfg.grace_ms,
+		.on_event = on_event, .arg = &r,
+	};
+	r.inst = instances_create(&icfg);
+	hooks = (struct session_hooks){ .registration = registration_body, .heartbeat = heartbeat_body, .arg = &r };
+	r.session = session_create(r.cfg.sched, r.cfg.name, &hooks, &err);
+	if (!r.session)
+		goto fail;
+	r.work = work_poll_create(r.cfg.sched, r.cfg.name, WORK_POLL_MS, &err);
+	if (!r.work)
+		goto fail;
+	log_info("host %s: scheduler %s, mount %s, scratch %s%s", r.cfg.name, r.cfg.sched,
+		 r.cfg.mount, r.cfg.scratch, geteuid() == 0 ? "" : " (not root: only this user's jobs)");
+	run_loop(&r);
+	/* A last try for the reports of the instances stopped above. */
+	session_flush(r.session, r.reports, time_mono_ms());
+	if (report_queue_pending(r.reports) > 0)
+		log_warnx("%zu state report(s) not delivered; kept in %s/reports for the next start",
+			  report_queue_pending(r.reports), r.cfg.state);
+	rc = 0;
+	goto out;
+fail:
+	log_warnx("%s", err ? err : "cannot start");
+out:
+	work_poll_destroy(r.work);
+	session_destroy(r.session);
+	instances_destroy(r.inst);
+	report_queue_destroy(r.reports);
+	probe_destroy(r.probe);
+	if (r.sigfd >= 0)
+		close(r.sigfd);
+	config_free(&r.cfg);
+	free(err);
+	return rc;
+}

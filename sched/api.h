@@ -1,0 +1,24 @@
+/* The scheduler's HTTP/1.1 + JSON API (docs/api.md) with libmicrohttpd on a
+ * unix socket: caller identity from SO_PEERCRED (and X-Parsa-* headers from
+ * trusted callers), a static route table, errno -> HTTP status at this edge
+ * only. One thread per connection, so that long polls may block in the engine. */
+#ifndef PARSA_API_H
+#define PARSA_API_H
+
+#include "engine.h"
+
+struct api;
+
+/* Listen on a unix socket at path and serve requests until api_destroy(). The
+ * socket appears at path only once requests are answered (it is bound under a
+ * temporary name and renamed), so its existence means "ready". Refuses to
+ * start when another scheduler answers at path. */
+struct api *api_create(const char *path, struct engine *engine, char **err);
+/* Stop serving (call engine_stop() first so that long polls return) and remove
+ * the socket. */
+void api_destroy(struct api *api);
+
+/* The HTTP status for an errno from the engine. */
+unsigned int api_status_for_errno(int err);
+
+#endif

@@ -1,0 +1,467 @@
+/* The engine with a real store and a local storage volume, driven the way the
+ * API drives it: dependencies and foreach expansion, roll-up of stage and job
+ * states, retries, cancel, hold, job dependencies, and restart from the store. */
+#include "engine.h"
+#include "tap.h"
+#include "util.h"
+#include "views.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+struct world {
+	char dir[64];
+	char *db, *vol;
+	struct store *store;
+	struct backend *storage;
+	struct model *model;
+	struct engine *engine;
+	struct caller me;
+};
+
+static void world_start(struct world *w)
+{
+	struct engine_config cfg = { .host_timeout_ms = 10000, .lost_after_ms = 300, .timer_ms = 100 };
+	char *err = NULL;
+
+	w->store = store_open(w->db, &err);
+	w->storage = backend_create(w->vol, &err);
+	w->model = model_create();
+	if (!w->store || !w->storage || store_load(w->store, w->model, &err) < 0)
+		diag("setup: %s", err ? err : "?");
+	w->engine = engine_create(&cfg, w->store, w->storage, w->model, &err);
+	if (!w->engine || engine_start(w->engine, &err) < 0)
+		diag("engine: %s", err ? err : "?");
+	free(err);
+}
+
+static void world_stop(struct world *w)
+{
+	engine_destroy(w->engine);
+	model_destroy(w->model);
+	backend_destroy(w->storage);
+	store_close(w->store);
+}
+
+static int64_t submit(struct world *w, const char *text, char **err)
+{
+	int64_t id = 0;
+
+	if (engine_submit(w->engine, &w->me, "test.conf", text, strlen(text), &id, err) < 0)
+		return -1;
+	return id;
+}
+
+static void host_up(struct world *w, const char *name, int cpus, double cpu_pct)
+{
+	struct host_info info = { .name = name, .cpus = cpus, .mem = 16ULL << 30,
+				  .scratch_total = 100ULL << 30, .scratch_free = 100ULL << 30,
+				  .cpu_limit = 90, .mem_limit = 90, .mount = "/parsa" };
+	struct heartbeat hb = { .cpu_pct = cpu_pct, .mem_pct = 10, .scratch_free = -1 };
+
+	engine_register_host(w->engine, &info, NULL);
+	engine_heartbeat(w->engine, name, &hb, NULL);
+}
+
+/* The ids of the assignments in the next work answer, up to max. */
+static size_t work(struct world *w, const char *host, int64_t *ids, int *attempts, size_t max,
+		   size_t *ncancel)
+{
+	json_t *answer = engine_work(w->engine, host, 2000, NULL), *a;
+	size_t i, n = 0;
+
+	*ncancel = 0;
+	if (!answer)
+		return 0;
+	json_array_foreach(json_object_get(answer, "start"), i, a) {
+		if (n < max) {
+			ids[n] = json_integer_value(json_object_get(a, "id"));
+			attempts[n] = (int)json_integer_value(json_object_get(a, "attempt"));
+			n++;
+		}
+	}
+	*ncancel = json_array_size(json_object_get(answer, "cancel"));
+	json_decref(answer);
+	return n;
+}
+
+static int report(struct world *w, int64_t id, int attempt, enum report_kind kind, int code,
+		  int sig)
+{
+	struct report r = { .attempt = attempt, .kind = kind, .pid = 100 + (int)id,
+			    .exit_code = code, .signal = sig };
+
+	return engine_report(w->engine, id, &r, NULL);
+}
+
+static const char *wait_job(struct world *w, int64_t id, const char *stage, int64_t ms)
+{
+	const char *state = "?";
+	int done = 0;
+
+	engine_wait(w->engine, id, stage, ms, &done, &state, NULL);
+	return done ? state : "not done";
+}
+
+static char *job_text(struct world *w, int64_t id, int why)
+{
+	struct placement_host *hosts = NULL;
+	struct job *job;
+	char *text;
+	size_t n;
+
+	engine_lock(w->engine);
+	job = model_job(engine_model(w->engine), id);
+	n = engine_placement_hosts(w->engine, &hosts);
+	text = why ? views_job_why(engine_model(w->engine), job, hosts, n) : views_job_status(job);
+	engine_unlock(w->engine);
+	free(hosts);
+	return text;
+}
+
+/* ok() that text contains needle, showing the text when it does not. */
+static void has(const char *text, const char *needle, const char *what)
+{
+	if (!ok(text && strstr(text, needle), "%s", what))
+		diag("no '%s' in:\n%s", needle, text ? text : "(null)");
+}
+
+static void touch(struct world *w, const char *rel)
+{
+	char *path = xasprintf("%s/%s", w->vol, rel);
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
+static void test_pipeline(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = submit(w, "[stage warm]\nrun = w\ninstances = 1\n\n"
+		    "[stage timing]\nafter = warm\nforeach = warm/ck-*\nrun = t\n\n"
+		    "[stage gather]\nafter = timing\nrun = g\n", NULL);
+	ok(id > 0, "pipeline submitted as job %lld", (long long)id);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "warm is assigned at once");
+	is_int(att[0], 1, "attempt 1");
+	n = work(w, "h1", ids + 1, att + 1, 8, &nc);
+	is_int(n, 1, "an unconfirmed assignment is sent again");
+	is_int(ids[1], ids[0], "the same one");
+	ok(report(w, ids[0], 1, REPORT_RUNNING, 0, 0) == 0, "running");
+	touch(w, "jobs/1/out/warm/ck-2");
+	touch(w, "jobs/1/out/warm/ck-1");
+	touch(w, "jobs/1/out/warm/other");
+	touch(w, "jobs/1/out/warm/ck-3");
+	ok(report(w, ids[0], 1, REPORT_EXITED, 0, 0) == 0, "warm exited 0");
+	is_str(wait_job(w, id, "warm", 2000), "succeeded", "stage warm succeeded");
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 2, "two timing instances fit two cpus");
+	text = job_text(w, id, 0);
+	has(text, "stage timing: queued 2 running, 0 done, 1 queued, 0 failed of 3", "status counts the foreach expansion");
+	free(text);
+	engine_lock(w->engine);
+	is_str(model_instance(engine_model(w->engine), ids[0])->item, "warm/ck-1", "items sorted");
+	engine_unlock(w->engine);
+	for (size_t i = 0; i < n; i++) {
+		report(w, ids[i], 1, REPORT_RUNNING, 0, 0);
+		report(w, ids[i], 1, REPORT_EXITED, 0, 0);
+	}
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "the third follows");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_int(report(w, ids[0], 1, REPORT_EXITED, 3, 0), 0, "a report sent again is ignored");
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "gather starts");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the pipeline succeeded");
+	text = job_text(w, id, 0);
+	has(text, "stage timing: succeeded 3/3", "status: timing 3/3");
+	free(text);
+}
+
+static void test_retry_and_fail(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = submit(w, "[stage flaky]\nretries = 1\nrun = x\n\n[stage next]\nafter = flaky\nrun = y\n",
+		    NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "flaky assigned");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 3, 0);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "requeued");
+	is_int(att[0], 2, "as attempt 2");
+	is_int(report(w, ids[0], 1, REPORT_EXITED, 0, 0), 0, "a report for attempt 1 is ignored");
+	report(w, ids[0], 2, REPORT_FAILED, -1, 0);
+	is_str(wait_job(w, id, NULL, 2000), "failed", "out of retries: the job failed");
+	text = job_text(w, id, 0);
+	has(text, "stage next: cancelled", "the dependent stage is cancelled");
+	has(text, "reason: stage flaky failed", "the reason names the stage");
+	free(text);
+
+	is_int(engine_ctl(w->engine, &w->me, id, "retry", NULL), 0, "retry");
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "flaky runs again");
+	is_int(att[0], 3, "attempt 3");
+	report(w, ids[0], 3, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 3, REPORT_EXITED, 0, 0);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "next runs");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "after retry: succeeded");
+}
+
+static void test_ctl(struct world *w)
+{
+	struct caller other = { .uid = w->me.uid + 4242, .gid = w->me.gid };
+	int64_t ids[8], id, dep;
+	int att[8];
+	size_t n, nc;
+	char *err = NULL, *text;
+
+	id = submit(w, "[stage long]\ninstances = 2\nrun = sleep\n\n[stage after]\nafter = long\nrun = z\n",
+		    NULL);
+	dep = submit(w, "[job]\nafter = 999\n[stage s]\nrun = x\n", &err);
+	is_int(dep, -1, "after = a job that does not exist is refused");
+	ok(err && strstr(err, "after = 999: no such job"), "with a message: %s", err ? err : "");
+	free(err);
+	err = NULL;
+	{
+		char spec[64];
+
+		snprintf(spec, sizeof spec, "[job]\nafter = %lld\n[stage s]\nrun = x\n", (long long)id);
+		dep = submit(w, spec, NULL);
+		ok(dep > 0, "a job waiting for job %lld", (long long)id);
+	}
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 2, "both instances assigned");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[1], 1, REPORT_RUNNING, 0, 0);
+	text = job_text(w, dep, 1);
+	has(text, "waiting for job", "why: waiting for the job");
+	free(text);
+
+	errno = 0;
+	is_int(engine_ctl(w->engine, &other, id, "cancel", &err), -1, "another user cannot cancel");
+	is_int(errno, EACCES, "EACCES");
+	free(err);
+	err = NULL;
+	is_int(engine_ctl(w->engine, &w->me, id, "frobnicate", &err), -1, "unknown command");
+	is_int(errno, EINVAL, "EINVAL");
+	ok(err && strstr(err, "cancel, hold, release, retry, priority N"), "lists the commands");
+	free(err);
+	err = NULL;
+	is_int(engine_ctl(w->engine, &w->me, id, "release", NULL), -1, "release of a job not held");
+	is_int(errno, EBUSY, "EBUSY");
+	is_int(engine_ctl(w->engine, &w->me, id, "priority 7", NULL), 0, "priority 7");
+	is_int(engine_ctl(w->engine, &w->me, id, "priority", NULL), -1, "priority without N");
+
+	is_int(engine_ctl(w->engine, &w->me, id, "cancel", NULL), 0, "cancel");
+	n = work(w, "h1", ids + 2, att + 2, 8, &nc);
+	is_int(nc, 2, "both running instances get a cancel");
+	is_str(wait_job(w, id, NULL, 100), "not done", "not ended while they run");
+	report(w, ids[0], 1, REPORT_EXITED, -1, 15);
+	report(w, ids[1], 1, REPORT_EXITED, -1, 9);
+	is_str(wait_job(w, id, NULL, 2000), "cancelled", "cancelled once they ended");
+	is_str(wait_job(w, id, "after", 100), "cancelled", "the dependent stage is cancelled");
+	is_str(wait_job(w, dep, NULL, 2000), "failed", "the job that waited for it fails");
+	text = job_text(w, dep, 0);
+	has(text, "dependency job", "because of the dependency");
+	free(text);
+}
+
+static void test_hold_and_limits(struct world *w)
+{
+	int64_t ids[8], id, big, none;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = submit(w, "[stage s]\nrun = x\n", NULL);
+	engine_ctl(w->engine, &w->me, id, "hold", NULL);
+	big = submit(w, "[stage huge]\ncpus = 64\nrun = x\n", NULL);
+	/* Held and oversized jobs wait; the assignment of id may have happened
+	 * before the hold: drain it if so. */
+	n = work(w, "h1", ids, att, 8, &nc);
+	if (n) {
+		report(w, ids[0], att[0], REPORT_RUNNING, 0, 0);
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+		diag("the job started before the hold");
+	} else {
+		text = job_text(w, id, 1);
+		has(text, "held", "why says held");
+		free(text);
+		engine_ctl(w->engine, &w->me, id, "release", NULL);
+		n = work(w, "h1", ids, att, 8, &nc);
+		is_int(n, 1, "released: it starts");
+		report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+		report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	}
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "held job ran after release");
+	text = job_text(w, big, 1);
+	has(text, "no host has 64 cpus", "why: no host has 64 cpus");
+	has(text, "h1: needs 64 cpus, host has 2", "per host too");
+	free(text);
+	engine_ctl(w->engine, &w->me, big, "cancel", NULL);
+	is_str(wait_job(w, big, NULL, 2000), "cancelled", "a queued job cancels at once");
+
+	/* A busy host holds back work; the next heartbeat below the limit lets it go. */
+	host_up(w, "h1", 2, 97);
+	id = submit(w, "[stage s]\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 0, "nothing starts while the CPU is over the limit");
+	text = job_text(w, id, 1);
+	has(text, "h1: live CPU 97% >= limit 90%", "why names the limit");
+	free(text);
+	host_up(w, "h1", 2, 3);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "it starts once the CPU is free");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "and succeeds");
+
+	none = submit(w, "[stage a]\nrun = x\n[stage b]\nafter = a\nforeach = a/*\nrun = y\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, none, NULL, 2000), "succeeded", "a foreach over nothing succeeds");
+}
+
+static void test_lost_and_restart(struct world *w)
+{
+	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1 };
+	struct heartbeat_entry entry;
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+
+	id = submit(w, "[stage s]\nretries = 1\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "assigned");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	/* Heartbeats that do not list it, for longer than lost_after (300 ms). */
+	for (int i = 0; i < 5; i++) {
+		engine_heartbeat(w->engine, "h1", &hb, NULL);
+		usleep(100 * 1000);
+	}
+	engine_heartbeat(w->engine, "h1", &hb, NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "the lost instance is requeued");
+	is_int(att[0], 2, "as attempt 2");
+
+	/* Restart: the assignment survives and is sent again; the runner's
+	 * heartbeat confirms it. */
+	world_stop(w);
+	world_start(w);
+	host_up(w, "h1", 2, 1);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "after a restart the unconfirmed assignment is sent again");
+	is_int(att[0], 2, "same attempt: nothing starts twice");
+	entry.id = ids[0];
+	entry.attempt = 2;
+	entry.pid = 77;
+	hb.instances = &entry;
+	hb.ninstances = 1;
+	engine_heartbeat(w->engine, "h1", &hb, NULL);
+	report(w, ids[0], 2, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job ends after the restart");
+}
+
+struct poller {
+	struct world *w;
+	size_t n;
+};
+
+static void *stale_poll(void *arg)
+{
+	struct poller *p = arg;
+	int64_t ids[4];
+	int att[4];
+	size_t nc;
+
+	p->n = work(p->w, "h1", ids, att, 4, &nc);
+	return NULL;
+}
+
+static void *late_submit(void *arg)
+{
+	struct world *w = arg;
+
+	usleep(200 * 1000);
+	submit(w, "[stage s]\nrun = x\n", NULL);
+	return NULL;
+}
+
+/* A poll left by a runner that restarted must not take the news from the new
+ * runner's poll. */
+static void test_superseded_poll(struct world *w)
+{
+	struct poller stale = { .w = w };
+	pthread_t a, b;
+	int64_t ids[4];
+	int att[4];
+	size_t n, nc;
+
+	pthread_create(&a, NULL, stale_poll, &stale);
+	usleep(100 * 1000);
+	pthread_create(&b, NULL, late_submit, w);
+	n = work(w, "h1", ids, att, 4, &nc);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	is_int(n, 1, "the newest poll gets the assignment");
+	is_int(stale.n, 0, "the superseded one gets nothing");
+	report(w, ids[0], att[0], REPORT_RUNNING, 0, 0);
+	report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+}
+
+int main(void)
+{
+	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
+
+	if (!mkdtemp(w.dir))
+		return 1;
+	w.db = xasprintf("%s/parsa.db", w.dir);
+	w.vol = xasprintf("%s/storage", w.dir);
+	mkdir(w.vol, 0755);
+	w.me.uid = getuid();
+	w.me.gid = getgid();
+	world_start(&w);
+	host_up(&w, "h1", 2, 1);
+	test_pipeline(&w);
+	test_retry_and_fail(&w);
+	test_ctl(&w);
+	test_hold_and_limits(&w);
+	test_superseded_poll(&w);
+	test_lost_and_restart(&w);
+	world_stop(&w);
+	{
+		char *cmd = xasprintf("rm -rf '%s'", w.dir);
+
+		if (system(cmd) != 0)
+			diag("cannot remove %s", w.dir);
+		free(cmd);
+	}
+	free(w.db);
+	free(w.vol);
+	return done_testing();
+}

@@ -1,0 +1,333 @@
+/* The runner's instance table: events for start and end, no id+attempt started
+ * twice, cancel and walltime (SIGTERM, SIGKILL after the grace period), the
+ * scratch folder's life, and leftovers of a finished instance killed. */
+#include "assign.h"
+#include "instances.h"
+#include "log.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+#define MAX_EVENTS 64
+
+struct recorded {
+	struct instance_event ev;
+	char reason[256];
+	int64_t at_ms;
+};
+
+static struct {
+	struct recorded ev[MAX_EVENTS];
+	int n;
+} events;
+
+static char *mount_dir;
+static char *scratch_root;
+
+static void on_event(void *arg, const struct instance_event *ev)
+{
+	(void)arg;
+	if (events.n >= MAX_EVENTS)
+		return;
+	events.ev[events.n].ev = *ev;
+	snprintf(events.ev[events.n].reason, sizeof events.ev[events.n].reason, "%s", ev->reason ? ev->reason : "");
+	events.ev[events.n].ev.reason = NULL;
+	events.ev[events.n].at_ms = time_mono_ms();
+	events.n++;
+}
+
+static const struct recorded *find_event(int64_t id, int64_t attempt, enum instance_event_kind kind)
+{
+	for (int i = 0; i < events.n; i++)
+		if (events.ev[i].ev.id == id && events.ev[i].ev.attempt == attempt && events.ev[i].ev.kind == kind)
+			return &events.ev[i];
+	return NULL;
+}
+
+static int count_events(int64_t id, int64_t attempt)
+{
+	int n = 0;
+
+	for (int i = 0; i < events.n; i++)
+		n += events.ev[i].ev.id == id && events.ev[i].ev.attempt == attempt;
+	return n;
+}
+
+static void make_dirs(int64_t job, const char *stage, int64_t index)
+{
+	char *a = xasprintf("%s/jobs/%" PRId64 "/stages/%s/instances/%" PRId64, mount_dir, job, stage, index);
+	char *b = xasprintf("%s/jobs/%" PRId64 "/out/%s", mount_dir, job, stage);
+
+	mkdir_p(a, 0755);
+	mkdir_p(b, 0755);
+	free(a);
+	free(b);
+}
+
+static struct assignment *assignment(int64_t id, int64_t attempt, int64_t job, const char *stage,
+				     const char *run, uint64_t walltime_s)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	json_t *j = json_pack("{s:I, s:I, s:I, s:s, s:i, s:s, s:I, s:i, s:i, s:s}",
+			      "id", (json_int_t)id, "attempt", (json_int_t)attempt, "job", (json_int_t)job,
+			      "stage", stage, "index", 0, "run", run, "walltime_s", (json_int_t)walltime_s,
+			      "uid", (int)geteuid(), "gid", (int)getegid(), "user", pw ? pw->pw_name : "");
+	char *err = NULL;
+	struct assignment *a = assignment_from_json(j, &err);
+
+	if (!a)
+		diag("assignment: %s", err);
+	free(err);
+	json_decref(j);
+	return a;
+}
+
+/* Drive the table as the main loop would until cond() holds or ms pass. */
+static int drive(struct instances *t, int ms, int (*cond)(void *), void *arg)
+{
+	int64_t end = time_mono_ms() + ms;
+
+	while (time_mono_ms() < end) {
+		int fds[16];
+		struct pollfd pfd[16];
+		size_t n = instances_status_fds(t, fds, 16);
+
+		for (size_t i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		poll(pfd, n, 10);
+		if (n == 0)
+			usleep(5000);
+		for (size_t i = 0; i < n; i++)
+			if (pfd[i].revents)
+				instances_status_ready(t, pfd[i].fd);
+		instances_reap(t, time_mono_ms());
+		instances_tick(t, time_mono_ms());
+		if (cond && cond(arg))
+			return 1;
+	}
+	return 0;
+}
+
+struct want {
+	int64_t id, attempt;
+	enum instance_event_kind kind;
+};
+
+static int has_event(void *arg)
+{
+	struct want *w = arg;
+
+	return find_event(w->id, w->attempt, w->kind) != NULL;
+}
+
+static int wait_event(struct instances *t, int64_t id, int64_t attempt, enum instance_event_kind kind, int ms)
+{
+	struct want w = { id, attempt, kind };
+
+	return drive(t, ms, has_event, &w);
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void test_lifecycle(struct instances *t)
+{
+	struct assignment *a = assignment(1, 1, 100, "one",
+					  "test -d \"$PARSA_SCRATCH\" && test -w \"$PARSA_SCRATCH\" && echo scratch-ok;"
+					  " touch \"$PARSA_SCRATCH/file\"; mkdir -p \"$PARSA_SCRATCH/d/e\";"
+					  " ln -s /etc \"$PARSA_SCRATCH/d/link\"; sleep 0.3; exit 4", 0);
+	char *scratch = xasprintf("%s/100.one.0", scratch_root);
+	char *log = NULL, *logpath = xasprintf("%s/jobs/100/stages/one/instances/0/log", mount_dir);
+	const struct recorded *run, *end;
+	json_t *list;
+
+	make_dirs(100, "one", 0);
+	is_int(instances_start(t, a, time_mono_ms()), 1, "an assignment starts");
+	ok(exists(scratch), "its scratch folder exists before it runs");
+	ok(wait_event(t, 1, 1, INSTANCE_RUNNING, 5000), "it reports running");
+	run = find_event(1, 1, INSTANCE_RUNNING);
+	ok(run && run->ev.pid > 0, "with a pid");
+	is_int(instances_active(t), 1, "one active instance");
+	list = instances_list_json(t);
+	ok(json_array_size(list) == 1 &&
+	   json_integer_value(json_object_get(json_array_get(list, 0), "id")) == 1 &&
+	   json_integer_value(json_object_get(json_array_get(list, 0), "pid")) == (run ? run->ev.pid : -1),
+	   "the heartbeat list names it with its pid");
+	json_decref(list);
+
+	/* The scheduler sends an assignment again until it hears "running". */
+	is_int(instances_start(t, assignment(1, 1, 100, "one", "echo twice", 0), time_mono_ms()), 0,
+	       "the same id and attempt is not started again while it runs");
+	ok(wait_event(t, 1, 1, INSTANCE_EXITED, 5000), "it reports its end");
+	end = find_event(1, 1, INSTANCE_EXITED);
+	ok(end && end->ev.exit_code == 4 && end->ev.signal == 0 && end->reason[0] == '\0',
+	   "exit code 4, no signal, no reason");
+	is_int(instances_active(t), 0, "nothing active");
+	ok(!exists(scratch), "the scratch folder is gone, symlink and all");
+	ok(exists("/etc/passwd"), "and the link's target is untouched");
+	log = read_file(logpath, 1 << 20, NULL);
+	ok(log && strstr(log, "scratch-ok"), "the scratch folder was there and writable");
+	is_int(instances_start(t, assignment(1, 1, 100, "one", "echo again", 0), time_mono_ms()), 0,
+	       "nor after it finished");
+	is_int(count_events(1, 1), 2, "two events in all: running and exited");
+	free(log);
+	free(logpath);
+	free(scratch);
+}
+
+static void test_failed_start(struct instances *t)
+{
+	const struct recorded *f;
+	char *scratch = xasprintf("%s/101.nolog.0", scratch_root);
+
+	/* No instance folder on the mount, so the child cannot open its log. */
+	is_int(instances_start(t, assignment(2, 1, 101, "nolog", "echo x", 0), time_mono_ms()), 1, "forked");
+	ok(wait_event(t, 2, 1, INSTANCE_FAILED, 5000), "a set-up failure is reported as failed");
+	f = find_event(2, 1, INSTANCE_FAILED);
+	ok(f && strncmp(f->reason, "cannot start: cannot open the log", 33) == 0, "with the reason: %s",
+	   f ? f->reason : "(none)");
+	drive(t, 300, NULL, NULL);
+	ok(!find_event(2, 1, INSTANCE_EXITED) && !find_event(2, 1, INSTANCE_RUNNING), "and never as running or exited");
+	is_int(instances_active(t), 0, "the child was reaped");
+	ok(!exists(scratch), "its scratch folder is removed");
+	free(scratch);
+}
+
+static void test_cancel(struct instances *t)
+{
+	const struct recorded *end;
+	int64_t t0;
+
+	make_dirs(102, "stubborn", 0);
+	make_dirs(103, "polite", 0);
+	instances_start(t, assignment(3, 1, 102, "stubborn", "trap '' TERM; sleep 300 & wait; wait", 0), time_mono_ms());
+	instances_start(t, assignment(4, 2, 103, "polite", "sleep 300", 0), time_mono_ms());
+	ok(wait_event(t, 3, 1, INSTANCE_RUNNING, 5000) && wait_event(t, 4, 2, INSTANCE_RUNNING, 5000), "both run");
+	t0 = time_mono_ms();
+	instances_cancel(t, 3, 1, "cancelled", t0);
+	instances_cancel(t, 4, 2, "cancelled", t0);
+	ok(wait_event(t, 4, 2, INSTANCE_EXITED, 5000), "the polite one ends");
+	end = find_event(4, 2, INSTANCE_EXITED);
+	ok(end && end->ev.signal == SIGTERM && strcmp(end->reason, "cancelled") == 0,
+	   "by SIGTERM, reason cancelled (signal %d, %s)", end ? end->ev.signal : 0, end ? end->reason : "");
+	ok(end && end->at_ms - t0 < 250, "at once (%" PRId64 " ms)", end ? end->at_ms - t0 : -1);
+	ok(wait_event(t, 3, 1, INSTANCE_EXITED, 5000), "the stubborn one ends too");
+	end = find_event(3, 1, INSTANCE_EXITED);
+	ok(end && end->ev.signal == SIGKILL && strcmp(end->reason, "cancelled") == 0,
+	   "by SIGKILL, reason cancelled (signal %d)", end ? end->ev.signal : 0);
+	ok(end && end->at_ms - t0 >= 300, "after the grace period (%" PRId64 " ms)", end ? end->at_ms - t0 : -1);
+
+	/* A cancel for something never started here. */
+	instances_cancel(t, 5, 1, "cancelled", time_mono_ms());
+	ok(find_event(5, 1, INSTANCE_FAILED) && strcmp(find_event(5, 1, INSTANCE_FAILED)->reason,
+							"cancelled before it started") == 0,
+	   "a cancel for an unknown instance is reported failed");
+	is_int(instances_start(t, assignment(5, 1, 102, "stubborn", "echo late", 0), time_mono_ms()), 0,
+	       "and a late assignment for it does not start");
+	make_dirs(102, "late", 0);
+	is_int(instances_start(t, assignment(5, 2, 102, "late", "exit 0", 0), time_mono_ms()), 1,
+	       "a new attempt of it does");
+	ok(wait_event(t, 5, 2, INSTANCE_EXITED, 5000), "and ends");
+}
+
+static void test_walltime(struct instances *t)
+{
+	const struct recorded *end;
+	int64_t t0 = time_mono_ms();
+
+	make_dirs(104, "slow", 0);
+	instances_start(t, assignment(6, 1, 104, "slow", "sleep 300", 1), t0);
+	ok(wait_event(t, 6, 1, INSTANCE_EXITED, 5000), "an instance past its walltime is stopped");
+	end = find_event(6, 1, INSTANCE_EXITED);
+	ok(end && end->ev.signal == SIGTERM && strcmp(end->reason, "walltime") == 0,
+	   "by SIGTERM with reason walltime");
+	ok(end && end->at_ms - t0 >= 1000 && end->at_ms - t0 < 2000, "after 1 s (%" PRId64 " ms)",
+	   end ? end->at_ms - t0 : -1);
+}
+
+static void test_leftovers(struct instances *t)
+{
+	char *pidfile = xasprintf("%s/jobs/105/out/bg/bg.pid", mount_dir), *text;
+	int bg = 0;
+
+	make_dirs(105, "bg", 0);
+	instances_start(t, assignment(7, 1, 105, "bg", "sleep 300 & echo $! > \"$PARSA_OUT/bg.pid\"; exit 0", 0),
+			time_mono_ms());
+	ok(wait_event(t, 7, 1, INSTANCE_EXITED, 5000), "the shell ends, leaving a background sleep");
+	text = read_file(pidfile, 100, NULL);
+	if (text)
+		bg = atoi(text);
+	ok(bg > 0, "the background pid was recorded");
+	drive(t, 200, NULL, NULL);
+	ok(bg > 0 && kill(bg, 0) < 0 && errno == ESRCH, "the leftover process was killed with its group");
+	free(text);
+	free(pidfile);
+}
+
+static void test_stop_all(struct instances *t)
+{
+	make_dirs(106, "many", 0);
+	instances_start(t, assignment(8, 1, 106, "many", "trap '' TERM; sleep 300; wait", 0), time_mono_ms());
+	instances_start(t, assignment(9, 1, 106, "many", "trap '' TERM; sleep 300; wait", 0), time_mono_ms());
+	ok(wait_event(t, 8, 1, INSTANCE_RUNNING, 5000) && wait_event(t, 9, 1, INSTANCE_RUNNING, 5000), "two run");
+	instances_stop_all(t, "runner stopped", 1, time_mono_ms());
+	ok(wait_event(t, 8, 1, INSTANCE_EXITED, 2000) && wait_event(t, 9, 1, INSTANCE_EXITED, 2000),
+	   "stop_all with kill_now ends both at once");
+	ok(strcmp(find_event(8, 1, INSTANCE_EXITED)->reason, "runner stopped") == 0, "with reason 'runner stopped'");
+	is_int(instances_active(t), 0, "nothing left");
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/parsa-test-instances.XXXXXX";
+	struct instances_config cfg;
+	struct instances *t;
+	char *cmd;
+
+	mount_dir = mkdtemp(tmpl);
+	if (!mount_dir) {
+		printf("Bail out! mkdtemp\n");
+		return 1;
+	}
+	scratch_root = xasprintf("%s/scratch", mount_dir);
+	mkdir(scratch_root, 0755);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	log_init("test_instances", 1, LOG_LEVEL_WARN);
+	cfg = (struct instances_config){
+		.mount = mount_dir, .scratch_root = scratch_root, .grace_ms = 300, .on_event = on_event,
+	};
+	t = instances_create(&cfg);
+
+	test_lifecycle(t);
+	test_failed_start(t);
+	test_cancel(t);
+	test_walltime(t);
+	test_leftovers(t);
+	test_stop_all(t);
+
+	instances_destroy(t);
+	cmd = xasprintf("rm -rf '%s'", mount_dir);
+	if (system(cmd) != 0)
+		diag("cannot remove %s", mount_dir);
+	free(cmd);
+	free(scratch_root);
+	return done_testing();
+}

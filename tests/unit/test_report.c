@@ -1,0 +1,117 @@
+/* The runner's report queue: order, retry until acknowledged, refused reports
+ * dropped, and pending reports surviving a restart through the state folder. */
+#include "log.h"
+#include "report.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TAP_STATE;
+
+/* A fake scheduler: answers from a script, records what it acknowledged. */
+struct fake {
+	const enum report_result *script;
+	size_t nscript, calls;
+	char sent[16][128];
+	size_t nsent;
+};
+
+static enum report_result fake_send(void *arg, const char *path, const char *body, char **err)
+{
+	struct fake *f = arg;
+	enum report_result r = f->calls < f->nscript ? f->script[f->calls] : REPORT_ACKED;
+
+	f->calls++;
+	if (r == REPORT_REFUSED) {
+		free(*err);
+		*err = xstrdup("no such instance");
+	}
+	if (r != REPORT_RETRY && f->nsent < 16)
+		snprintf(f->sent[f->nsent++], sizeof f->sent[0], "%s %s", path, body);
+	return r;
+}
+
+static json_t *state(int attempt, const char *s)
+{
+	return json_pack("{s:i, s:s}", "attempt", attempt, "state", s);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/parsa-test-report.XXXXXX";
+	char *dir = mkdtemp(tmpl), *err = NULL, *cmd;
+	struct report_queue *q;
+	struct fake f;
+	static const enum report_result down_then_up[] = { REPORT_RETRY, REPORT_RETRY, REPORT_ACKED, REPORT_REFUSED };
+
+	log_init("test_report", 1, LOG_LEVEL_WARN);
+	if (!dir) {
+		printf("Bail out! mkdtemp\n");
+		return 1;
+	}
+
+	/* In memory. */
+	q = report_queue_create(NULL, &err);
+	ok(q != NULL, "a queue without a state folder");
+	report_queue_push(q, 17, state(1, "running"));
+	report_queue_push(q, 17, state(1, "exited"));
+	report_queue_push(q, 18, state(2, "failed"));
+	report_queue_push(q, 19, state(1, "running"));
+	is_int(report_queue_pending(q), 4, "four pending");
+	memset(&f, 0, sizeof f);
+	f.script = down_then_up;
+	f.nscript = ARRAY_LEN(down_then_up);
+	is_int(report_queue_flush(q, fake_send, &f), 4, "scheduler down: all four kept");
+	is_int(f.calls, 1, "and the first failure stops the flush");
+	is_int(report_queue_flush(q, fake_send, &f), 4, "still down");
+	is_int(report_queue_flush(q, fake_send, &f), 0, "scheduler back: all delivered or refused");
+	is_int(f.nsent, 4, "four answered");
+	is_str(f.sent[0], "/v1/instances/17/state {\"attempt\":1,\"state\":\"running\"}", "in order: first");
+	is_str(f.sent[1], "/v1/instances/17/state {\"attempt\":1,\"state\":\"exited\"}", "second (refused, dropped)");
+	is_str(f.sent[2], "/v1/instances/18/state {\"attempt\":2,\"state\":\"failed\"}", "third");
+	is_str(f.sent[3], "/v1/instances/19/state {\"attempt\":1,\"state\":\"running\"}", "fourth");
+	/* Many pushes and partial flushes keep the FIFO straight. */
+	for (int i = 0; i < 100; i++)
+		report_queue_push(q, 1000 + i, state(1, "running"));
+	memset(&f, 0, sizeof f);
+	is_int(report_queue_flush(q, fake_send, &f), 0, "a hundred more delivered");
+	is_str(f.sent[15], "/v1/instances/1015/state {\"attempt\":1,\"state\":\"running\"}", "in order");
+	report_queue_destroy(q);
+
+	/* Persisted: reports left by a runner that stopped come back, in order. */
+	q = report_queue_create(dir, &err);
+	ok(q != NULL, "a queue with a state folder: %s", err ? err : "ok");
+	report_queue_push(q, 21, state(1, "running"));
+	report_queue_push(q, 21, state(1, "exited"));
+	report_queue_push(q, 22, state(3, "running"));
+	memset(&f, 0, sizeof f);
+	f.script = down_then_up;
+	f.nscript = 1;
+	report_queue_flush(q, fake_send, &f);
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	ok(q != NULL, "reopened");
+	is_int(q ? report_queue_pending(q) : 0, 3, "the three undelivered reports are back");
+	memset(&f, 0, sizeof f);
+	is_int(report_queue_flush(q, fake_send, &f), 0, "and are delivered");
+	is_str(f.sent[0], "/v1/instances/21/state {\"attempt\":1,\"state\":\"running\"}", "in their order: first");
+	is_str(f.sent[2], "/v1/instances/22/state {\"attempt\":3,\"state\":\"running\"}", "last");
+	report_queue_push(q, 23, state(1, "running"));
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	is_int(q ? report_queue_pending(q) : 0, 1, "acknowledged reports are not sent again; new ones follow");
+	memset(&f, 0, sizeof f);
+	report_queue_flush(q, fake_send, &f);
+	is_str(f.sent[0], "/v1/instances/23/state {\"attempt\":1,\"state\":\"running\"}", "the new one");
+	report_queue_destroy(q);
+
+	cmd = xasprintf("rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		diag("cannot remove %s", dir);
+	free(cmd);
+	free(err);
+	return done_testing();
+}

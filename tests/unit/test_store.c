@@ -1,0 +1,183 @@
+/* The store on a real temporary sqlite file: a job inserted and changed, read
+ * back after closing and reopening; hosts and events; a damaged file refused. */
+#include "model.h"
+#include "store.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+static const char spec_text[] =
+	"[job]\nname = lab\npriority = 3\n\n"
+	"[stage warm]\nrun = echo warm\ncpus = 2\nmem = 1G\ninstances = 2\n\n"
+	"[stage timing]\nafter = warm\nforeach = warm/*\nrun = echo $PARSA_ITEM\nretries = 2\n";
+
+static struct job *make_job(struct model *m)
+{
+	char *err = NULL;
+	struct spec *spec = spec_parse(spec_text, strlen(spec_text), "lab.conf", &err);
+	struct job *job;
+	int64_t next;
+	static const gid_t groups[] = { 1001, 27 };
+
+	if (!spec) {
+		diag("spec: %s", err ? err : "?");
+		free(err);
+		return NULL;
+	}
+	job = model_job_new(model_next_job_id(m), spec);
+	job->name = xstrdup("lab");
+	job->spec_file = xstrdup("lab.conf");
+	job->spec_len = strlen(spec_text);
+	job->spec_text = xstrdup(spec_text);
+	job->uid = 1001;
+	job->gid = 1001;
+	job->ngroups = 2;
+	job->groups = xcalloc(2, sizeof *job->groups);
+	memcpy(job->groups, groups, sizeof groups);
+	job->user = xstrdup("alice");
+	job->team = xstrdup("arch");
+	job->priority = 3;
+	job->submitted_ms = 1796000000000;
+	next = model_next_instance_id(m);
+	for (int i = 0; i < job->stages[0].spec->instances; i++)
+		model_stage_new_instance(&job->stages[0], next++, "");
+	job->stages[0].expanded = true;
+	model_job_event(NULL, job, job->submitted_ms, "submitted by alice (lab.conf)");
+	return job;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/parsa-test-store.XXXXXX";
+	char *path, *err = NULL;
+	struct store *st;
+	struct model *m;
+	struct job *job;
+	struct host *h;
+	struct instance *inst;
+	int fd;
+
+	if (!mkdtemp(dir))
+		return 1;
+	path = xasprintf("%s/parsa.db", dir);
+
+	st = store_open(path, &err);
+	ok(st != NULL, "a new database opens (%s)", err ? err : "");
+	m = model_create();
+	ok(store_load(st, m, &err) == 0, "an empty database loads");
+	is_int(model_njobs(m), 1, "no jobs (slot 0 is never used)");
+
+	job = make_job(m);
+	ok(job != NULL, "a job object");
+	if (!job)
+		return done_testing();
+	ok(store_insert_job(st, job, &err) == 0, "insert job");
+	model_add_job(m, job);
+	ok(job->persisted, "persisted");
+
+	/* Change things the way the engine does and flush. */
+	h = model_add_host(m, "h1");
+	h->cpus = 4;
+	h->mem = 8ULL << 30;
+	h->scratch_total = h->scratch_free = 100ULL << 30;
+	h->cpu_limit = 80;
+	model_dirty_host(m, h);
+	inst = job->stages[0].inst[1];
+	inst->attempt = 1;
+	model_set_state(m, inst, INST_ASSIGNED);
+	model_set_host(m, inst, h);
+	model_set_state(m, inst, INST_RUNNING);
+	inst->pid = 4242;
+	inst->started_ms = 1796000000100;
+	job->stages[0].state = STAGE_RUNNING;
+	model_dirty_stage(m, &job->stages[0]);
+	job->state = JOB_RUNNING;
+	job->started_ms = 1796000000100;
+	model_job_event(m, job, 1796000000100, "stage warm instance 1 started on h1 (pid 4242)");
+	is_int(h->reserved_cpus, 2, "the running instance reserves 2 cpus");
+	ok(store_flush(st, m, &err) == 0, "flush (%s)", err ? err : "");
+	ok(!inst->dirty && !job->dirty && !h->dirty, "clean after the flush");
+	ok(store_flush(st, m, &err) == 0, "an empty flush is fine");
+	model_destroy(m);
+	store_close(st);
+
+	/* Reopen: the same state comes back. */
+	st = store_open(path, &err);
+	ok(st != NULL, "reopen");
+	m = model_create();
+	ok(store_load(st, m, &err) == 0, "load (%s)", err ? err : "");
+	job = model_job(m, 1);
+	ok(job != NULL, "job 1 is back");
+	if (!job)
+		return done_testing();
+	is_str(job->name, "lab", "name");
+	is_str(job->user, "alice", "user");
+	is_str(job->team, "arch", "team");
+	is_int(job->uid, 1001, "uid");
+	is_int(job->ngroups, 2, "two groups");
+	is_int(job->groups[1], 27, "second group");
+	is_int(job->priority, 3, "priority");
+	is_int(job->state, JOB_RUNNING, "state");
+	is_int(job->spec_len, strlen(spec_text), "spec length");
+	ok(memcmp(job->spec_text, spec_text, job->spec_len) == 0, "spec text byte for byte");
+	is_int(job->nstages, 2, "two stages");
+	is_str(job->stages[1].spec->foreach_stage, "warm", "the spec came back (foreach)");
+	is_int(job->stages[1].spec->retries, 2, "retries");
+	is_int(job->stages[0].state, STAGE_RUNNING, "stage state");
+	ok(job->stages[0].expanded && !job->stages[1].expanded, "expanded flags");
+	is_int(job->stages[0].ninst, 2, "two instances");
+	is_int(job->stages[0].counts[INST_RUNNING], 1, "one running");
+	is_int(job->stages[0].counts[INST_QUEUED], 1, "one queued");
+	inst = model_instance(m, 2);
+	ok(inst && inst->state == INST_RUNNING && inst->pid == 4242, "instance 2 runs with its pid");
+	h = model_host(m, "h1");
+	ok(h && h->cpus == 4 && h->cpu_limit == 80, "host h1 is back");
+	ok(h && inst && inst->host == h && h->reserved_cpus == 2, "its reservation is rebuilt");
+	is_int(job->nevents, 2, "two events");
+	is_str(job->events[1].text, "stage warm instance 1 started on h1 (pid 4242)", "event text");
+	is_int(model_nactive(m), 1, "the job is active");
+	is_int(model_next_job_id(m), 2, "next job id");
+	is_int(model_next_instance_id(m), 3, "next instance id");
+	model_destroy(m);
+	store_close(st);
+
+	/* A damaged file is refused with a clear message. */
+	unlink(path);
+	free(path);
+	path = xasprintf("%s/junk.db", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	for (int i = 0; i < 64; i++)
+		if (write(fd, "this is not an sqlite database at all.....\n", 44) != 44)
+			break;
+	close(fd);
+	free(err);
+	err = NULL;
+	st = store_open(path, &err);
+	ok(st == NULL, "a file that is not a database is refused");
+	ok(err && strstr(err, "junk.db"), "the message names the file: %s", err ? err : "");
+	store_close(st);
+	unlink(path);
+	free(path);
+	path = xasprintf("%s/junk.db-wal", dir);
+	unlink(path);
+	free(path);
+	path = xasprintf("%s/junk.db-shm", dir);
+	unlink(path);
+	free(path);
+	path = xasprintf("%s/parsa.db-wal", dir);
+	unlink(path);
+	free(path);
+	path = xasprintf("%s/parsa.db-shm", dir);
+	unlink(path);
+	free(path);
+	free(err);
+	rmdir(dir);
+	return done_testing();
+}
