@@ -31,6 +31,7 @@ struct fs_ctx {
 	struct queue_dir *queue;
 	struct hosts_dir *hosts;
 	struct fuse *fuse;       /* NULL outside a mount (unit tests) */
+	const char *mountpoint;  /* resolved; NULL outside a mount */
 	uid_t uid;               /* the daemon's own: owner of the fixed folders */
 	gid_t gid;
 	struct timespec started; /* times of the fixed folders */

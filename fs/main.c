@@ -181,6 +181,7 @@ int main(int argc, char *argv[])
 	/* Modes come from the kernel with the caller's umask applied; ours must
 	 * not take bits away a second time. */
 	umask(0);
+	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	fs.uid = geteuid();
 	fs.gid = getegid();
 	clock_gettime(CLOCK_REALTIME, &fs.started);
@@ -249,6 +250,7 @@ out:
 	job_cache_destroy(fs.jobs);
 	sched_link_destroy(fs.link);
 	backend_destroy(fs.backend);
+	free((char *)fs.mountpoint);
 	free(cmd.mountpoint);
 	free(opt.sched);
 	free(opt.storage);

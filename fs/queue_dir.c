@@ -7,7 +7,10 @@
 #include "spec.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <jansson.h>
@@ -26,7 +29,7 @@ struct spec_file {
 	char *name;                /* file name sent with the spec */
 	bool clone;                /* opened as queue/.clone */
 	struct fs_identity who;    /* the creator: the spec is submitted as them */
-	pid_t opener;              /* only its close submits (see spec_flush) */
+	pid_t opener;              /* see spec_flush */
 	struct timespec created;
 	atomic_size_t size;        /* len, for getattr without the lock */
 	pthread_mutex_t lock;      /* guards the members below */
@@ -387,15 +390,61 @@ out:
 	return ret;
 }
 
-/* close(2) of the creating process submits, so that `cp`, `cat >`, and a
- * shell's `exec 3>f; cmd >&3; exec 3>&-` all submit the whole text once, while
- * the closes of children that inherited the descriptor do not. */
+/* Does process pid still hold a descriptor on path? Asked of /proc/PID/fd with
+ * readlink, which names the file without touching it (the daemon must never
+ * call into its own mount). A process that is gone or exiting holds nothing. */
+static bool holds(pid_t pid, const char *path)
+{
+	char dir[64], link[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (pid <= 0 || !path)
+		return false;
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+
+		if (n > 0) {
+			link[n] = '\0';
+			found = strcmp(link, path) == 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* FUSE sends a flush for every close(2) of every copy of the descriptor, and
+ * shells close copies all the time (`cmd > f` opens, dup2()s and closes the
+ * original before cmd writes a byte). The spec is submitted at the close after
+ * which neither the closing process nor the creator holds the file any more:
+ * the end of `cp`, of `cat spec > f`, and of `exec 3>f; cmd >&3; exec 3>&-`,
+ * but not a child's exit while its parent still holds the descriptor. */
+static bool still_held(struct spec_file *f)
+{
+	const char *mnt = f->q->fs->mountpoint;
+	pid_t closer = fs_caller_pid(f->q->fs);
+	char *path;
+	bool held;
+
+	if (!mnt)
+		return false;
+	path = xasprintf("%s/queue/%s", strcmp(mnt, "/") == 0 ? "" : mnt, f->clone ? ".clone" : f->name);
+	held = holds(closer, path) || (f->opener != closer && holds(f->opener, path));
+	free(path);
+	return held;
+}
+
 static int spec_flush(struct fs_file *file)
 {
 	struct spec_file *f = (struct spec_file *)file;
 	int ret = 0;
 
-	if (fs_caller_pid(f->q->fs) != f->opener)
+	if (still_held(f))
 		return 0;
 	pthread_mutex_lock(&f->lock);
 	/* An unused clone descriptor submits nothing. */

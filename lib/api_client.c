@@ -15,6 +15,7 @@ struct api_client {
 	char *unix_path;  /* NULL for TCP */
 	char *base_url;   /* "http://localhost" for unix sockets */
 	int cancel_fd;    /* api_call gives up when readable; -1 for none */
+	CURLM *multi;     /* drives transfers while cancel_fd is set */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -62,6 +63,8 @@ void api_client_destroy(struct api_client *client)
 		return;
 	if (client->curl)
 		curl_easy_cleanup(client->curl);
+	if (client->multi)
+		curl_multi_cleanup(client->multi);
 	free(client->unix_path);
 	free(client->base_url);
 	free(client);
@@ -70,6 +73,8 @@ void api_client_destroy(struct api_client *client)
 void api_client_set_cancel_fd(struct api_client *client, int fd)
 {
 	client->cancel_fd = fd;
+	if (fd >= 0 && !client->multi)
+		client->multi = curl_multi_init();
 }
 
 static int cancelled(const struct api_client *client)
@@ -79,11 +84,44 @@ static int cancelled(const struct api_client *client)
 	return client->cancel_fd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
-/* libcurl's progress callback: a non-zero return aborts the transfer. */
-static int check_cancel(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+/* curl_easy_perform(), but through the client's multi handle so that the wait
+ * also watches cancel_fd: a long poll stops as soon as it becomes readable.
+ * The multi handle keeps the connection cache, so connections are reused as
+ * with the easy interface. */
+static CURLcode perform_cancellable(struct api_client *client)
 {
-	(void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-	return cancelled(arg);
+	CURLcode rc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	if (!client->multi || curl_multi_add_handle(client->multi, client->curl) != CURLM_OK)
+		return CURLE_FAILED_INIT;
+	for (;;) {
+		struct curl_waitfd wfd = { .fd = client->cancel_fd, .events = CURL_WAIT_POLLIN };
+
+		if (curl_multi_perform(client->multi, &running) != CURLM_OK) {
+			rc = CURLE_FAILED_INIT;
+			break;
+		}
+		if (!running)
+			break;
+		if (curl_multi_poll(client->multi, &wfd, 1, 1000, NULL) != CURLM_OK) {
+			rc = CURLE_FAILED_INIT;
+			break;
+		}
+		if (wfd.revents) {
+			rc = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
+	}
+	if (rc == CURLE_OK && !running) {
+		rc = CURLE_GOT_NOTHING;
+		while ((msg = curl_multi_info_read(client->multi, &left)) != NULL)
+			if (msg->msg == CURLMSG_DONE && msg->easy_handle == client->curl)
+				rc = msg->data.result;
+	}
+	curl_multi_remove_handle(client->multi, client->curl);
+	return rc;
 }
 
 static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
@@ -158,13 +196,8 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	}
 	headers = identity_headers(as);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	if (client->cancel_fd >= 0) {
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, check_cancel);
-		curl_easy_setopt(c, CURLOPT_XFERINFODATA, client);
-	}
 
-	rc = curl_easy_perform(c);
+	rc = client->cancel_fd >= 0 ? perform_cancellable(client) : curl_easy_perform(c);
 	switch (rc) {
 	case CURLE_OK:
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);

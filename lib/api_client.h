@@ -37,10 +37,9 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	     long timeout_ms, struct api_reply *reply);
 void api_reply_clear(struct api_reply *reply);
 
-/* Make api_call() on this client give up with -1 and errno ECANCELED once fd is
- * readable, so that another thread can stop a long poll (fd is typically the read
- * end of a pipe). libcurl checks it about once a second while waiting. -1 turns
- * it off (the default). */
+/* Make api_call() on this client give up with -1 and errno ECANCELED as soon as
+ * fd is readable, so that another thread can stop a long poll (fd is typically
+ * the read end of a pipe). -1 turns it off (the default). */
 void api_client_set_cancel_fd(struct api_client *client, int fd);
 
 /* The errno that a filesystem or CLI should report for an HTTP status:

@@ -833,7 +833,7 @@ static void collect_vars(struct parser *p)
 /* Extra words for a value error, when the value looks like a layout mistake. */
 static const char *value_hint(const struct entry *e, const char *value)
 {
-	if (e->ncont > 0)
+	if (e->ncont > 0 && strchr(value, '='))
 		return " (the indented line below it continues this value: start keys at the beginning of a line)";
 	if (strstr(value, " #") || strstr(value, "\t#"))
 		return " (comments after a value start with ' ;', not '#')";

@@ -132,6 +132,10 @@ static void set_reason(struct instance *inst, const char *reason)
 {
 	free(inst->reason);
 	inst->reason = xstrdup(reason);
+	/* A status file has one "reason:" line. */
+	for (char *p = inst->reason; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 }
 
 /* Requeue an instance (a retry): a new attempt will be assigned by the pass. */

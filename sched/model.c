@@ -263,6 +263,10 @@ void model_job_event(struct model *m, struct job *job, int64_t ms, const char *f
 	va_end(ap);
 	if (!text)
 		text = xstrdup("(out of memory)");
+	/* One event, one line: reasons from runners may hold newlines. */
+	for (char *p = text; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	if (job->nevents == job->events_cap) {
 		job->events_cap = job->events_cap ? job->events_cap * 2 : 8;
 		job->events = xrealloc(job->events, job->events_cap * sizeof *job->events);

@@ -320,6 +320,14 @@ static int sup_start(struct supervisor *s, char **err)
 	return start_one(s, RUNNER, argv, runner_ready, err);
 }
 
+static void log_exit(const struct daemon_proc *d)
+{
+	char how[128];
+
+	describe_status(d->status, how, sizeof how);
+	log_info("%s %s", d->name, how);
+}
+
 /* Wait up to ms for daemon i to end, or until a second stop signal when
  * heed_hurry. 1 if it ended. */
 static int wait_gone(struct supervisor *s, int i, int ms, int heed_hurry)
@@ -338,7 +346,6 @@ static void stop_one(struct supervisor *s, int i, int ms)
 {
 	struct daemon_proc *d = &s->d[i];
 	int64_t deadline;
-	char how[128];
 
 	if (d->pid <= 0)
 		return;
@@ -362,8 +369,7 @@ static void stop_one(struct supervisor *s, int i, int ms)
 		log_warnx("%s (pid %d) survived SIGKILL (stuck in the kernel?)", d->name, (int)d->pid);
 		return;
 	}
-	describe_status(d->status, how, sizeof how);
-	log_info("%s %s", d->name, how);
+	log_exit(d);
 }
 
 /* Stop everything that runs, in the reverse order of the start. */
@@ -378,8 +384,8 @@ static void sup_teardown(struct supervisor *s)
 		if (unmount(mnt, 0) < 0)
 			log_warnx("cannot unmount %s cleanly (%s): a process may be using it; detaching it instead",
 				  mnt, strerror(errno));
-		else
-			wait_gone(s, FS, STOP_FS_MS, 1);
+		else if (wait_gone(s, FS, STOP_FS_MS, 1))
+			log_exit(&s->d[FS]);
 	}
 	stop_one(s, FS, STOP_FS_MS);
 	if (is_mounted(mnt, NULL, 0) > 0 && unmount(mnt, 1) < 0)

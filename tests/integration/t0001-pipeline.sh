@@ -41,4 +41,7 @@ check "an instance log is readable" test -r "$MNT/jobs/$id/stages/gather/instanc
 
 parsa down --mount "$MNT" --state "$STATE" >>"$LOGS/up.log" 2>&1 || fail "parsa down failed"
 check "parsa down unmounts" sh -c "! grep -q ' $MNT fuse' /proc/mounts"
-check "parsa down stops every daemon" sh -c "! pgrep -f -- '$STATE' >/dev/null"
+if pgrep -f -- "$STATE" >/dev/null; then
+	fail "parsa down left processes: $(pgrep -af -- "$STATE")"
+fi
+pass "parsa down stops every daemon"
