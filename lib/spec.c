@@ -88,6 +88,7 @@ struct parser {
 	long cur_entry;            /* entry continuation lines extend, -1: drop them */
 	struct section *sects;
 	size_t nsects, cap_sects;
+	size_t stage_sects[SPEC_MAX_STAGES]; /* indexes of the SECT_STAGE sections */
 	size_t nstages;
 	int job_line, vars_line;   /* header lines, 0 if absent */
 	bool stage_limit_reported;
@@ -95,6 +96,7 @@ struct parser {
 	struct error *errs;
 	size_t nerrs, cap_errs, dropped;
 	size_t seq;                /* errors reported so far, kept or not */
+	size_t last;               /* the kept error that sorts last, once errs is full */
 	struct var *vars;          /* sorted by name for lookup */
 	size_t nvars;
 	size_t budget;             /* bytes ${var} expansion may still produce */
@@ -149,6 +151,30 @@ static int error_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The kept error that sorts last. */
+static size_t last_error(const struct parser *p)
+{
+	size_t last = 0;
+
+	for (size_t i = 1; i < p->nerrs; i++)
+		if (error_cmp(&p->errs[i], &p->errs[last]) > 0)
+			last = i;
+	return last;
+}
+
+/* Would an error at this line be kept? Only SPEC_MAX_ERRORS are, those of the
+ * first lines (what the reader sees first, whatever order the checks ran
+ * in). Callers with costly messages (suggestions) ask first, so that a
+ * file of a million mistakes stays cheap to refuse. */
+static bool error_wanted(struct parser *p, int line)
+{
+	if (p->nerrs < SPEC_MAX_ERRORS || line < p->errs[p->last].line)
+		return true;
+	p->dropped++;
+	p->seq++;
+	return false;
+}
+
 static void report(struct parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void report(struct parser *p, int line, const char *fmt, ...)
 {
@@ -156,19 +182,12 @@ static void report(struct parser *p, int line, const char *fmt, ...)
 	va_list ap;
 	char *msg;
 
-	if (p->nerrs >= SPEC_MAX_ERRORS) {
-		/* Keep the errors of the first lines: the reader sees them first
-		 * in the message, whatever order the checks ran in. */
-		size_t last = 0;
-
-		for (size_t i = 1; i < p->nerrs; i++)
-			if (error_cmp(&p->errs[i], &p->errs[last]) > 0)
-				last = i;
+	if (!error_wanted(p, line))
+		return;
+	if (p->nerrs == SPEC_MAX_ERRORS) {
 		p->dropped++;
-		if (line >= p->errs[last].line)
-			return;
-		free(p->errs[last].text);
-		p->errs[last] = p->errs[--p->nerrs];
+		free(p->errs[p->last].text);
+		p->errs[p->last] = p->errs[--p->nerrs];
 	}
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
@@ -184,6 +203,8 @@ static void report(struct parser *p, int line, const char *fmt, ...)
 	p->errs[p->nerrs].seq = p->seq++;
 	p->errs[p->nerrs].text = b.s;
 	p->nerrs++;
+	if (p->nerrs == SPEC_MAX_ERRORS)
+		p->last = last_error(p);
 }
 
 /* All errors, sorted by line, one per line: a malloc'ed string. */
@@ -386,15 +407,17 @@ static void begin_section(struct parser *p, char *text)
 				       "(a job's after = waits for other jobs)", SPEC_MAX_STAGES);
 			p->stage_limit_reported = true;
 		} else {
-			for (size_t i = 0; i < p->nsects; i++) {
-				if (p->sects[i].kind == SECT_STAGE && strcmp(p->sects[i].name, name) == 0) {
+			for (size_t i = 0; i < p->nstages; i++) {
+				const struct section *other = &p->sects[p->stage_sects[i]];
+
+				if (strcmp(other->name, name) == 0) {
 					report(p, line, "stage '%s' is defined twice (first at line %d): rename one",
-					       name, p->sects[i].line);
+					       name, other->line);
 					add_section(p, SECT_IGNORED, NULL, line);
 					return;
 				}
 			}
-			p->nstages++;
+			p->stage_sects[p->nstages++] = p->nsects;
 			add_section(p, SECT_STAGE, name, line);
 			return;
 		}
@@ -911,6 +934,7 @@ struct stage_build {
 	int after_line, foreach_line, instances_line;
 	size_t *after_idx;       /* resolved after, indexes into the file-order stages */
 	size_t nafter_idx;
+	size_t env_cap;          /* room in st->env */
 };
 
 typedef void (*stage_key_fn)(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v);
@@ -1196,9 +1220,12 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 	const char *where = section_label(s, label, sizeof label);
 	const char *key = shown(e->key, cut);
 	bool stage = s->kind == SECT_STAGE;
-	const char *near = stage ? nearest(e->key, stage_key_names, ARRAY_LEN(stage_key_names))
-				 : nearest(e->key, job_key_names, ARRAY_LEN(job_key_names));
-	const char *dot = strchr(e->key, '.');
+	const char *near, *dot = strchr(e->key, '.');
+
+	if (!error_wanted(p, e->line))
+		return;
+	near = stage ? nearest(e->key, stage_key_names, ARRAY_LEN(stage_key_names))
+		     : nearest(e->key, job_key_names, ARRAY_LEN(job_key_names));
 
 	if (stage && dot) {
 		char prefix[8];
@@ -1246,7 +1273,10 @@ static void stage_env(struct parser *p, struct stage_build *sb, const struct ent
 		       e->key);
 		return;
 	}
-	sb->st->env = xrealloc(sb->st->env, (sb->st->nenv + 1) * sizeof *sb->st->env);
+	if (sb->st->nenv == sb->env_cap) {
+		sb->env_cap = sb->env_cap ? 2 * sb->env_cap : 4;
+		sb->st->env = xrealloc(sb->st->env, sb->env_cap * sizeof *sb->st->env);
+	}
 	sb->st->env[sb->st->nenv++] = xasprintf("%s=%s", name, v);
 }
 
@@ -1314,23 +1344,53 @@ static void apply_job_key(struct parser *p, const struct section *s, struct spec
 struct dag {
 	struct stage_build *sb;   /* file order */
 	size_t n;
+	size_t by_name[SPEC_MAX_STAGES]; /* indexes into sb, sorted by stage name */
 };
 
+/* Sorts by_name: insertion sort, as there are at most SPEC_MAX_STAGES. */
+static void dag_index(struct dag *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		size_t k = i;
+
+		while (k > 0 && strcmp(g->sb[g->by_name[k - 1]].st->name, g->sb[i].st->name) > 0) {
+			g->by_name[k] = g->by_name[k - 1];
+			k--;
+		}
+		g->by_name[k] = i;
+	}
+}
+
+/* The file-order index of a stage, or -1. A binary search: an after list
+ * may name stages hundreds of thousands of times. */
 static int stage_by_name(const struct dag *g, const char *name)
 {
-	for (size_t i = 0; i < g->n; i++)
-		if (strcmp(g->sb[i].st->name, name) == 0)
-			return (int)i;
+	size_t lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(g->sb[g->by_name[mid]].st->name, name);
+
+		if (c == 0)
+			return (int)g->by_name[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return -1;
 }
 
 static void unknown_stage(struct parser *p, const struct dag *g, int line, const char *what,
 			  const char *name)
 {
-	const char **names = xcalloc(g->n, sizeof *names);
+	const char **names;
 	char cut[SHOWN_MAX + 4];
 	const char *near;
 
+	if (!error_wanted(p, line))
+		return;
+	names = xcalloc(g->n, sizeof *names);
 	for (size_t i = 0; i < g->n; i++)
 		names[i] = g->sb[i].st->name;
 	near = nearest(name, names, g->n);
@@ -1600,6 +1660,7 @@ static struct spec *build_spec(struct parser *p)
 	}
 	if (g.n == 0 && !p->stage_tried) /* else its header's error says enough */
 		report(p, 1, "has no stage: a spec needs at least one [stage NAME] with run = COMMAND");
+	dag_index(&g);
 	resolve_after(p, &g);
 	check_foreach(p, &g);
 	if (topo_order(p, &g, order) && p->nerrs == 0) {

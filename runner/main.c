@@ -382,8 +382,8 @@ static void on_start(struct runner *r, const json_t *v, int64_t now)
 	free(err);
 }
 
-/* The lists of a work answer, in the order they are handled: cancels first,
- * so that resources they free are free before new work starts. */
+/* The lists of a work answer, in the order they are handled: cancels first, so
+ * that an instance both assigned and cancelled in one answer never starts. */
 static const struct work_list {
 	const char *name;
 	void (*handle)(struct runner *r, const json_t *item, int64_t now);

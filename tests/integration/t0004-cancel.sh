@@ -18,12 +18,12 @@ run = touch "\$PARSA_OUT/ran"
 SPEC
 id=$(submit "$TEST_DIR/long.conf") || fail "submit failed"
 wait_for "both instances run" 20 sh -c "grep -q '^state: running' '$MNT/jobs/$id/stages/sleepy/instances/1/status' && grep -q '^state: running' '$MNT/jobs/$id/stages/sleepy/instances/0/status'"
-pgrep -f "$TEST_DIR/sleeper" >/dev/null || fail "no sleep process is running"
+pgrep -f "$TEST_DIR/slee[p]er" >/dev/null || fail "no sleep process is running"
 
 echo cancel >"$MNT/jobs/$id/ctl" || fail "cancel write failed"
 wait_job "$id" 30 cancelled
 pass "the job is cancelled"
-wait_for "the instances' processes are gone" 15 sh -c "! pgrep -f '$TEST_DIR/sleeper' >/dev/null"
+wait_for "the instances' processes are gone" 15 sh -c "! pgrep -f '$TEST_DIR/slee[p]er' >/dev/null"
 pass "the process groups are killed (SIGTERM ignored, then SIGKILL)"
 check "the dependent stage never ran" test ! -e "$MNT/jobs/$id/out/after/ran"
 check "the dependent stage is cancelled" grep -q '^state: cancelled' "$MNT/jobs/$id/stages/after/status"

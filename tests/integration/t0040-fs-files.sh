@@ -38,9 +38,13 @@ if read -r id <&3; then echo "\$id"; else echo "error: \$(cat <&3)"; exit 1; fi
 exec 3>&-
 CLONE
 chmod 755 "$TEST_DIR/clone.sh"
-for i in 1 2 3 4 5 6 7 8; do "$TEST_DIR/clone.sh" "$TEST_DIR/s.conf" >"$TEST_DIR/clone.$i" & done
-wait
-ids=$(cat "$TEST_DIR"/clone.* | sort -n | uniq)
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	"$TEST_DIR/clone.sh" "$TEST_DIR/s.conf" >"$TEST_DIR/id.$i" &
+	pids+=($!)
+done
+wait "${pids[@]}"
+ids=$(cat "$TEST_DIR"/id.* | sort -n | uniq)
 check "eight clone submissions give eight ids" test "$(echo "$ids" | grep -c '^[0-9][0-9]*$')" -eq 8
 for j in $ids; do
 	test -d "$MNT/jobs/$j" || fail "clone id $j is not a job"
@@ -75,7 +79,9 @@ rm "$out/blob"
 check "an unlinked open file still reads" sh -c "head -c 100 <&5 | wc -c | grep -qx 100"
 exec 5<&-
 check "another user cannot write in root's out/" sh -c "! setpriv --reuid 65534 --regid 65534 --clear-groups touch '$out/x' 2>/dev/null"
-check "but can read it" setpriv --reuid 65534 --regid 65534 --clear-groups cat "$out/d/b"
+echo public >"$out/pub"
+check "but can read what is readable" setpriv --reuid 65534 --regid 65534 --clear-groups cat "$out/pub"
+check "and not what is not (mode 600)" sh -c "! setpriv --reuid 65534 --regid 65534 --clear-groups cat '$out/d/b' 2>/dev/null"
 check "rename across two jobs' out/ is EXDEV" python3 -c "
 import errno, os, sys
 try:
@@ -84,7 +90,7 @@ except OSError as e:
     sys.exit(0 if e.errno == errno.EXDEV else 1)
 sys.exit(1)"
 check "out/ itself cannot be removed" sh -c "! rmdir '$MNT/jobs/$id1/out' 2>/dev/null"
-rm -r "$out/d" "$out/l" || fail "rm -r in out/"
+rm -r "$out/d" "$out/l" "$out/pub" || fail "rm -r in out/"
 
 # -- ctl and wait --
 err=$(bash -c "echo release >'$MNT/jobs/$id1/ctl'" 2>&1) && fail "release of a job not held worked"
@@ -97,8 +103,9 @@ timeout -s INT 1 cat "$MNT/jobs/$id1/wait" >/dev/null 2>&1 && fail "wait returne
 ms=$((($(date +%s%N) - start_ns) / 1000000))
 check "Ctrl-C ends a blocked wait (${ms} ms)" test "$ms" -lt 4000
 (sleep 0.3; echo cancel >"$MNT/jobs/$id1/ctl") &
+canceller=$!
 check "wait returns the final state" test "$(timeout 10 cat "$MNT/jobs/$id1/wait")" = cancelled
-wait
+wait "$canceller"
 
 # -- the scheduler goes away and comes back --
 stop_daemon sched KILL

@@ -211,6 +211,16 @@ static void test_failed_start(struct instances *t)
 	free(scratch);
 }
 
+static int log_says_ready(void *arg)
+{
+	char *path = xasprintf("%s/%s", mount_dir, (const char *)arg), *text = read_file(path, 1 << 20, NULL);
+	int ready = text && strstr(text, "ready");
+
+	free(text);
+	free(path);
+	return ready;
+}
+
 static void test_cancel(struct instances *t)
 {
 	const struct recorded *end;
@@ -218,9 +228,12 @@ static void test_cancel(struct instances *t)
 
 	make_dirs(102, "stubborn", 0);
 	make_dirs(103, "polite", 0);
-	instances_start(t, assignment(3, 1, 102, "stubborn", "trap '' TERM; sleep 300 & wait; wait", 0), time_mono_ms());
+	instances_start(t, assignment(3, 1, 102, "stubborn", "trap '' TERM; sleep 300 & echo ready; wait; wait", 0),
+			time_mono_ms());
 	instances_start(t, assignment(4, 2, 103, "polite", "sleep 300", 0), time_mono_ms());
 	ok(wait_event(t, 3, 1, INSTANCE_RUNNING, 5000) && wait_event(t, 4, 2, INSTANCE_RUNNING, 5000), "both run");
+	/* Running means exec'ed, not that the shell has set its trap yet. */
+	ok(drive(t, 5000, log_says_ready, "jobs/102/stages/stubborn/instances/0/log"), "the stubborn one ignores TERM now");
 	t0 = time_mono_ms();
 	instances_cancel(t, 3, 1, "cancelled", t0);
 	instances_cancel(t, 4, 2, "cancelled", t0);
