@@ -274,7 +274,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 	if ((saved == ENOTCONN || saved == EIO || saved == EAGAIN) && !(flags & JOB_NEED_STAGES)) {
 		m = from_storage(cache, id);
 		if (m) {
-			m->refs = 2;
+			atomic_store(&m->refs, 2);
 			store(cache, m);
 			return m;
 		}

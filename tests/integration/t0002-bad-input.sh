@@ -110,7 +110,7 @@ for f in spec status status.json why events; do
 	if echo x >"$MNT/jobs/$id/$f" 2>/dev/null; then fail "wrote into read-only $f"; fi
 done
 pass "writes to spec, status, status.json, why, events fail"
-if err=$(sh -c "echo frobnicate > '$MNT/jobs/$id/ctl'" 2>&1); then fail "unknown ctl command accepted"; fi
+if err=$(bash -c "echo frobnicate > '$MNT/jobs/$id/ctl'" 2>&1); then fail "unknown ctl command accepted"; fi
 case $err in *"Invalid argument"*) pass "an unknown ctl command fails with EINVAL" ;; *) fail "unknown ctl: $err" ;; esac
 
 # Another user may read but not control the job.
