@@ -58,9 +58,25 @@ struct rejected {
 	struct rejected *next;
 };
 
+/* The kernel keeps a name in its dentry cache for up to entry_timeout after
+ * the spec left queue/ (libfuse's high-level fuse_invalidate_path() drops the
+ * attributes, not the name), and asks for its attributes again before reusing
+ * it (`printf ... > queue/x.conf` twice in a second). Answering ESTALE once
+ * instead of ENOENT for such a name makes the VFS redo the lookup, which then
+ * misses, so the open creates a new file. */
+#define GONE_SLOTS 64
+#define GONE_MS 3000
+
+struct gone_name {
+	char name[NAME_MAX + 1];
+	int64_t until_ms;          /* monotonic */
+};
+
 struct queue_dir {
 	struct fs_ctx *fs;
 	pthread_mutex_t lock;
+	struct gone_name gone[GONE_SLOTS]; /* ring; protected by lock */
+	unsigned next_gone;        /* protected by lock */
 	struct spec_file *open;    /* named files being written; protected by lock */
 	struct rejected *rejected; /* newest first; protected by lock */
 	size_t nrejected;          /* protected by lock */
@@ -198,9 +214,30 @@ static void unlist(struct spec_file *f)
 		f->listed = false;
 		was = true;
 	}
+	if (was && strlen(f->name) <= NAME_MAX) {
+		struct gone_name *g = &q->gone[q->next_gone++ % GONE_SLOTS];
+
+		snprintf(g->name, sizeof g->name, "%s", f->name);
+		g->until_ms = time_mono_ms() + GONE_MS;
+	}
 	pthread_mutex_unlock(&q->lock);
 	if (was)
 		invalidate(q, f->name);
+}
+
+/* Caller holds q->lock. True once per submission: the lookup that the VFS
+ * retries after ESTALE must see ENOENT, or the retry fails too. */
+static bool take_recently_gone_locked(struct queue_dir *q, const char *name)
+{
+	int64_t now = time_mono_ms();
+
+	for (size_t i = 0; i < GONE_SLOTS; i++) {
+		if (q->gone[i].until_ms > now && strcmp(q->gone[i].name, name) == 0) {
+			q->gone[i].until_ms = 0;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* POST one spec as who. 0 with *id, or -1 with errno and *err: the
@@ -666,7 +703,7 @@ static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 			goto out;
 		}
 	}
-	errno = ENOENT;
+	errno = take_recently_gone_locked(q, p->name) ? ESTALE : ENOENT;
 out:
 	pthread_mutex_unlock(&q->lock);
 	return ret;
@@ -760,18 +797,21 @@ static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 }
 
 /* Path-based truncate (O_TRUNC without atomic_o_trunc) of a spec being
- * written: the descriptor starts empty anyway. */
+ * written: the descriptor starts empty anyway. The kernel may still cache a
+ * name that was just submitted and truncate it before opening it again
+ * (`printf ... > queue/same.conf` twice in a row): that open creates a new
+ * spec, so a missing name is no error here. */
 static int entry_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 {
 	struct stat st;
 
 	(void)size;
-	if (entry_getattr(fs, p, &st) < 0)
-		return -1;
 	if (has_suffix(p->name, REJECTED_SUFFIX)) {
 		errno = EACCES;
 		return -1;
 	}
+	if (entry_getattr(fs, p, &st) < 0 && errno != ENOENT)
+		return -1;
 	return 0;
 }
 

@@ -17,6 +17,15 @@ check "jobs/last names the new job" test -n "$id"
 check "the queue entry left queue/" test ! -e "$MNT/queue/lab-pipeline.conf"
 check "the spec is kept byte for byte" cmp -s "$PARSA_SRC/examples/lab-pipeline.conf" "$MNT/jobs/$id/spec"
 
+# The same name again at once, by plain shell redirection (open, write, close).
+ids=()
+for i in 1 2 3; do
+	printf '[stage s]\nrun = true\n' >"$MNT/queue/again.conf" || fail "submission $i of the same name failed"
+	ids+=("$(readlink "$MNT/jobs/last")")
+done
+check "the same name submitted three times in a row gives three jobs" \
+	test "$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)" -eq 3
+
 wait_job "$id" 120 succeeded
 pass "the job succeeded"
 
