@@ -9,6 +9,11 @@
 
 struct api_client;
 
+/* The reason a runner gives for an instance it stopped because the runner
+ * itself was told to stop (an operator's `parsa down`, a host shutdown): not
+ * the job's fault, so the scheduler requeues it without counting a retry. */
+#define API_REASON_RUNNER_STOPPED "runner stopped"
+
 /* Whom a trusted caller (root, or the scheduler's own user, e.g. parsafs) acts for.
  * The scheduler ignores it from anyone else. */
 struct api_identity {

@@ -3,6 +3,7 @@
  * long-poll, runs each stage instance as its submitter and reports its start and
  * end. main owns the one context; the event loop waits on a signalfd, the work
  * poll's pipe and the set-up pipes of starting instances. */
+#include "api_client.h"
 #include "assign.h"
 #include "instances.h"
 #include "log.h"
@@ -424,12 +425,12 @@ static void begin_stop(struct runner *r, int sig, int64_t now)
 	if (r->stopping) {
 		log_info("signal %d again: killing every instance now", sig);
 		r->stopping = 2;
-		instances_stop_all(r->inst, "runner stopped", 1, now);
+		instances_stop_all(r->inst, API_REASON_RUNNER_STOPPED, 1, now);
 		return;
 	}
 	r->stopping = 1;
 	log_info("signal %d: stopping %zu instance(s) and exiting", sig, instances_active(r->inst));
-	instances_stop_all(r->inst, "runner stopped", 0, now);
+	instances_stop_all(r->inst, API_REASON_RUNNER_STOPPED, 0, now);
 	/* No new work from here on; the thread is joined at the end. */
 	work_poll_stop(r->work);
 }
@@ -468,8 +469,10 @@ static int run_loop(struct runner *r)
 		size_t n, nstatus, active = instances_active(r->inst);
 		int timeout;
 
-		if (r->stopping && active == 0)
+		if (r->stopping && active == 0) {
+			session_leave(r->session, r->reports, now);
 			break;
+		}
 		next = session_tick(r->session, r->reports, now);
 		if (session_registered_at(r->session) != r->registered_at) {
 			/* (Re-)registered: the work poll may be waiting out a backoff

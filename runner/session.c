@@ -227,6 +227,28 @@ int64_t session_tick(struct session *s, struct report_queue *q, int64_t now_ms)
 	return next;
 }
 
+void session_leave(struct session *s, struct report_queue *q, int64_t now_ms)
+{
+	char *path, *why = NULL;
+	long status;
+
+	if (!s->registered)
+		return;
+	/* The last reports first: the scheduler must learn how each instance
+	 * ended before it hears that the host is gone. */
+	session_flush(s, q, now_ms);
+	if (!s->registered)
+		return;
+	path = xasprintf("/v1/hosts/%s/leave", s->name);
+	status = post_json(s, path, json_object(), &why);
+	if (status / 100 != 2)
+		log_warnx("could not tell the scheduler that host %s leaves: %s", s->name,
+			  why ? why : "no answer");
+	s->registered = 0;
+	free(why);
+	free(path);
+}
+
 void session_reregister(struct session *s)
 {
 	if (s->registered)

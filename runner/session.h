@@ -35,6 +35,10 @@ int64_t session_tick(struct session *s, struct report_queue *q, int64_t now_ms);
  * or ended: the scheduler should know within milliseconds). */
 void session_flush(struct session *s, struct report_queue *q, int64_t now_ms);
 
+/* The runner stops on purpose: deliver the pending reports, then tell the
+ * scheduler the host leaves, so that it stops sending work here. */
+void session_leave(struct session *s, struct report_queue *q, int64_t now_ms);
+
 /* Register again as soon as possible (the scheduler said it does not know us,
  * or our capacity changed). */
 void session_reregister(struct session *s);

@@ -499,6 +499,16 @@ static void h_host_status(struct call *c)
 		reply_error(c, MHD_HTTP_NOT_FOUND, "no such host");
 }
 
+static void h_leave(struct call *c)
+{
+	char *err = NULL;
+
+	if (engine_host_leave(c->api->engine, c->args[0], &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_object());
+}
+
 static void h_heartbeat(struct call *c)
 {
 	json_t *json = body_json(c), *list, *item;
@@ -639,6 +649,7 @@ static const struct route {
 	{ "GET", "/v1/hosts", h_hosts, ANYONE },
 	{ "GET", "/v1/hosts/*/status", h_host_status, ANYONE },
 	{ "POST", "/v1/hosts/*/heartbeat", h_heartbeat, TRUSTED },
+	{ "POST", "/v1/hosts/*/leave", h_leave, TRUSTED },
 	{ "GET", "/v1/hosts/*/work", h_work, TRUSTED },
 	{ "POST", "/v1/instances/*/state", h_report, TRUSTED },
 	{ "GET", "/v1/status", h_status, ANYONE },

@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "api_client.h"
 
 #include "log.h"
 #include "units.h"
@@ -190,6 +191,14 @@ static void end_attempt(struct engine *e, struct instance *inst, int code, int s
 		set_reason(inst, "cancelled");
 		model_job_event(e->model, job, now, "stage %s instance %d cancelled on %s (%s)",
 				ss->name, inst->index, inst->host_name, why);
+		return;
+	}
+	if (reason && strcmp(reason, API_REASON_RUNNER_STOPPED) == 0 && job->ending == ENDING_NONE) {
+		set_reason(inst, why);
+		model_job_event(e->model, job, now,
+				"stage %s instance %d stopped with the runner on %s; requeued",
+				ss->name, inst->index, inst->host_name);
+		requeue(e, inst);
 		return;
 	}
 	inst->failures++;
@@ -1204,6 +1213,47 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 	}
 	if (flush(e, &ferr) < 0) {
 		log_warnx("heartbeat of %s: cannot write the state (will retry): %s", name,
+			  ferr ? ferr : "?");
+		free(ferr);
+	}
+	kick(e);
+	ret = 0;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int engine_host_leave(struct engine *e, const char *name, char **err)
+{
+	int64_t now = time_now_ms();
+	struct host *h;
+	char *ferr = NULL;
+	int ret = -1;
+
+	pthread_mutex_lock(&e->lock);
+	h = model_host(e->model, name);
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s'", name);
+		goto out;
+	}
+	/* Down until it registers again: nothing new goes there. */
+	h->last_heartbeat_mono = 0;
+	for (size_t i = 0; i < h->nactive; ) {
+		struct instance *inst = h->active[i];
+
+		/* Assignments it never started go back to the queue; end_attempt()
+		 * takes them off h->active, so do not advance i. Running ones were
+		 * stopped and reported by the runner before it left. */
+		if (inst->state == INST_ASSIGNED) {
+			end_attempt(e, inst, -1, 0, API_REASON_RUNNER_STOPPED, now);
+			continue;
+		}
+		i++;
+	}
+	log_info("host %s left (its runner stopped)", name);
+	if (flush(e, &ferr) < 0) {
+		log_warnx("host %s left: cannot write the state (will retry): %s", name,
 			  ferr ? ferr : "?");
 		free(ferr);
 	}

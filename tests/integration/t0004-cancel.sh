@@ -28,23 +28,30 @@ pass "the process groups are killed (SIGTERM ignored, then SIGKILL)"
 check "the dependent stage never ran" test ! -e "$MNT/jobs/$id/out/after/ran"
 check "the dependent stage is cancelled" grep -q '^state: cancelled' "$MNT/jobs/$id/stages/after/status"
 
-# hold / release
+# hold / release: a blocker takes every core so the job is surely still queued
+# when it is held.
+cat >"$TEST_DIR/blocker.conf" <<SPEC
+[stage block]
+cpus = 4
+run = "$TEST_DIR/sleeper" 300
+SPEC
 cat >"$TEST_DIR/quick.conf" <<'SPEC'
 [stage one]
 run = touch "$PARSA_OUT/done"
 SPEC
-echo hold >"$MNT/jobs/$id/ctl" 2>/dev/null || true
+blocker=$(submit "$TEST_DIR/blocker.conf") || fail "submit failed"
+wait_for "the blocker runs" 20 job_is "$blocker" running
 id2=$(submit "$TEST_DIR/quick.conf") || fail "submit failed"
 echo hold >"$MNT/jobs/$id2/ctl" || fail "hold failed"
-state=$(job_state "$id2")
-if [ "$state" = queued ]; then
-	sleep 0.5
-	check "a held job does not start" job_is "$id2" queued
-	check "why says held" grep -qi 'held' "$MNT/jobs/$id2/why"
-	echo release >"$MNT/jobs/$id2/ctl" || fail "release failed"
-else
-	log "job $id2 had already started ($state) before hold"
-fi
+check "why says held" grep -qi 'held' "$MNT/jobs/$id2/why"
+echo cancel >"$MNT/jobs/$blocker/ctl" || fail "cancel failed"
+wait_job "$blocker" 30 cancelled
+for i in $(seq 1 10); do
+	job_is "$id2" queued || fail "a held job started ($(job_state "$id2"))"
+	sleep 0.1
+done
+pass "a held job does not start when cores are free"
+echo release >"$MNT/jobs/$id2/ctl" || fail "release failed"
 wait_job "$id2" 20 succeeded
 pass "released job ran"
 
