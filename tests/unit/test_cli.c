@@ -6,10 +6,10 @@
 #include "tap.h"
 #include "util.h"
 
-#include "../../tools/client.c"
-#include "../../tools/paths.c"
-#include "../../tools/proc.c"
-#include "../../tools/runfile.c"
+#include "client.h"
+#include "paths.h"
+#include "proc.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
