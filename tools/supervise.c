@@ -43,6 +43,8 @@ struct supervisor {
 	int hurry;           /* a second stop signal during teardown: no more grace */
 	dev_t mount_dev;     /* st_dev of the mount folder before parsafs mounted it */
 	int64_t runner_started_ms;
+	int restarts[NDAEMONS];              /* deaths in the current window */
+	int64_t restart_window_start[NDAEMONS];
 };
 
 /* Wait for an event for at most timeout_ms (-1: until one comes): a stop
@@ -233,13 +235,82 @@ out:
 	return rc;
 }
 
-static int sup_start(struct supervisor *s, char **err)
+/* The command line of daemon i into argv (at least 24 slots). */
+static void daemon_argv(struct supervisor *s, int i, char **argv)
 {
 	const struct up_paths *p = s->paths;
 	const struct up_opts *o = s->opts;
+	int n = 0;
+
+	argv[n++] = s->bin[i];
+	switch (i) {
+	case SCHED:
+		argv[n++] = "--state";
+		argv[n++] = p->state;
+		argv[n++] = "--socket";
+		argv[n++] = p->socket;
+		argv[n++] = "--storage";
+		argv[n++] = p->storage;
+		break;
+	case FS:
+		argv[n++] = p->mount;
+		argv[n++] = "--sched";
+		argv[n++] = p->endpoint;
+		argv[n++] = "--storage";
+		argv[n++] = p->storage;
+		argv[n++] = "-f";
+		if (geteuid() == 0) {
+			/* Root mounts for every user of the machine: they submit through it. */
+			argv[n++] = "-o";
+			argv[n++] = "allow_other";
+		}
+		break;
+	case RUNNER:
+		argv[n++] = "--sched";
+		argv[n++] = p->endpoint;
+		argv[n++] = "--mount";
+		argv[n++] = p->mount;
+		argv[n++] = "--scratch";
+		argv[n++] = p->scratch;
+		argv[n++] = "--state";
+		argv[n++] = p->runner_state;
+		if (o->cpus) {
+			argv[n++] = "--cpus";
+			argv[n++] = (char *)o->cpus;
+		}
+		if (o->mem) {
+			argv[n++] = "--mem";
+			argv[n++] = (char *)o->mem;
+		}
+		if (o->scratch_size) {
+			argv[n++] = "--scratch-size";
+			argv[n++] = (char *)o->scratch_size;
+		}
+		if (o->cpu_limit) {
+			argv[n++] = "--cpu-limit";
+			argv[n++] = (char *)o->cpu_limit;
+		}
+		if (o->mem_limit) {
+			argv[n++] = "--mem-limit";
+			argv[n++] = (char *)o->mem_limit;
+		}
+		if (o->host_name) {
+			argv[n++] = "--name";
+			argv[n++] = (char *)o->host_name;
+		}
+		break;
+	}
+	argv[n] = NULL;
+}
+
+static int (*const ready_check[NDAEMONS])(struct supervisor *) = {
+	[SCHED] = sched_ready, [FS] = fs_ready, [RUNNER] = runner_ready,
+};
+
+static int sup_start(struct supervisor *s, char **err)
+{
 	char *argv[24];
 	struct stat st;
-	int n;
 
 	/* Find every program before starting any, so a missing one costs nothing. */
 	for (int i = 0; i < NDAEMONS; i++) {
@@ -248,76 +319,20 @@ static int sup_start(struct supervisor *s, char **err)
 			return errprintf(err, "cannot find %s next to parsa or in PATH: build it (cmake --build build) or install it",
 					 s->d[i].name);
 	}
-
-	n = 0;
-	argv[n++] = s->bin[SCHED];
-	argv[n++] = "--state";
-	argv[n++] = p->state;
-	argv[n++] = "--socket";
-	argv[n++] = p->socket;
-	argv[n++] = "--storage";
-	argv[n++] = p->storage;
-	argv[n] = NULL;
-	if (start_one(s, SCHED, argv, sched_ready, err) < 0)
-		return -1;
-
-	if (stat(p->mount, &st) < 0)
-		return errprintf(err, "cannot use mount folder %s: %s", p->mount, strerror(errno));
-	s->mount_dev = st.st_dev;
-	n = 0;
-	argv[n++] = s->bin[FS];
-	argv[n++] = p->mount;
-	argv[n++] = "--sched";
-	argv[n++] = p->endpoint;
-	argv[n++] = "--storage";
-	argv[n++] = p->storage;
-	argv[n++] = "-f";
-	if (geteuid() == 0) {
-		/* Root mounts for every user of the machine: they submit through it. */
-		argv[n++] = "-o";
-		argv[n++] = "allow_other";
+	for (int i = 0; i < NDAEMONS; i++) {
+		if (i == FS) {
+			if (stat(s->paths->mount, &st) < 0)
+				return errprintf(err, "cannot use mount folder %s: %s", s->paths->mount,
+						 strerror(errno));
+			s->mount_dev = st.st_dev;
+		}
+		if (i == RUNNER)
+			s->runner_started_ms = time_now_ms();
+		daemon_argv(s, i, argv);
+		if (start_one(s, i, argv, ready_check[i], err) < 0)
+			return -1;
 	}
-	argv[n] = NULL;
-	if (start_one(s, FS, argv, fs_ready, err) < 0)
-		return -1;
-
-	n = 0;
-	argv[n++] = s->bin[RUNNER];
-	argv[n++] = "--sched";
-	argv[n++] = p->endpoint;
-	argv[n++] = "--mount";
-	argv[n++] = p->mount;
-	argv[n++] = "--scratch";
-	argv[n++] = p->scratch;
-	argv[n++] = "--state";
-	argv[n++] = p->runner_state;
-	if (o->cpus) {
-		argv[n++] = "--cpus";
-		argv[n++] = (char *)o->cpus;
-	}
-	if (o->mem) {
-		argv[n++] = "--mem";
-		argv[n++] = (char *)o->mem;
-	}
-	if (o->scratch_size) {
-		argv[n++] = "--scratch-size";
-		argv[n++] = (char *)o->scratch_size;
-	}
-	if (o->cpu_limit) {
-		argv[n++] = "--cpu-limit";
-		argv[n++] = (char *)o->cpu_limit;
-	}
-	if (o->mem_limit) {
-		argv[n++] = "--mem-limit";
-		argv[n++] = (char *)o->mem_limit;
-	}
-	if (o->host_name) {
-		argv[n++] = "--name";
-		argv[n++] = (char *)o->host_name;
-	}
-	argv[n] = NULL;
-	s->runner_started_ms = time_now_ms();
-	return start_one(s, RUNNER, argv, runner_ready, err);
+	return 0;
 }
 
 static void log_exit(const struct daemon_proc *d)
@@ -393,16 +408,51 @@ static void sup_teardown(struct supervisor *s)
 	stop_one(s, SCHED, STOP_SCHED_MS);
 }
 
-/* After the start: wait for a stop signal or a daemon's death. 0, or -1 with *err. */
+/* A daemon that dies is started again, so that one crash does not take the
+ * machine's jobs down with it (running instances belong to the runner's
+ * children and survive a scheduler or mount restart). More than
+ * RESTART_MAX deaths within RESTART_WINDOW_MS means something is wrong for
+ * good: then everything is stopped. */
+#define RESTART_MAX 5
+#define RESTART_WINDOW_MS 60000
+
+static int restart_one(struct supervisor *s, int i, char **err)
+{
+	char *argv[24], *tail = tail_of(&s->d[i]);
+	char how[128];
+	int64_t now = time_mono_ms();
+
+	describe_status(s->d[i].status, how, sizeof how);
+	log_warnx("%s %s unexpectedly; last lines of %s:\n%s", s->d[i].name, how, s->d[i].log, tail);
+	free(tail);
+	if (now - s->restart_window_start[i] > RESTART_WINDOW_MS) {
+		s->restart_window_start[i] = now;
+		s->restarts[i] = 0;
+	}
+	if (++s->restarts[i] > RESTART_MAX)
+		return died(s, i, "too often (more than 5 times a minute); stopped the others", err);
+	if (i == FS && is_mounted(s->paths->mount, NULL, 0) > 0 && unmount(s->paths->mount, 1) < 0)
+		log_warn("cannot detach the dead mount %s", s->paths->mount);
+	if (i == RUNNER)
+		s->runner_started_ms = time_now_ms();
+	daemon_argv(s, i, argv);
+	if (start_one(s, i, argv, ready_check[i], err) < 0)
+		return -1;
+	log_info("%s restarted", s->d[i].name);
+	return 0;
+}
+
+/* After the start: wait for a stop signal, restarting daemons that die.
+ * 0, or -1 with *err when a daemon cannot be kept up. */
 static int sup_watch(struct supervisor *s, char **err)
 {
 	for (;;) {
 		sup_poll(s, -1);
-		for (int i = 0; i < NDAEMONS; i++)
-			if (s->d[i].pid <= 0)
-				return died(s, i, "unexpectedly; stopped the others", err);
 		if (s->stopping)
 			return 0;
+		for (int i = 0; i < NDAEMONS; i++)
+			if (s->d[i].pid <= 0 && restart_one(s, i, err) < 0)
+				return -1;
 	}
 }
 

@@ -1,0 +1,46 @@
+#!/bin/bash
+# `parsa up` keeps the machine's parsa up: a daemon that dies is started again
+# (the scheduler, the mount or the runner), jobs go on, and `parsa down` still
+# stops everything.
+. "$(dirname "$0")/../lib/common.sh"
+
+on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
+MOUNTS+=("$MNT")
+parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" \
+	--cpus 2 --cpu-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
+
+pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$STATE/up.json" | head -n 1; }
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+replaced() { local now; now=$(pid_of "$1"); [ -n "$now" ] && [ "$now" != "$2" ] && alive "$now"; }
+
+cat >"$TEST_DIR/gated.conf" <<SPEC
+[stage work]
+run = while [ ! -e "$TEST_DIR/open" ]; do sleep 0.1; done
+      echo done > "\$PARSA_OUT/done"
+SPEC
+id=$(submit "$TEST_DIR/gated.conf") || fail "submit failed"
+wait_for "the instance runs" 20 grep -q '^state: running' "$MNT/jobs/$id/stages/work/instances/0/status"
+
+for daemon in sched fs; do
+	old=$(pid_of "${daemon}_pid")
+	alive "$old" || fail "no live $daemon pid in up.json"
+	kill -KILL "$old"
+	wait_for "the $daemon is started again" 30 replaced "${daemon}_pid" "$old"
+	wait_for "the mount answers again after the $daemon restart" 30 test -r "$MNT/jobs/$id/status"
+	wait_for "status is readable after the $daemon restart" 30 grep -q '^state:' "$MNT/jobs/$id/status"
+	pass "$daemon killed with SIGKILL was started again"
+done
+
+touch "$TEST_DIR/open"
+wait_job "$id" 60 succeeded
+pass "the job running across both restarts succeeded"
+id2=$(submit "$TEST_DIR/gated.conf") || fail "submit after the restarts failed"
+wait_job "$id2" 30 succeeded
+pass "new jobs run after the restarts"
+
+parsa down --mount "$MNT" --state "$STATE" >>"$LOGS/up.log" 2>&1 || fail "parsa down failed"
+check "parsa down unmounts" sh -c "! grep -q ' $MNT fuse' /proc/mounts"
+if pgrep -f -- "$STATE" >/dev/null; then
+	fail "parsa down left processes: $(pgrep -af -- "$STATE")"
+fi
+pass "parsa down stops every daemon"
