@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "hosts_dir.h"
 #include "job_cache.h"
+#include "defaults.h"
 #include "log.h"
 #include "ops.h"
 #include "queue_dir.h"
@@ -11,6 +12,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
@@ -63,13 +65,12 @@ static void usage(const char *prog)
 
 static char *default_sched(void)
 {
-	const char *env = getenv("PARSA_SCHED"), *run = getenv("XDG_RUNTIME_DIR");
+	const struct passwd *pw = getpwuid(geteuid());
+	const char *home = getenv("HOME");
 
-	if (env && *env)
-		return xstrdup(env);
-	if (geteuid() == 0 || !run)
-		return xstrdup("unix:/run/parsa/sched.sock");
-	return xasprintf("unix:%s/parsa/sched.sock", run);
+	if ((!home || !*home) && pw)
+		home = pw->pw_dir;
+	return default_sched_endpoint(geteuid(), home, getenv("XDG_STATE_HOME"), getenv("PARSA_SCHED"));
 }
 
 /* a is b or lies below it (both absolute, resolved). */

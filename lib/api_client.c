@@ -1,4 +1,5 @@
 #include "api_client.h"
+#include "auth.h"
 #include "util.h"
 
 #include <curl/curl.h>
@@ -16,6 +17,9 @@ struct api_client {
 	char *base_url;   /* "http://localhost" for unix sockets */
 	int cancel_fd;    /* api_call gives up when readable; -1 for none */
 	CURLM *multi;     /* drives transfers while cancel_fd is set */
+	struct auth *auth;  /* TCP only: munge credentials */
+	int refused;      /* the last failed call found nothing listening */
+	char *last_error; /* why the last call could not be made, if known */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -35,14 +39,21 @@ struct api_client *api_client_create(const char *endpoint, char **err)
 	if (strncmp(endpoint, "unix:", 5) == 0) {
 		client->unix_path = xstrdup(endpoint + 5);
 		client->base_url = xstrdup("http://localhost");
-	} else if (strncmp(endpoint, "http://", 7) == 0) {
-		size_t n = strlen(endpoint);
+	} else if (strncmp(endpoint, "http://", 7) == 0 ||
+		   (endpoint[0] != '/' && !strstr(endpoint, "://") && strchr(endpoint, ':'))) {
+		size_t n;
 
-		client->base_url = xstrdup(endpoint);
+		/* HOST:PORT is short for http://HOST:PORT. */
+		client->base_url = strncmp(endpoint, "http://", 7) == 0 ? xstrdup(endpoint)
+									: xasprintf("http://%s", endpoint);
+		n = strlen(client->base_url);
 		if (n > 7 && client->base_url[n - 1] == '/')
 			client->base_url[n - 1] = '\0';
+		/* Over TCP every request carries a munge credential. */
+		client->auth = auth_create(getenv("PARSA_MUNGE_SOCKET"));
 	} else {
-		errprintf(err, "scheduler address '%s' is neither unix:/path nor http://host:port", endpoint);
+		errprintf(err, "scheduler address '%s' is neither unix:/path, http://host:port nor"
+			  " host:port", endpoint);
 		free(client);
 		errno = EINVAL;
 		return NULL;
@@ -65,9 +76,29 @@ void api_client_destroy(struct api_client *client)
 		curl_easy_cleanup(client->curl);
 	if (client->multi)
 		curl_multi_cleanup(client->multi);
+	auth_destroy(client->auth);
+	free(client->last_error);
 	free(client->unix_path);
 	free(client->base_url);
 	free(client);
+}
+
+void api_client_set_munge_socket(struct api_client *client, const char *path)
+{
+	if (!client->auth)
+		return;
+	auth_destroy(client->auth);
+	client->auth = auth_create(path);
+}
+
+int api_client_refused(const struct api_client *client)
+{
+	return client->refused;
+}
+
+const char *api_client_last_error(const struct api_client *client)
+{
+	return client->last_error;
 }
 
 void api_client_set_cancel_fd(struct api_client *client, int fd)
@@ -170,9 +201,13 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	char *url = NULL;
 	CURLcode rc;
 	CURL *c = client->curl;
+	long os_errno;
 	int ret = -1;
 
 	memset(reply, 0, sizeof *reply);
+	client->refused = 0;
+	free(client->last_error);
+	client->last_error = NULL;
 	if (cancelled(client)) {
 		errno = ECANCELED;
 		return -1;
@@ -195,6 +230,23 @@ int api_call(struct api_client *client, const char *method, const char *path,
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
 	}
 	headers = identity_headers(as);
+	if (client->auth) {
+		char *aerr = NULL, *cred, *line;
+
+		/* Bound to this method, target and body: see auth.h. */
+		cred = auth_sign(client->auth, method, path, body, body ? len : 0, &aerr);
+		if (!cred) {
+			client->refused = 0;
+			errno = errno == ENOTCONN ? ENOTCONN : EIO;
+			free(client->last_error);
+			client->last_error = aerr;
+			goto out;
+		}
+		line = xasprintf("Authorization: " AUTH_SCHEME " %s", cred);
+		headers = curl_slist_append(headers, line);
+		free(line);
+		free(cred);
+	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 
 	rc = client->cancel_fd >= 0 ? perform_cancellable(client) : curl_easy_perform(c);
@@ -214,6 +266,13 @@ int api_call(struct api_client *client, const char *method, const char *path,
 		errno = ECANCELED;
 		break;
 	case CURLE_COULDNT_CONNECT:
+		os_errno = 0;
+		curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+		/* Nothing listens (a scheduler restarting), as opposed to no way
+		 * to reach the head node at all. */
+		client->refused = os_errno == ECONNREFUSED || os_errno == ENOENT;
+		errno = ENOTCONN;
+		break;
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
@@ -226,6 +285,9 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	}
 	if (ret < 0)
 		api_reply_clear(reply);
+	else
+		client->refused = 0;
+out:
 	curl_slist_free_all(headers);
 	free(url);
 	return ret;

@@ -1,6 +1,6 @@
 /* A client of the scheduler's HTTP/1.1 + JSON API (docs/api.md), over a unix
- * socket ("unix:/run/parsa/sched.sock") or TCP ("http://head:7070"), built on
- * libcurl. One client per thread: a client is not thread-safe. */
+ * socket ("unix:/run/parsa/sched.sock") or TCP ("http://head:7070" or
+ * "head:7070", every request signed with munge), built on libcurl. One client per thread: a client is not thread-safe. */
 #ifndef PARSA_API_CLIENT_H
 #define PARSA_API_CLIENT_H
 
@@ -41,6 +41,20 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	     const char *body, size_t len, const struct api_identity *as,
 	     long timeout_ms, struct api_reply *reply);
 void api_reply_clear(struct api_reply *reply);
+
+/* Over TCP, requests carry a munge credential (auth.h) from munged at path;
+ * the default is $PARSA_MUNGE_SOCKET, else libmunge's own. No effect on unix
+ * sockets, where the scheduler reads the caller from the socket. */
+void api_client_set_munge_socket(struct api_client *client, const char *path);
+
+/* After api_call() failed with ENOTCONN: 1 when nothing listened at the
+ * address (connection refused, socket missing: the scheduler is not running),
+ * 0 when the scheduler could not be reached at all (a network cut). */
+int api_client_refused(const struct api_client *client);
+
+/* Why the last api_call() could not even be sent (e.g. munged is not
+ * running), or NULL. Valid until the next call. */
+const char *api_client_last_error(const struct api_client *client);
 
 /* Make api_call() on this client give up with -1 and errno ECANCELED as soon as
  * fd is readable, so that another thread can stop a long poll (fd is typically

@@ -1,5 +1,6 @@
 #include "api.h"
 
+#include "auth.h"
 #include "log.h"
 #include "util.h"
 #include "views.h"
@@ -7,6 +8,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +29,17 @@
 struct api {
 	struct engine *engine;
 	struct MHD_Daemon *mhd;
+	struct MHD_Daemon *tcp;   /* api_listen_tcp(); NULL without */
+	struct auth *auth;        /* checks the munge credentials of TCP requests */
 	char *path;
 	uid_t self_uid;
 };
 
 /* Per request: the body as it arrives and who sent it. */
 struct request {
+	char *target;         /* the request target as sent (path and query): what a
+			       * munge credential is bound to */
+	bool started;         /* on_request has seen the headers */
 	char *body;
 	size_t len, cap;
 	bool too_large;
@@ -52,6 +59,7 @@ struct call {
 	gid_t groups[MAX_GROUPS];
 	bool groups_known;
 	bool trusted;
+	char *auth_error;      /* why a TCP request's credential was refused */
 	/* The answer. */
 	unsigned int status;
 	char *out;
@@ -949,10 +957,11 @@ struct api *api_create(const char *path, struct engine *engine, char **err)
 	api->mhd = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				    MHD_USE_ITC |
 				    MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
+				    /* First, or MHD logs its own complaint about it. */
+				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
 				    MHD_OPTION_LISTEN_SOCKET, fd,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
-				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
 				    MHD_OPTION_END);
 	if (!api->mhd) {
 		errno = EIO;

@@ -455,7 +455,10 @@ static void update_job(struct engine *e, struct job *job, int64_t now)
 		int deps = job_deps(e, job, &failed_dep);
 
 		if (deps < 0) {
-			snprintf(reason, sizeof reason, "dependency job %lld failed", (long long)failed_dep);
+			struct job *dep = model_job(e->model, failed_dep);
+
+			snprintf(reason, sizeof reason, "dependency job %lld %s", (long long)failed_dep,
+				 dep && dep->state == JOB_CANCELLED ? "was cancelled" : "failed");
 			begin_ending(e, job, ENDING_FAIL, reason, now);
 		} else if (deps == 0) {
 			return;
@@ -980,9 +983,10 @@ static int ctl_priority(struct engine *e, struct job *job, const char *who, cons
 
 	errno = 0;
 	value = arg ? strtol(arg, &end, 10) : 0;
-	if (!arg || end == arg || *end || errno || value < -1000000 || value > 1000000) {
+	/* The same range as a spec's priority key. */
+	if (!arg || end == arg || *end || errno || value < -1000 || value > 1000) {
 		errno = EINVAL;
-		return errprintf(err, "priority needs a whole number, e.g. 'priority 10'");
+		return errprintf(err, "priority needs a whole number from -1000 to 1000, e.g. 'priority 10'");
 	}
 	if (job_ended(job)) {
 		errno = EBUSY;

@@ -1,4 +1,5 @@
 #include "paths.h"
+#include "defaults.h"
 #include "util.h"
 
 #include <errno.h>
@@ -58,11 +59,7 @@ char *paths_default_state(const struct up_env *env)
 
 char *paths_default_endpoint(const struct up_env *env)
 {
-	char *state = paths_default_state(env);
-	char *endpoint = xasprintf("unix:%s/sched.sock", state);
-
-	free(state);
-	return endpoint;
+	return default_sched_endpoint(env->uid, env->home, env->xdg_state, NULL);
 }
 
 char *paths_runtime_dir(const struct up_env *env)

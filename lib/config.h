@@ -1,0 +1,64 @@
+/* /etc/parsa/parsa.conf: what the programs of one cluster share (the
+ * scheduler's address, munge, the admin group) and what describes this host
+ * (name, features, limits). Parsed with inih into a fresh struct and validated
+ * whole before anyone uses it; a file that anyone but root (or the user running
+ * the program) could have written is refused, like a munge key that others
+ * could read. Command-line flags override what the file says. */
+#ifndef PARSA_CONFIG_H
+#define PARSA_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PARSA_CONF_DEFAULT "/etc/parsa/parsa.conf"
+#define PARSA_MUNGE_KEY_DEFAULT "/etc/munge/munge.key"
+
+/* Unset strings are NULL, unset numbers 0. */
+struct parsa_conf {
+	char *path;                 /* the file read, NULL when there was none */
+	/* [cluster]: every host */
+	char *sched;                /* the scheduler for clients: HOST:PORT, http://..., unix:/path */
+	char *munge_socket;         /* munged's socket */
+	char *munge_key;            /* checked for safe owner and mode when it exists */
+	char *admin_group;          /* may drain hosts and act on anybody's job */
+	char *storage;              /* the job volume (parsa-sched, parsafs) */
+	/* [sched]: the head node */
+	char *listen;               /* TCP address of the API: HOST:PORT */
+	char *state;                /* parsa-sched's state folder */
+	int64_t host_timeout_ms;    /* silent this long: down */
+	int64_t lease_ms;           /* silent this long: its instances are killed and requeued */
+	int64_t half_life_ms;       /* fair share: how fast past usage is forgotten */
+	/* [host]: this machine */
+	char *name;
+	char **features;
+	size_t nfeatures;
+	int cpus;
+	uint64_t mem;
+	uint64_t scratch_size;
+	char *scratch;
+	char *mount;
+	char *runner_state;
+	double cpu_limit, mem_limit;
+	int64_t grace_ms;
+};
+
+/* Read path into conf (zeroed first). A missing file is not an error when
+ * optional is set (conf->path stays NULL). -1 with errno and *err naming the
+ * file, the line and the fix. */
+int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err);
+void parsa_conf_free(struct parsa_conf *conf);
+
+/* A configuration file must be a regular file that only its owner can write,
+ * owned by root (or, for a program not running as root, by its user). -1 with
+ * errno EPERM and *err saying what to run to fix it. */
+int parsa_conf_check_file(const char *path, char **err);
+
+/* A key (munge's) must be readable by its owner only, and owned by root or by
+ * the munge user. 0 also when path does not exist and optional is set. */
+int parsa_conf_check_key(const char *path, int optional, char **err);
+
+/* "HOST:PORT" -> "http://HOST:PORT"; "unix:/p", "http://..." and "/p" (a
+ * socket path) as they are (malloc'ed). */
+char *parsa_endpoint(const char *address);
+
+#endif
