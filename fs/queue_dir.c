@@ -137,22 +137,31 @@ static void invalidate(struct queue_dir *q, const char *name)
 	free(path);
 }
 
-/* Caller holds q->lock. */
-static struct rejected *find_rejected_locked(struct queue_dir *q, const char *name)
+/* Caller holds q->lock. Students share queue/ and often share file names
+ * (job.conf): uid's own report comes first, then anybody's. */
+static struct rejected *find_rejected_locked(struct queue_dir *q, const char *name, uid_t uid)
 {
-	for (struct rejected *r = q->rejected; r; r = r->next)
-		if (strcmp(r->name, name) == 0)
+	struct rejected *any = NULL;
+
+	for (struct rejected *r = q->rejected; r; r = r->next) {
+		if (strcmp(r->name, name) != 0)
+			continue;
+		if (r->uid == uid)
 			return r;
-	return NULL;
+		if (!any)
+			any = r;
+	}
+	return any;
 }
 
-static void remove_rejected(struct queue_dir *q, const char *name)
+/* Forget uid's report called name (anybody's with uid (uid_t)-1). */
+static void remove_rejected(struct queue_dir *q, const char *name, uid_t uid)
 {
 	struct rejected **pp, *gone = NULL;
 
 	pthread_mutex_lock(&q->lock);
 	for (pp = &q->rejected; *pp; pp = &(*pp)->next) {
-		if (strcmp((*pp)->name, name) == 0) {
+		if (strcmp((*pp)->name, name) == 0 && (uid == (uid_t)-1 || (*pp)->uid == uid)) {
 			gone = *pp;
 			*pp = gone->next;
 			q->nrejected--;
@@ -178,7 +187,7 @@ static void add_rejected(struct queue_dir *q, const char *file, const struct fs_
 	r->text = n && text[n - 1] == '\n' ? xstrdup(text) : xasprintf("%s\n", text);
 	r->len = strlen(r->text);
 	clock_gettime(CLOCK_REALTIME, &r->when);
-	remove_rejected(q, r->name);
+	remove_rejected(q, r->name, r->uid);
 	pthread_mutex_lock(&q->lock);
 	r->next = q->rejected;
 	q->rejected = r;
@@ -335,7 +344,7 @@ static int submit_locked(struct spec_file *f)
 		char *rejected = xasprintf("%s%s", f->name, REJECTED_SUFFIX);
 
 		if (rc == 0)
-			remove_rejected(f->q, rejected);
+			remove_rejected(f->q, rejected, f->who.uid);
 		else
 			add_rejected(f->q, f->name, &f->who, f->answer);
 		free(rejected);
@@ -685,11 +694,13 @@ const struct node_ops queue_clone_ops = {
 static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	struct queue_dir *q = queue_of(fs);
+	struct fs_identity who;
 	struct rejected *r;
 	int ret = -1;
 
+	fs_identity_basic(fs, &who);
 	pthread_mutex_lock(&q->lock);
-	r = find_rejected_locked(q, p->name);
+	r = find_rejected_locked(q, p->name, who.uid);
 	if (r) {
 		fs_stat_file(fs, st, 0444, r->uid, r->gid, (off_t)r->len);
 		st->st_atim = st->st_mtim = st->st_ctim = r->when;
@@ -743,9 +754,11 @@ static int entry_open(struct fs_ctx *fs, const struct fs_path *p, int flags, str
 	char *copy = NULL;
 	size_t len = 0;
 	bool pending = false;
+	struct fs_identity who;
 
+	fs_identity_basic(fs, &who);
 	pthread_mutex_lock(&q->lock);
-	r = find_rejected_locked(q, p->name);
+	r = find_rejected_locked(q, p->name, who.uid);
 	if (r) {
 		copy = xstrdup(r->text);
 		len = r->len;
@@ -775,13 +788,16 @@ static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 	struct fs_identity who;
 	struct rejected *r;
 	bool pending = false;
+	uid_t owner = (uid_t)-1;
 	int err = 0;
 
 	fs_identity_current(fs, &who);
 	pthread_mutex_lock(&q->lock);
-	r = find_rejected_locked(q, p->name);
+	r = find_rejected_locked(q, p->name, who.uid);
 	if (r && who.uid != 0 && who.uid != r->uid)
 		err = EACCES;
+	if (r)
+		owner = r->uid;
 	for (struct spec_file *f = q->open; f && !r; f = f->next)
 		pending = pending || strcmp(f->name, p->name) == 0;
 	pthread_mutex_unlock(&q->lock);
@@ -792,7 +808,7 @@ static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 		errno = err;
 		return -1;
 	}
-	remove_rejected(q, p->name);
+	remove_rejected(q, p->name, owner);
 	return 0;
 }
 

@@ -60,6 +60,7 @@ struct call {
 	bool groups_known;
 	bool trusted;
 	char *auth_error;      /* why a TCP request's credential was refused */
+	bool auth_busy;        /* ... because munged could not be asked */
 	/* The answer. */
 	unsigned int status;
 	char *out;
@@ -692,20 +693,50 @@ static int route_match(const char *pattern, const char *url, char *buf, size_t l
 	return !u && !p;
 }
 
-/* Who is calling: SO_PEERCRED, and the X-Parsa-* headers from a trusted peer. */
-static int identify(struct call *c)
+/* The peer of a TCP connection: its munge credential, bound to this request.
+ * 0, or -1 with c->auth_error. */
+static int identify_munge(struct call *c, const char *method)
+{
+	const char *header = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_AUTHORIZATION);
+	uid_t uid;
+	gid_t gid;
+
+	if (auth_verify(c->api->auth, header, method, c->req->target ? c->req->target : "",
+			c->body, c->len, &uid, &gid, &c->auth_error) < 0) {
+		c->auth_busy = errno == EAGAIN;
+		return -1;
+	}
+	c->who.uid = uid;
+	c->who.gid = gid;
+	return 0;
+}
+
+/* Who is calling: SO_PEERCRED on the unix socket, a munge credential over TCP,
+ * and the X-Parsa-* headers from a trusted peer. -1 when the caller cannot be
+ * told; -2 when a TCP request's credential is refused (c->auth_error). */
+static int identify(struct call *c, const char *method)
 {
 	const union MHD_ConnectionInfo *info;
 	const char *huid, *hgid, *hgroups;
+	struct sockaddr_storage local;
+	socklen_t local_len = sizeof local;
 	struct ucred cred;
 	socklen_t len = sizeof cred;
 	int64_t v;
 
 	info = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+	if (!info || getsockname(info->connect_fd, (struct sockaddr *)&local, &local_len) < 0)
 		return -1;
-	c->who.uid = cred.uid;
-	c->who.gid = cred.gid;
+	if (local.ss_family != AF_UNIX) {
+		if (identify_munge(c, method) < 0)
+			return -2;
+	} else {
+		if (getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+			return -1;
+		c->who.uid = cred.uid;
+		c->who.gid = cred.gid;
+	}
 	c->trusted = cred.uid == 0 || cred.uid == c->api->self_uid;
 	if (!c->trusted)
 		return 0;
@@ -808,14 +839,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct request *req = *con_cls;
 	struct call *c;
 	enum MHD_Result ret;
+	int who;
 
 	(void)version;
 	if (!req) {
+		/* on_uri made it, unless libmicrohttpd skipped the URI callback. */
+		req = xcalloc(1, sizeof *req);
+		*con_cls = req;
+	}
+	if (!req->started) {
 		const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							       MHD_HTTP_HEADER_CONTENT_LENGTH);
 
-		req = xcalloc(1, sizeof *req);
-		*con_cls = req;
+		req->started = true;
 		if (clen && strtoull(clen, NULL, 10) > BODY_MAX)
 			req->too_large = true;
 		return MHD_YES;
@@ -849,7 +885,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		snprintf(msg, sizeof msg, "the request is larger than the limit (a spec may have %d bytes)",
 			 SPEC_MAX_BYTES);
 		reply_error(c, HTTP_TOO_LARGE, msg);
-	} else if (identify(c) < 0) {
+	} else if ((who = identify(c, method)) == -2) {
+		log_info("%s %s refused: %s", method, url, c->auth_error ? c->auth_error : "?");
+		reply_error(c, c->auth_busy ? MHD_HTTP_SERVICE_UNAVAILABLE :
+			    MHD_HTTP_UNAUTHORIZED, c->auth_error);
+	} else if (who < 0) {
 		reply_error(c, MHD_HTTP_FORBIDDEN, "cannot tell who is calling (no peer credentials, or"
 			    " X-Parsa-Uid/Gid that are not numbers or name no known user)");
 	} else {
@@ -859,8 +899,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no answer");
 	log_debug("%s %s uid %u -> %u", method, url, (unsigned)c->who.uid, c->status);
 	ret = send_reply(conn, c);
+	free(c->auth_error);
 	free(c);
 	return ret;
+}
+
+/* Called first for every request with its target as sent: keep it for the
+ * munge check, which binds a credential to the exact target. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct request *req = xcalloc(1, sizeof *req);
+
+	(void)cls;
+	(void)conn;
+	req->target = xstrdup(uri ? uri : "");
+	return req;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -877,6 +930,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		}
 		json_decref(req->work);
 		free(req->work_host);
+		free(req->target);
 		free(req->body);
 		free(req);
 		*con_cls = NULL;
@@ -960,6 +1014,7 @@ struct api *api_create(const char *path, struct engine *engine, char **err)
 				    /* First, or MHD logs its own complaint about it. */
 				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
 				    MHD_OPTION_LISTEN_SOCKET, fd,
+				    MHD_OPTION_URI_LOG_CALLBACK, on_uri, api,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 				    MHD_OPTION_END);
@@ -997,7 +1052,79 @@ void api_destroy(struct api *api)
 		return;
 	/* Remove the name first so that no new client finds a dying socket. */
 	unlink(api->path);
+	if (api->tcp)
+		MHD_stop_daemon(api->tcp);
 	MHD_stop_daemon(api->mhd);
+	auth_destroy(api->auth);
 	free(api->path);
 	free(api);
+}
+
+/* A listening TCP socket for "HOST:PORT" ("[::1]:7070", ":7070" for every
+ * address). -1 with *err. */
+static int tcp_socket(const char *address, char **err)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+	struct addrinfo *res = NULL;
+	char *host = xstrdup(address), *port;
+	int fd = -1, one = 1, rc;
+
+	port = strrchr(host, ':');
+	if (!port || !port[1]) {
+		errno = EINVAL;
+		errprintf(err, "--listen '%s': expected HOST:PORT, e.g. 10.0.0.1:7070 or :7070", address);
+		goto out;
+	}
+	*port++ = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	rc = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+	if (rc != 0) {
+		errno = EINVAL;
+		errprintf(err, "--listen '%s': %s", address, gai_strerror(rc));
+		goto out;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		errprintf(err, "cannot listen on %s: %s", address, strerror(errno));
+		if (fd >= 0) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+		}
+		fd = -1;
+	}
+out:
+	if (res)
+		freeaddrinfo(res);
+	free(host);
+	return fd;
+}
+
+int api_listen_tcp(struct api *api, const char *address, const char *munge_socket, char **err)
+{
+	int fd = tcp_socket(address, err);
+
+	if (fd < 0)
+		return -1;
+	api->auth = auth_create(munge_socket);
+	api->tcp = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				    MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
+				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
+				    MHD_OPTION_LISTEN_SOCKET, fd,
+				    MHD_OPTION_URI_LOG_CALLBACK, on_uri, api,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
+				    MHD_OPTION_END);
+	if (!api->tcp) {
+		close(fd);
+		errno = EIO;
+		return errprintf(err, "cannot start the HTTP server on %s", address);
+	}
+	log_info("listening on %s (munge credentials from %s)", address, auth_socket(api->auth));
+	return 0;
 }

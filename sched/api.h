@@ -14,6 +14,13 @@ struct api;
  * temporary name and renamed), so its existence means "ready". Refuses to
  * start when another scheduler answers at path. */
 struct api *api_create(const char *path, struct engine *engine, char **err);
+/* Also serve the API on TCP at address ("HOST:PORT", ":PORT" for all
+ * addresses). Every request there must carry a munge credential bound to it
+ * (auth.h), checked with munged at munge_socket (NULL: the default); the
+ * caller's uid and gid come from the credential, and uid 0 is trusted like
+ * root on the unix socket. -1 with errno and *err. */
+int api_listen_tcp(struct api *api, const char *address, const char *munge_socket, char **err);
+
 /* Stop serving (call engine_stop() first so that long polls return) and remove
  * the socket. */
 void api_destroy(struct api *api);

@@ -69,3 +69,13 @@ check "nothing alice ran ran as root" sh -c "[ \$(cat '$MNT/jobs/$id/out/who/uid
 echo cancel >"$MNT/jobs/$id2/ctl" || fail "root cannot cancel alice's job"
 wait_job "$id2" 20 cancelled
 pass "root can cancel anyone's job"
+
+# Students share queue/ and file names: a refusal is each user's own.
+printf '[stage s]\nrun = true\ncpu = 1\n' >"$TEST_DIR/job.conf"
+chmod 644 "$TEST_DIR/job.conf"
+as_user parsa-alice cp "$TEST_DIR/job.conf" "$MNT/queue/job.conf" 2>/dev/null && fail "alice's bad spec was accepted"
+check "alice has her job.conf.rejected" as_user parsa-alice grep -q "cpu" "$MNT/queue/job.conf.rejected"
+as_user parsa-bob cp "$TEST_DIR/who.conf" "$MNT/queue/job.conf" || fail "bob cannot submit job.conf"
+check "bob's accepted job.conf leaves alice's report alone" as_user parsa-alice grep -q "cpu" "$MNT/queue/job.conf.rejected"
+if as_user parsa-bob rm "$MNT/queue/job.conf.rejected" 2>/dev/null; then fail "bob removed alice's report"; fi
+check "alice removes her report" as_user parsa-alice rm "$MNT/queue/job.conf.rejected"
