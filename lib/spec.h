@@ -13,6 +13,9 @@
 #define SPEC_MAX_BYTES (1024 * 1024)
 #define SPEC_MAX_STAGES 256
 #define SPEC_MAX_INSTANCES 1000000
+#define SPEC_MAX_PROGRESS 1000000000
+
+struct timewin;
 
 struct spec_stage {
 	char *name;
@@ -33,6 +36,9 @@ struct spec_stage {
 	size_t nhosts;
 	char **env;          /* "NAME=value" */
 	size_t nenv;
+	char *window;        /* window = WHEN: instances start only inside; NULL = the job's */
+	struct timewin *win; /* window, parsed (NULL when none) */
+	uint64_t progress_files; /* progress = files:N: N entries in the output folder; 0 = none */
 };
 
 struct spec {
@@ -43,6 +49,14 @@ struct spec {
 	size_t nafter_jobs;
 	struct spec_stage *stages; /* in a topological order of the DAG */
 	size_t nstages;
+	int64_t start_at_s;  /* start = local time: nothing starts before (epoch s); 0 = none */
+	int64_t start_in_s;  /* start = +DURATION: seconds after submission; 0 = none */
+	char *window;        /* the default window of its stages; NULL = always */
+	struct timewin *win; /* window, parsed */
+	char *every;         /* every = cron line or period (schedules/ only); NULL = none */
+	int every_line;      /* its line, for the error when a queue/ spec has one */
+	char **notify;       /* "exec:/path" or "mail:user@host" */
+	size_t nnotify;
 };
 
 /* Parse and validate a spec. filename is used in messages and for the default

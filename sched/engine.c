@@ -1,5 +1,6 @@
 #include "engine.h"
 #include "api_client.h"
+#include "fairshare.h"
 
 #include "log.h"
 #include "units.h"
@@ -17,6 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* How many pass durations GET /v1/stats can show. */
+#define PASS_HISTORY 4096
+/* A silent host's instances are requeued this long after its lease ran out:
+ * by then its runner has killed them (it counts the lease from the heartbeat
+ * it sent, we from the one we received, which is later). */
+#define LEASE_MARGIN_MS 2000
+
 struct engine {
 	struct engine_config cfg;
 	struct store *store;
@@ -29,6 +37,10 @@ struct engine {
 	bool stopping;                /* protected by lock */
 	bool thread_started;
 	pthread_t thread;
+	struct fairshare *fair;       /* protected by lock */
+	int64_t started_mono;         /* silence before this does not count (restart) */
+	double pass_ms[PASS_HISTORY]; /* ring of pass durations; protected by lock */
+	uint64_t npasses;             /* protected by lock */
 };
 
 static int job_ended(const struct job *job)
@@ -170,6 +182,8 @@ static void end_attempt(struct engine *e, struct instance *inst, int code, int s
 	inst->ended_ms = now;
 	inst->exit_code = code;
 	inst->signal = sig;
+	if (inst->started_ms > 0 && now > inst->started_ms)
+		fairshare_charge(e->fair, job->team, ss->cpus * (double)(now - inst->started_ms) / 1000.0, now);
 	if (code == 0 && sig == 0 && !reason) {
 		model_set_state(e->model, inst, INST_SUCCEEDED);
 		set_reason(inst, "");
@@ -533,6 +547,8 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		ph[i].mem_pct = mem > 0 ? mem : 0;
 		ph[i].cpu_limit = h->cpu_limit;
 		ph[i].mem_limit = h->mem_limit;
+		ph[i].features = (const char *const *)h->features;
+		ph[i].nfeatures = h->nfeatures;
 	}
 	*out = ph;
 	return n;

@@ -11,6 +11,7 @@
 #include "store.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +22,11 @@ struct engine_config {
 	int64_t host_timeout_ms;   /* a host without heartbeat this long is down (10 s) */
 	int64_t lost_after_ms;     /* running but not in heartbeats this long: lost (5 s) */
 	int64_t timer_ms;          /* the pass runs at least this often (1 s) */
+	int64_t lease_ms;          /* a runner that has not reached us this long kills its
+				    * instances; we requeue them a little later (30 s) */
+	int64_t half_life_ms;      /* fair share (fairshare.h; 24 h) */
+	bool admin_set;            /* admin_gid names the admin group */
+	gid_t admin_gid;           /* may act on any job and on hosts, like root */
 };
 
 /* Who is acting: the socket peer, or whom a trusted peer acts for. */
@@ -111,5 +117,21 @@ json_t *engine_work(struct engine *e, const char *host, int64_t timeout_ms, char
  * broke): what it carried goes out again with the next poll. */
 void engine_work_undelivered(struct engine *e, const char *host, const json_t *answer);
 int engine_report(struct engine *e, int64_t id, const struct report *r, char **err);
+
+/* drain | resume | remove, by root or a member of the admin group. remove
+ * forgets a drained host with nothing on it whose runner has stopped. */
+int engine_host_ctl(struct engine *e, const struct caller *who, const char *host,
+		    const char *command, char **err);
+
+/* The lease runners are told when they register (engine_config.lease_ms). */
+int64_t engine_lease_ms(const struct engine *e);
+
+/* Durations of the last scheduling passes in milliseconds, oldest first:
+ * copies at most max into out and returns how many; *total is how many passes
+ * ran since the start. */
+size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total);
+
+/* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
+char *engine_fairshare_text(struct engine *e);
 
 #endif

@@ -8,14 +8,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FEATURE_PREFIX "feature:"
+#define FEATURE_PREFIX_LEN (sizeof FEATURE_PREFIX - 1)
+
+static int is_feature(const char *entry)
+{
+	return strncmp(entry, FEATURE_PREFIX, FEATURE_PREFIX_LEN) == 0;
+}
+
+static int has_feature(const struct placement_host *h, const char *name)
+{
+	for (size_t i = 0; i < h->nfeatures; i++)
+		if (strcmp(h->features[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The first feature the request names that h lacks, or NULL. */
+static const char *missing_feature(const struct placement_host *h, const struct placement_req *req)
+{
+	for (size_t i = 0; i < req->nhosts; i++)
+		if (is_feature(req->hosts[i]) && !has_feature(h, req->hosts[i] + FEATURE_PREFIX_LEN))
+			return req->hosts[i] + FEATURE_PREFIX_LEN;
+	return NULL;
+}
+
+/* Names and globs: any of them (when there are some). */
+static int matches_names(const struct placement_host *h, const struct placement_req *req)
+{
+	int globs = 0;
+
+	for (size_t i = 0; i < req->nhosts; i++) {
+		if (is_feature(req->hosts[i]))
+			continue;
+		globs = 1;
+		if (fnmatch(req->hosts[i], h->name, 0) == 0)
+			return 1;
+	}
+	return !globs;
+}
+
 static int matches_hosts(const struct placement_host *h, const struct placement_req *req)
 {
 	if (req->nhosts == 0)
 		return 1;
-	for (size_t i = 0; i < req->nhosts; i++)
-		if (fnmatch(req->hosts[i], h->name, 0) == 0)
-			return 1;
-	return 0;
+	return matches_names(h, req) && !missing_feature(h, req);
 }
 
 /* A limit of 100 or more means "no live check": a host at 100% busy would
@@ -57,8 +94,10 @@ enum placement_verdict placement_check(const struct placement_host *h, const str
 		return PLACE_DOWN;
 	if (h->draining)
 		return PLACE_DRAINING;
-	if (!matches_hosts(h, req))
+	if (!matches_names(h, req))
 		return PLACE_NOT_IN_HOSTS;
+	if (missing_feature(h, req))
+		return PLACE_NO_FEATURE;
 	return check_resources(h, req);
 }
 
@@ -94,6 +133,9 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 	case PLACE_NOT_IN_HOSTS:
 		join_globs(req, globs, sizeof globs);
 		snprintf(buf, len, "%s: not in hosts = %s", h->name, globs);
+		break;
+	case PLACE_NO_FEATURE:
+		snprintf(buf, len, "%s: lacks feature %s", h->name, missing_feature(h, req));
 		break;
 	case PLACE_CPUS_TOTAL:
 		snprintf(buf, len, "%s: needs %d cpus, host has %d", h->name, req->cpus, h->cpus);
@@ -175,6 +217,8 @@ static int cmp_order(const void *pa, const void *pb)
 	const struct placement_order *a = &((const struct placement_req *)pa)->order;
 	const struct placement_order *b = &((const struct placement_req *)pb)->order;
 
+	if (a->usage != b->usage)
+		return a->usage < b->usage ? -1 : 1;
 	if (a->priority != b->priority)
 		return a->priority > b->priority ? -1 : 1;
 	if (a->submitted_ms != b->submitted_ms)

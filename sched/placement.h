@@ -25,11 +25,15 @@ struct placement_host {
 	double mem_pct;         /* live memory used % */
 	int cpu_limit;          /* % ; >= 100 disables the live check */
 	int mem_limit;
+	const char *const *features; /* what stages may ask for with hosts = feature:NAME */
+	size_t nfeatures;
 };
 
-/* Where a request sits in the queue: higher priority first, then older
- * submission, then job id, then stage order, then instance index. */
+/* Where a request sits in the queue: the team with the least fair-share usage
+ * first (fairshare.h), then higher priority, then older submission, then job
+ * id, then stage order, then instance index. */
 struct placement_order {
+	double usage;           /* the job's team's decayed usage, cpu-seconds */
 	int priority;
 	int64_t submitted_ms;
 	int64_t job;
@@ -46,7 +50,9 @@ struct placement_req {
 	int cpus;
 	uint64_t mem;
 	uint64_t scratch;
-	const char *const *hosts; /* fnmatch globs; nhosts == 0 means any host */
+	const char *const *hosts; /* fnmatch globs and "feature:NAME"; nhosts == 0 means any
+				   * host. A host qualifies when it matches one of the globs
+				   * (if any) and has every feature named. */
 	size_t nhosts;
 	void *cookie;             /* the caller's; placement never touches it */
 	int host;                 /* out: index into hosts[], or -1 when not placed */
@@ -58,6 +64,7 @@ enum placement_verdict {
 	PLACE_DOWN,
 	PLACE_DRAINING,
 	PLACE_NOT_IN_HOSTS,
+	PLACE_NO_FEATURE,     /* lacks a feature the stage asks for */
 	PLACE_CPUS_TOTAL,     /* more than the host has at all */
 	PLACE_MEM_TOTAL,
 	PLACE_SCRATCH_TOTAL,
