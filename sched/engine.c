@@ -573,6 +573,47 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 		  inst->stage->spec->name, inst->index, inst->attempt, h->name);
 }
 
+/* Fair share counts what running instances have used so far. */
+static void fair_running(struct engine *e, int64_t now)
+{
+	fairshare_clear_running(e->fair);
+	for (size_t i = 0; i < model_nhosts(e->model); i++) {
+		struct host *h = model_host_at(e->model, i);
+
+		for (size_t k = 0; k < h->nactive; k++) {
+			const struct instance *inst = h->active[k];
+
+			if (inst->state == INST_RUNNING && inst->started_ms > 0 && now > inst->started_ms)
+				fairshare_add_running(e->fair, inst->job->team, inst->stage->spec->cpus *
+						      (double)(now - inst->started_ms) / 1000.0);
+		}
+	}
+}
+
+/* A host silent past its lease: its runner has killed what it ran there (or
+ * lost it with the machine), so its instances go back to the queue, each
+ * counting as a failed attempt. */
+static void requeue_silent(struct engine *e, int64_t now)
+{
+	int64_t mono = time_mono_ms();
+	char why[256];
+
+	for (size_t i = 0; i < model_nhosts(e->model); i++) {
+		struct host *h = model_host_at(e->model, i);
+		int64_t heard = h->last_heartbeat_mono > e->started_mono ? h->last_heartbeat_mono :
+				e->started_mono;
+
+		if (h->nactive == 0 || mono - heard < e->cfg.lease_ms + LEASE_MARGIN_MS)
+			continue;
+		snprintf(why, sizeof why, "host %s down: no heartbeat for %.0f s (lease %.0f s)", h->name,
+			 (double)(mono - heard) / 1000.0, (double)e->cfg.lease_ms / 1000.0);
+		log_warnx("%s: requeueing its %zu instance(s)", why, h->nactive);
+		/* end_attempt() takes each off h->active. */
+		while (h->nactive > 0)
+			end_attempt(e, h->active[h->nactive - 1], -1, 0, why, now);
+	}
+}
+
 /* One placement pass over every queued instance of every runnable job. */
 static size_t place(struct engine *e, int64_t now)
 {
@@ -582,6 +623,7 @@ static size_t place(struct engine *e, int64_t now)
 	long free_cpus = 0;
 
 	nh = engine_placement_hosts(e, &ph);
+	fair_running(e, now);
 	for (size_t i = 0; i < nh; i++)
 		if (ph[i].up && !ph[i].draining && ph[i].cpus > ph[i].reserved_cpus)
 			free_cpus += ph[i].cpus - ph[i].reserved_cpus;
@@ -589,9 +631,11 @@ static size_t place(struct engine *e, int64_t now)
 		goto out;
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);
+		double usage;
 
 		if (job_ended(job) || job->held || job->ending != ENDING_NONE)
 			continue;
+		usage = fairshare_usage(e->fair, job->team, now);
 		for (size_t s = 0; s < job->nstages; s++) {
 			struct stage *stage = &job->stages[s];
 			const struct spec_stage *ss = stage->spec;
@@ -619,6 +663,7 @@ static size_t place(struct engine *e, int64_t now)
 				r = &reqs[nreqs++];
 				memset(r, 0, sizeof *r);
 				r->group = job->id * SPEC_MAX_STAGES + stage->idx;
+				r->order.usage = usage;
 				r->order.priority = job->priority;
 				r->order.submitted_ms = job->submitted_ms;
 				r->order.job = job->id;
@@ -649,9 +694,12 @@ out:
 static void pass(struct engine *e)
 {
 	int64_t now = time_now_ms(), t0 = time_mono_ms();
+	struct timespec a, b;
 	size_t placed;
 	char *err = NULL;
 
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	requeue_silent(e, now);
 	for (size_t j = 0; j < model_nactive(e->model); j++)
 		update_job(e, model_active_at(e->model, j), now);
 	placed = place(e, now);
@@ -660,6 +708,9 @@ static void pass(struct engine *e)
 		free(err);
 	}
 	model_prune_active(e->model);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	e->pass_ms[e->npasses++ % PASS_HISTORY] = (double)(b.tv_sec - a.tv_sec) * 1000.0 +
+						  (double)(b.tv_nsec - a.tv_nsec) / 1e6;
 	pthread_cond_broadcast(&e->changed);
 	if (placed)
 		log_debug("pass: %zu placed in %lld ms", placed, (long long)(time_mono_ms() - t0));
@@ -687,6 +738,27 @@ static void *engine_main(void *arg)
 
 /* ---- life cycle ---- */
 
+/* Fair share is not stored: rebuild it from every instance that ran. */
+static void fair_load(struct engine *e)
+{
+	for (size_t j = 0; j < model_njobs(e->model); j++) {
+		const struct job *job = model_job_at(e->model, j);
+
+		for (size_t s = 0; job && s < job->nstages; s++) {
+			const struct stage *stage = &job->stages[s];
+
+			for (size_t i = 0; i < stage->ninst; i++) {
+				const struct instance *inst = stage->inst[i];
+
+				if (inst->started_ms > 0 && inst->ended_ms > inst->started_ms)
+					fairshare_charge(e->fair, job->team, stage->spec->cpus *
+							 (double)(inst->ended_ms - inst->started_ms) / 1000.0,
+							 inst->ended_ms);
+			}
+		}
+	}
+}
+
 struct engine *engine_create(const struct engine_config *cfg, struct store *store,
 			     struct backend *storage, struct model *model, char **err)
 {
@@ -701,6 +773,9 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		e->cfg.lost_after_ms = 5000;
 	if (e->cfg.timer_ms <= 0)
 		e->cfg.timer_ms = 1000;
+	if (e->cfg.lease_ms <= 0)
+		e->cfg.lease_ms = 30000;
+	e->fair = fairshare_create(e->cfg.half_life_ms);
 	e->store = store;
 	e->storage = storage;
 	e->model = model;
@@ -714,6 +789,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	if (rc != 0) {
 		errno = rc;
 		errprintf(err, "cannot create condition variables: %s", strerror(rc));
+		fairshare_destroy(e->fair);
 		free(e);
 		return NULL;
 	}
@@ -727,8 +803,10 @@ int engine_start(struct engine *e, char **err)
 	int rc;
 
 	pthread_mutex_lock(&e->lock);
+	e->started_mono = mono;
 	if (e->storage && backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
 		log_warn("cannot create jobs/ on the storage volume");
+	fair_load(e);
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);
 
@@ -778,6 +856,7 @@ void engine_destroy(struct engine *e)
 	pthread_cond_destroy(&e->kick);
 	pthread_cond_destroy(&e->changed);
 	pthread_mutex_destroy(&e->lock);
+	fairshare_destroy(e->fair);
 	free(e);
 }
 
