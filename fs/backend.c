@@ -19,15 +19,17 @@ struct backend *backend_create(const char *url, char **err)
 		return backend_local_create(url + 7, err);
 	if (url[0] == '/')
 		return backend_local_create(url, err);
-	if (strncmp(url, "nfs://", 6) == 0) {
-		errno = ENOTSUP;
-		errprintf(err, "storage '%s': the NFS backend is not built yet; use a local folder "
-			  "(/path or file:///path)", url);
-		return NULL;
-	}
+	if (strncmp(url, "nfs://", 6) == 0)
+		return backend_nfs_create(url, err);
 	errno = EINVAL;
 	errprintf(err, "storage '%s' is neither /path, file:///path nor nfs://server/export/path", url);
 	return NULL;
+}
+
+void backend_set_identity(struct backend *b, backend_who_fn who, void *arg)
+{
+	b->who = who;
+	b->who_arg = arg;
 }
 
 void backend_destroy(struct backend *b)

@@ -56,12 +56,30 @@ struct backend_ops {
 	int (*flush)(struct backend_file *f);
 	/* Closes and frees the file whatever happens; returns the last write error. */
 	int (*close)(struct backend_file *f);
+	/* Optional, for zero-copy data paths. fd: a descriptor of the open file
+	 * that data may be spliced to and from at any offset (local folders).
+	 * pread_take: like pread, but the data comes back in a malloc'ed buffer
+	 * the caller frees (*buf), which a backend that already holds the bytes
+	 * (NFS read-ahead) hands over without copying. */
+	int (*fd)(struct backend_file *f);
+	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
 };
+
+/* Who is acting when a call carries no credentials of its own: parsafs sets
+ * it to the caller of the current FUSE request. A backend whose server checks
+ * permissions itself (NFS, AUTH_SYS) asks it on every call; without it the
+ * daemon acts as itself and may create entries for others (the scheduler
+ * making a user's job folders). */
+typedef void (*backend_who_fn)(void *arg, struct backend_cred *cred);
 
 /* Every backend struct starts with this header. */
 struct backend {
 	const struct backend_ops *ops;
+	backend_who_fn who;     /* set before use, then only read */
+	void *who_arg;
 };
+
+void backend_set_identity(struct backend *b, backend_who_fn who, void *arg);
 
 /* Open the volume named by url: "/local/path" or "file:///local/path" (local
  * folder), "nfs://server/export/path" (libnfs, issue 4). NULL with errno and
@@ -71,6 +89,15 @@ void backend_destroy(struct backend *b);
 
 /* Local directory backend (backend_local.c). */
 struct backend *backend_local_create(const char *root, char **err);
+
+/* NFSv3 backend through libnfs (backend_nfs.c): url is
+ * nfs://server/export[/folder][?timeout=SECONDS&nfsport=N&mountport=N].
+ * Mounts once to check the URL; NULL with errno and *err on failure. */
+struct backend *backend_nfs_create(const char *url, char **err);
+/* Split such a URL: server, export path, the URL libnfs gets (our own options
+ * removed) and the per-call timeout. All malloc'ed; -1 with *err when bad. */
+int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
+			  int *timeout_ms, char **err);
 
 /* Create every missing folder of path, owned by cred, with mode. */
 int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);

@@ -522,6 +522,11 @@ static int local_flush(struct backend_file *f)
 	return 0;
 }
 
+static int local_fd(struct backend_file *f)
+{
+	return f->fd;
+}
+
 static int local_close(struct backend_file *f)
 {
 	int ret = close(f->fd);
@@ -557,6 +562,7 @@ static const struct backend_ops local_ops = {
 	.fsync = local_fsync,
 	.flush = local_flush,
 	.close = local_close,
+	.fd = local_fd,
 };
 
 struct backend *backend_local_create(const char *root, char **err)

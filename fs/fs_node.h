@@ -19,6 +19,7 @@ struct sched_link;
 struct job_cache;
 struct queue_dir;
 struct hosts_dir;
+struct schedules_dir;
 struct fuse;
 struct node_ops;
 
@@ -30,11 +31,18 @@ struct fs_ctx {
 	struct job_cache *jobs;
 	struct queue_dir *queue;
 	struct hosts_dir *hosts;
+	struct queue_dir *schedules_queue;   /* specs being written to schedules/ */
+	struct schedules_dir *schedules;     /* schedules/<name>/ (fs/schedules_dir.h) */
 	struct fuse *fuse;       /* NULL outside a mount (unit tests) */
 	const char *mountpoint;  /* resolved; NULL outside a mount */
 	uid_t uid;               /* the daemon's own: owner of the fixed folders */
 	gid_t gid;
+	bool admin_set;          /* admin_gid names the cluster's admin group: */
+	gid_t admin_gid;         /* its members may write every ctl file */
 	struct timespec started; /* times of the fixed folders */
+	bool page_cache;         /* out/ and data/ files through the kernel's page cache
+				  * (parsafs --page-cache); else direct I/O: one copy less
+				  * each way, but no shared writable mmap */
 };
 
 enum { FS_PATH_ARGS = 3 };
@@ -90,6 +98,11 @@ struct fs_file_ops {
 	int (*truncate)(struct fs_file *f, off_t size);
 	int (*getattr)(struct fs_file *f, struct stat *st);
 	void (*release)(struct fs_file *f);   /* frees f */
+	/* Optional, the zero-copy data path (ops.c read_buf/write_buf): read_take
+	 * returns up to size bytes at off in a malloc'ed *buf the caller frees;
+	 * splice_fd is a descriptor data may be spliced to and from, or -1. */
+	ssize_t (*read_take)(struct fs_file *f, size_t size, off_t off, char **buf);
+	int (*splice_fd)(struct fs_file *f);
 };
 
 struct fs_file {

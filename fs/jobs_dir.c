@@ -456,7 +456,7 @@ struct ctl_file {
 	int64_t id;
 };
 
-static const char ctl_help[] = "commands: cancel | hold | release | retry | priority N\n";
+static const char ctl_help[] = "commands: cancel | hold | release | retry | priority N | purge | keep | unkeep\n";
 
 /* One command as the writer: 400 EINVAL, 403 EACCES, 409 EBUSY. */
 static int post_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n)
@@ -551,7 +551,14 @@ static const struct fs_file_ops ctl_file_ops = {
 
 static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
-	return stat_at(fs, p, LEVEL_JOB, st, false, MODE_CTL);
+	if (stat_at(fs, p, LEVEL_JOB, st, false, MODE_CTL) < 0)
+		return -1;
+	/* The admin group may act on anybody's job (the scheduler checks again). */
+	if (fs->admin_set) {
+		st->st_gid = fs->admin_gid;
+		st->st_mode |= S_IWGRP;
+	}
+	return 0;
 }
 
 static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)

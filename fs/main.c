@@ -2,20 +2,27 @@
  * to the scheduler, mounts, and runs FUSE's multi-threaded loop until it is
  * unmounted or signalled (SIGINT, SIGTERM, SIGHUP unmount cleanly). */
 #include "backend.h"
+#include "data_dir.h"
+#include "config.h"
 #include "hosts_dir.h"
 #include "job_cache.h"
 #include "defaults.h"
 #include "log.h"
 #include "ops.h"
 #include "queue_dir.h"
+#include "schedules_dir.h"
 #include "sched_link.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
+#include <malloc.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +36,13 @@
 #define DEFAULT_MAX_THREADS 256
 
 struct options {
+	char *config;
+	char *munge_socket;
+	char *admin_group;
 	char *sched;
 	char *storage;
 	int ready_fd;
+	int page_cache;
 	int show_help;
 };
 
@@ -41,8 +52,15 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--sched=%s", sched),
 	OPT("--storage %s", storage),
 	OPT("--storage=%s", storage),
+	OPT("--config %s", config),
+	OPT("--config=%s", config),
+	OPT("--munge-socket %s", munge_socket),
+	OPT("--munge-socket=%s", munge_socket),
+	OPT("--admin-group %s", admin_group),
+	OPT("--admin-group=%s", admin_group),
 	OPT("--ready-fd %d", ready_fd),
 	OPT("--ready-fd=%d", ready_fd),
+	OPT("--page-cache", page_cache),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
 	FUSE_OPT_END
@@ -54,8 +72,15 @@ static void usage(const char *prog)
 	       "\n"
 	       "  --sched ENDPOINT   the scheduler: unix:/path/sched.sock or http://host:port\n"
 	       "                     (default: $PARSA_SCHED, else the standard socket)\n"
-	       "  --storage URL      the job volume: /path or file:///path (nfs:// later)\n"
+	       "  --storage URL      the job volume: /path, file:///path or\n"
+	       "                     nfs://server/export[/folder][?timeout=SECONDS]\n"
+	       "  --config FILE      cluster settings (default " PARSA_CONF_DEFAULT " if it exists):\n"
+	       "                     [cluster] sched, storage, munge_socket, admin_group\n"
+	       "  --munge-socket PATH munged's socket, for a scheduler reached over TCP\n"
+	       "  --admin-group GROUP members may write hosts/<h>/ctl and any job's ctl\n"
 	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
+	       "  --page-cache       keep out/ and data/ files in the kernel's page cache (allows\n"
+	       "                     shared writable mmap; slower streaming). Default: direct I/O\n"
 	       "  -f                 stay in the foreground (log to stderr)\n"
 	       "  -d                 debug output (implies -f)\n"
 	       "  -o OPTIONS         FUSE mount options; default_permissions is always on,\n"
@@ -123,12 +148,99 @@ static int check_no_self_reference(const char *mountpoint, const char *storage, 
 	return 0;
 }
 
+/* The storage acts for the caller of each request (NFS: AUTH_SYS). */
+static void storage_identity(void *arg, struct backend_cred *cred)
+{
+	fs_caller_cred(arg, cred);
+}
+
+static void take(char **dst, const char *value)
+{
+	if (!*dst && value)
+		*dst = strdup(value);
+}
+
+/* What the flags left unset comes from the cluster's config file. */
+static int apply_config(struct options *opt, struct fs_ctx *fs, char **err)
+{
+	struct parsa_conf c;
+	int ret = -1;
+
+	if (parsa_conf_load(opt->config ? opt->config : PARSA_CONF_DEFAULT, !opt->config, &c, err) < 0)
+		return -1;
+	if (c.sched && !opt->sched)
+		opt->sched = parsa_endpoint(c.sched);
+	take(&opt->storage, c.storage);
+	take(&opt->munge_socket, c.munge_socket);
+	take(&opt->admin_group, c.admin_group);
+	/* Every API client of this process signs with this munged (api_client.h). */
+	if (opt->munge_socket)
+		setenv("PARSA_MUNGE_SOCKET", opt->munge_socket, 1);
+	if (opt->sched && !strstr(opt->sched, "://") && strncmp(opt->sched, "unix:", 5) != 0) {
+		char *full = parsa_endpoint(opt->sched);
+
+		free(opt->sched);
+		opt->sched = full;
+	}
+	if (opt->admin_group) {
+		struct group gr, *res = NULL;
+		char buf[16384];
+
+		if (getgrnam_r(opt->admin_group, &gr, buf, sizeof buf, &res) != 0 || !res) {
+			errprintf(err, "admin group '%s' does not exist on this host", opt->admin_group);
+			goto out;
+		}
+		fs->admin_set = true;
+		fs->admin_gid = gr.gr_gid;
+	}
+	ret = 0;
+out:
+	parsa_conf_free(&c);
+	return ret;
+}
+
 static int has_option(const struct fuse_args *args, const char *name)
 {
 	for (int i = 0; i < args->argc; i++)
 		if (strstr(args->argv[i], name))
 			return 1;
 	return 0;
+}
+
+/* The kernel reads ahead at most the bdi's read_ahead_kb, 128 KiB for a new
+ * FUSE mount, whatever max_readahead we asked for: raise it so a sequential
+ * reader sends 1 MiB requests. The bdi is found through mountinfo, since the
+ * daemon must not touch its own mount. Best effort: it needs root. */
+static void raise_readahead(const char *mountpoint, unsigned int kb)
+{
+	FILE *in = fopen("/proc/self/mountinfo", "re");
+	unsigned int major = 0, minor = 0, ma, mi;
+	char line[4096], mnt[4096], path[128];
+	bool found = false;
+	int fd;
+
+	if (!in)
+		return;
+	/* The last line for the mount point is the newest mount on it: ours. */
+	while (fgets(line, sizeof line, in)) {
+		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) == 3 &&
+		    strcmp(mnt, mountpoint) == 0) {
+			major = ma;
+			minor = mi;
+			found = true;
+		}
+	}
+	fclose(in);
+	if (!found)
+		return;
+	snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major, minor);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(line, sizeof line, "%u\n", kb);
+	if (write_all(fd, line, strlen(line)) < 0)
+		log_debug("%s: %s", path, strerror(errno));
+	close(fd);
 }
 
 static void signal_ready(int fd)
@@ -170,8 +282,12 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "parsafs: no mount point (see parsafs --help)\n");
 		goto out;
 	}
+	if (apply_config(&opt, &fs, &err) < 0) {
+		fprintf(stderr, "parsafs: %s\n", err);
+		goto out;
+	}
 	if (!opt.storage) {
-		fprintf(stderr, "parsafs: no storage: give --storage /path\n");
+		fprintf(stderr, "parsafs: no storage: give --storage /path or nfs://server/export\n");
 		goto out;
 	}
 	if (!opt.sched)
@@ -182,7 +298,13 @@ int main(int argc, char *argv[])
 	/* Modes come from the kernel with the caller's umask applied; ours must
 	 * not take bits away a second time. */
 	umask(0);
+	/* The data path allocates and frees 1 MiB buffers all the time (FUSE
+	 * requests, NFS replies, read-ahead): keep them on the heap, where freed
+	 * memory is reused, rather than mmap'ing (and zeroing) fresh pages each time. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
+	fs.page_cache = opt.page_cache != 0;
 	fs.uid = geteuid();
 	fs.gid = getegid();
 	clock_gettime(CLOCK_REALTIME, &fs.started);
@@ -191,6 +313,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "parsafs: %s\n", err);
 		goto out;
 	}
+	backend_set_identity(fs.backend, storage_identity, &fs);
+	if (data_dir_prepare(&fs) < 0)
+		log_warn("cannot make data/ on the storage %s", opt.storage);
 	fs.link = sched_link_create(opt.sched, &err);
 	if (!fs.link) {
 		fprintf(stderr, "parsafs: %s\n", err);
@@ -199,6 +324,8 @@ int main(int argc, char *argv[])
 	fs.jobs = job_cache_create(fs.link, fs.backend, CACHE_TTL_MS);
 	fs.queue = queue_dir_create(&fs);
 	fs.hosts = hosts_dir_create(&fs, CACHE_TTL_MS);
+	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", "/v1/schedules");
+	fs.schedules = schedules_dir_create(&fs, CACHE_TTL_MS);
 
 	/* The kernel checks modes for us; root's mount is everyone's. */
 	fuse_opt_add_arg(&args, "-odefault_permissions");
@@ -213,6 +340,8 @@ int main(int argc, char *argv[])
 	if (fuse_mount(fuse, cmd.mountpoint) != 0)
 		goto out;
 	mounted = 1;
+	if (fs.mountpoint)
+		raise_readahead(fs.mountpoint, 1024);
 	if (fuse_daemonize(cmd.foreground) != 0)
 		goto out;
 	if (chdir("/") < 0)
@@ -246,6 +375,8 @@ out:
 		fuse_unmount(fuse);
 	if (fuse)
 		fuse_destroy(fuse);
+	schedules_dir_destroy(fs.schedules);
+	queue_dir_destroy(fs.schedules_queue);
 	hosts_dir_destroy(fs.hosts);
 	queue_dir_destroy(fs.queue);
 	job_cache_destroy(fs.jobs);
@@ -255,6 +386,9 @@ out:
 	free(cmd.mountpoint);
 	free(opt.sched);
 	free(opt.storage);
+	free(opt.config);
+	free(opt.munge_socket);
+	free(opt.admin_group);
 	free(err);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -2,10 +2,12 @@
  * to a node kind, calls the handler, and converts -1/errno to -errno. */
 #include "ops.h"
 #include "backend.h"
+#include "data_dir.h"
 #include "hosts_dir.h"
 #include "jobs_dir.h"
 #include "out_dir.h"
 #include "queue_dir.h"
+#include "schedules_dir.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,7 +18,8 @@
 
 /* ---- the root folder ---- */
 
-static const char *const root_entries[] = { "status", "queue", "jobs", "hosts" };
+static const char *const root_entries[] = { "status", "queue", "jobs", "hosts", "data",
+	"schedules" };
 
 static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
@@ -51,6 +54,12 @@ static const struct route {
 	{ "/queue", &queue_root_ops },
 	{ "/queue/.clone", &queue_clone_ops },
 	{ "/queue/*", &queue_entry_ops },
+	{ "/schedules", &schedules_root_ops },
+	{ "/schedules/*", &schedule_entry_ops },
+	{ "/schedules/*/spec", &schedule_view_ops },
+	{ "/schedules/*/status", &schedule_view_ops },
+	{ "/schedules/*/status.json", &schedule_view_ops },
+	{ "/schedules/*/ctl", &schedule_ctl_ops },
 	{ "/jobs", &jobs_root_ops },
 	{ "/jobs/last", &jobs_last_ops },
 	{ "/jobs/*", &job_dir_ops },
@@ -71,9 +80,11 @@ static const struct route {
 	{ "/jobs/*/stages/*/instances/*/status", &instance_status_ops },
 	{ "/jobs/*/stages/*/instances/*/log", &instance_log_ops },
 	{ "/jobs/*/out/**", &out_ops },
+	{ "/data/**", &data_ops },
 	{ "/hosts", &hosts_root_ops },
 	{ "/hosts/*", &host_dir_ops },
 	{ "/hosts/*/status", &host_status_ops },
+	{ "/hosts/*/ctl", &host_ctl_ops },
 };
 
 static bool match_one(const char *pat, const char *path, struct fs_path *p)
@@ -265,6 +276,86 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? edge(-1) : (int)n;
 }
 
+/* The data path without a copy where it can: a file of a local folder is
+ * spliced from its descriptor straight into the reply; NFS read-ahead hands
+ * over the buffer it read into. libfuse frees the memory buffers. */
+static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	struct fuse_bufvec *bv;
+	char *mem = NULL;
+	ssize_t n;
+	int fd;
+
+	(void)path;
+	if (!f->ops->read)
+		return -EACCES;
+	bv = xmalloc(sizeof *bv);
+	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	if (fd >= 0) {
+		*bv = FUSE_BUFVEC_INIT(size);
+		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv->buf[0].fd = fd;
+		bv->buf[0].pos = off;
+		*bufp = bv;
+		return 0;
+	}
+	if (f->ops->read_take) {
+		n = f->ops->read_take(f, size, off, &mem);
+	} else {
+		mem = xmalloc(size ? size : 1);
+		n = f->ops->read(f, mem, size, off);
+	}
+	if (n < 0) {
+		int rc = edge(-1);
+
+		free(mem);
+		free(bv);
+		return rc;
+	}
+	*bv = FUSE_BUFVEC_INIT((size_t)n);
+	bv->buf[0].mem = mem;
+	*bufp = bv;
+	return 0;
+}
+
+static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+	size_t size = fuse_buf_size(buf);
+	ssize_t n;
+	int fd;
+
+	(void)path;
+	if (!f->ops->write)
+		return -EACCES;
+	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	if (fd >= 0) {
+		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+
+		dst.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		dst.buf[0].fd = fd;
+		dst.buf[0].pos = off;
+		n = fuse_buf_copy(&dst, buf, FUSE_BUF_SPLICE_NONBLOCK);
+		return (int)n;
+	}
+	if (buf->count == 1 && !(buf->buf[0].flags & FUSE_BUF_IS_FD)) {
+		n = f->ops->write(f, buf->buf[0].mem, size, off);
+	} else {
+		struct fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
+
+		mem.buf[0].mem = xmalloc(size ? size : 1);
+		n = fuse_buf_copy(&mem, buf, 0);
+		if (n >= 0)
+			n = f->ops->write(f, mem.buf[0].mem, (size_t)n, off);
+		else
+			errno = (int)-n;
+		free(mem.buf[0].mem);
+	}
+	return n < 0 ? edge(-1) : (int)n;
+}
+
 static int op_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
@@ -435,6 +526,9 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	conn->max_readahead = 1u << 20;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* read_buf may answer with a descriptor: let libfuse splice it. */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	/* Open files carry their own state (fh); an unlinked open file keeps
 	 * working through it, without the high-level library's .fuse_hidden renames. */
 	cfg->hard_remove = 1;
@@ -456,7 +550,9 @@ static const struct fuse_operations operations = {
 	.open = op_open,
 	.create = op_create,
 	.read = op_read,
+	.read_buf = op_read_buf,
 	.write = op_write,
+	.write_buf = op_write_buf,
 	.flush = op_flush,
 	.fsync = op_fsync,
 	.release = op_release,

@@ -1,6 +1,9 @@
 /* jobs/<id>/out/... on the storage backend (see out_dir.h). */
 #include "out_dir.h"
 #include "backend.h"
+#include "data_dir.h"
+#include "job_cache.h"
+#include "sched_link.h"
 #include "util.h"
 
 #include <errno.h>
@@ -56,6 +59,32 @@ static int bfile_getattr(struct fs_file *file, struct stat *st)
 	return f->b->ops->fstat(f->bf, st);
 }
 
+static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+	ssize_t n;
+
+	if (f->b->ops->pread_take)
+		return f->b->ops->pread_take(f->bf, size, off, buf);
+	*buf = xmalloc(size ? size : 1);
+	n = f->b->ops->pread(f->bf, *buf, size, off);
+	if (n < 0) {
+		int saved = errno;
+
+		free(*buf);
+		*buf = NULL;
+		errno = saved;
+	}
+	return n;
+}
+
+static int bfile_splice_fd(struct fs_file *file)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->fd ? f->b->ops->fd(f->bf) : -1;
+}
+
 static void bfile_release(struct fs_file *file)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
@@ -73,6 +102,8 @@ static const struct fs_file_ops backend_fs_file_ops = {
 	.truncate = bfile_truncate,
 	.getattr = bfile_getattr,
 	.release = bfile_release,
+	.read_take = bfile_read_take,
+	.splice_fd = bfile_splice_fd,
 };
 
 struct fs_file *backend_fs_file_create(struct backend *b, struct backend_file *bf, bool direct_io)
@@ -96,6 +127,35 @@ static char *volume_path(const struct fs_path *p)
 	if (!*p->rest)
 		return xasprintf("jobs/%lld/out", (long long)id);
 	return xasprintf("jobs/%lld/out/%s", (long long)id, p->rest);
+}
+
+/* A job's outputs are its owner's to delete (or root's), whatever the modes
+ * inside say: a group-writable checkpoint folder is for adding to. */
+static int check_owner(struct fs_ctx *fs, const struct fs_path *p)
+{
+	const struct job_meta *meta;
+	struct backend_cred cred;
+	struct fs_identity who;
+	int64_t id;
+	bool mine;
+
+	fs_caller_cred(fs, &cred);
+	if (cred.uid == 0 || !fs->jobs)
+		return 0;
+	if (fs_parse_id(p->arg[0], &id) < 0)
+		return -1;
+	fs_identity_basic(fs, &who);
+	meta = job_cache_get(fs->jobs, &who, id, 0);
+	fs_identity_clear(&who);
+	if (!meta)
+		return -1;
+	mine = meta->uid == cred.uid;
+	job_meta_put(meta);
+	if (!mine) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
 }
 
 /* The out folder itself is part of the job's fixed layout. */
@@ -139,7 +199,7 @@ static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mo
 	fs_caller_cred(fs, &cred);
 	if (fs->backend->ops->open(fs->backend, &cred, path, flags, mode, &bf) < 0)
 		goto out;
-	*file = backend_fs_file_create(fs->backend, bf, false);
+	*file = backend_fs_file_create(fs->backend, bf, !fs->page_cache);
 	ret = 0;
 out:
 	free(path);
@@ -182,7 +242,7 @@ static int out_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 
 static int out_unlink(struct fs_ctx *fs, const struct fs_path *p)
 {
-	char *path = refuse_top(p) < 0 ? NULL : volume_path(p);
+	char *path = refuse_top(p) < 0 || check_owner(fs, p) < 0 ? NULL : volume_path(p);
 	int ret = path ? fs->backend->ops->unlink(fs->backend, path) : -1;
 
 	free(path);
@@ -191,7 +251,7 @@ static int out_unlink(struct fs_ctx *fs, const struct fs_path *p)
 
 static int out_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 {
-	char *path = refuse_top(p) < 0 ? NULL : volume_path(p);
+	char *path = refuse_top(p) < 0 || check_owner(fs, p) < 0 ? NULL : volume_path(p);
 	int ret = path ? fs->backend->ops->rmdir(fs->backend, path) : -1;
 
 	free(path);
@@ -217,6 +277,11 @@ static int out_symlink(struct fs_ctx *fs, const char *target, const struct fs_pa
 static int two_paths(const struct fs_path *from, const struct fs_path *to, char **a, char **z)
 {
 	*a = *z = NULL;
+	/* data/ is on the same volume but not in the job: mv copies. */
+	if (to->ops == &data_ops) {
+		errno = EXDEV;
+		return -1;
+	}
 	if (to->ops != &out_ops || refuse_top(from) < 0 || refuse_top(to) < 0) {
 		errno = EPERM;
 		return -1;
@@ -240,10 +305,10 @@ static int two_paths(const struct fs_path *from, const struct fs_path *to, char 
 static int out_rename(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
 		      unsigned int flags)
 {
-	char *a, *z;
+	char *a = NULL, *z = NULL;
 	int ret = -1;
 
-	if (two_paths(from, to, &a, &z) == 0)
+	if (check_owner(fs, from) == 0 && two_paths(from, to, &a, &z) == 0)
 		ret = fs->backend->ops->rename(fs->backend, a, z, flags);
 	free(a);
 	free(z);
@@ -252,7 +317,7 @@ static int out_rename(struct fs_ctx *fs, const struct fs_path *from, const struc
 
 static int out_link(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to)
 {
-	char *a, *z;
+	char *a = NULL, *z = NULL;
 	int ret = -1;
 
 	if (two_paths(from, to, &a, &z) == 0)

@@ -74,6 +74,8 @@ struct gone_name {
 
 struct queue_dir {
 	struct fs_ctx *fs;
+	const char *folder;        /* "queue", or "schedules" (fs/schedules_dir.c) */
+	const char *post_path;     /* where a spec is sent: "/v1/jobs", "/v1/schedules" */
 	pthread_mutex_t lock;
 	struct gone_name gone[GONE_SLOTS]; /* ring; protected by lock */
 	unsigned next_gone;        /* protected by lock */
@@ -84,9 +86,16 @@ struct queue_dir {
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs)
 {
+	return queue_dir_create_at(fs, "queue", "/v1/jobs");
+}
+
+struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path)
+{
 	struct queue_dir *q = xcalloc(1, sizeof *q);
 
 	q->fs = fs;
+	q->folder = folder;
+	q->post_path = post_path;
 	pthread_mutex_init(&q->lock, NULL);
 	return q;
 }
@@ -113,8 +122,11 @@ void queue_dir_destroy(struct queue_dir *q)
 	free(q);
 }
 
-static struct queue_dir *queue_of(struct fs_ctx *fs)
+/* schedules/ takes specs the same way as queue/, into its own queue_dir. */
+static struct queue_dir *queue_of(struct fs_ctx *fs, const struct fs_path *p)
 {
+	if (fs->schedules_queue && strncmp(p->path, "/schedules/", 11) == 0)
+		return fs->schedules_queue;
 	return fs->queue;
 }
 
@@ -132,7 +144,7 @@ static void invalidate(struct queue_dir *q, const char *name)
 
 	if (!q->fs->fuse)
 		return;
-	path = xasprintf("/queue/%s", name);
+	path = xasprintf("/%s/%s", q->folder, name);
 	fuse_invalidate_path(q->fs->fuse, path);
 	free(path);
 }
@@ -283,7 +295,7 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		goto out;
 	}
 	dump = json_dumps(body, JSON_COMPACT);
-	if (sched_link_call(q->fs->link, who, "POST", "/v1/jobs", dump, strlen(dump),
+	if (sched_link_call(q->fs->link, who, "POST", q->post_path, dump, strlen(dump),
 			    SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
 		saved = errno;
 		if (reply.status) {
@@ -479,7 +491,8 @@ static bool still_held(struct spec_file *f)
 
 	if (!mnt)
 		return false;
-	path = xasprintf("%s/queue/%s", strcmp(mnt, "/") == 0 ? "" : mnt, f->clone ? ".clone" : f->name);
+	path = xasprintf("%s/%s/%s", strcmp(mnt, "/") == 0 ? "" : mnt, f->q->folder,
+			 f->clone ? ".clone" : f->name);
 	held = holds(closer, path) || (f->opener != closer && holds(f->opener, path));
 	free(path);
 	return held;
@@ -594,14 +607,11 @@ static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 	return 0;
 }
 
-static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+void queue_dir_names(struct queue_dir *q, char ***out, size_t *nout)
 {
-	struct queue_dir *q = queue_of(fs);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	int ret = 0;
 
-	(void)p;
 	/* Copy the names under the lock; the filler may be slow. */
 	pthread_mutex_lock(&q->lock);
 	for (struct spec_file *f = q->open; f; f = f->next) {
@@ -625,6 +635,18 @@ static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn f
 		names[n++] = xstrdup(r->name);
 	}
 	pthread_mutex_unlock(&q->lock);
+	*out = names;
+	*nout = n;
+}
+
+static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	struct queue_dir *q = queue_of(fs, p);
+	char **names;
+	size_t n;
+	int ret;
+
+	queue_dir_names(q, &names, &n);
 	ret = fill(arg, ".clone", NULL) ? 1 : 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ret == 0 && fill(arg, names[i], NULL))
@@ -653,7 +675,7 @@ static int clone_open(struct fs_ctx *fs, const struct fs_path *p, int flags, str
 {
 	(void)p;
 	(void)flags;
-	*file = &spec_file_new(queue_of(fs), CLONE_JOB_NAME, true)->base;
+	*file = &spec_file_new(queue_of(fs, p), CLONE_JOB_NAME, true)->base;
 	return 0;
 }
 
@@ -693,7 +715,7 @@ const struct node_ops queue_clone_ops = {
 
 static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
-	struct queue_dir *q = queue_of(fs);
+	struct queue_dir *q = queue_of(fs, p);
 	struct fs_identity who;
 	struct rejected *r;
 	int ret = -1;
@@ -723,7 +745,7 @@ out:
 static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
 			struct fs_file **file)
 {
-	struct queue_dir *q = queue_of(fs);
+	struct queue_dir *q = queue_of(fs, p);
 	struct spec_file *f;
 
 	(void)flags;
@@ -749,7 +771,7 @@ static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, m
 
 static int entry_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	struct queue_dir *q = queue_of(fs);
+	struct queue_dir *q = queue_of(fs, p);
 	struct rejected *r;
 	char *copy = NULL;
 	size_t len = 0;
@@ -784,7 +806,7 @@ static int entry_open(struct fs_ctx *fs, const struct fs_path *p, int flags, str
 
 static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 {
-	struct queue_dir *q = queue_of(fs);
+	struct queue_dir *q = queue_of(fs, p);
 	struct fs_identity who;
 	struct rejected *r;
 	bool pending = false;

@@ -15,7 +15,13 @@ struct queue_dir;
 #define QUEUE_MAX_REJECTED 1024
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs);
+/* The same for another folder: specs written to /<folder>/ go to post_path
+ * (schedules/: "/v1/schedules"). Both strings must outlive it. */
+struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path);
 void queue_dir_destroy(struct queue_dir *q);
+
+/* The names being written and the .rejected reports (malloc'ed, with *out). */
+void queue_dir_names(struct queue_dir *q, char ***out, size_t *n);
 
 extern const struct node_ops queue_root_ops;   /* queue/ */
 extern const struct node_ops queue_clone_ops;  /* queue/.clone */

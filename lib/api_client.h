@@ -13,6 +13,9 @@ struct api_client;
  * itself was told to stop (an operator's `parsa down`, a host shutdown): not
  * the job's fault, so the scheduler requeues it without counting a retry. */
 #define API_REASON_RUNNER_STOPPED "runner stopped"
+/* The reason for an instance stopped because its host's window closed
+ * (parsa-runner --window, --drain-at-window-end no): requeued the same way. */
+#define API_REASON_WINDOW_CLOSED "host window closed"
 
 /* Whom a trusted caller (root, or the scheduler's own user, e.g. parsafs) acts for.
  * The scheduler ignores it from anyone else. */

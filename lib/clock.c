@@ -158,3 +158,8 @@ int64_t clock_mono_ms(struct clock *c)
 {
 	return time_mono_ms() + offset_of(c);
 }
+
+int64_t clock_offset_ms(struct clock *c)
+{
+	return offset_of(c);
+}

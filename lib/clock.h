@@ -28,6 +28,9 @@ int64_t clock_now_ms(struct clock *c);
  * plus the file's offset, for deadlines measured as durations (walltime). */
 int64_t clock_mono_ms(struct clock *c);
 
+/* How far the clock is from the system clock (ms): 0 without a file. */
+int64_t clock_offset_ms(struct clock *c);
+
 /* Parse clock file text into its offset from the system clock (ms), given the
  * file's modification time. 0, or -1 with errno EINVAL. */
 int clock_parse(const char *text, int64_t mtime_ms, int64_t *offset_ms);

@@ -33,6 +33,7 @@ static const struct key {
 	{ "sched", "host_timeout", K_DURATION, offsetof(struct parsa_conf, host_timeout_ms) },
 	{ "sched", "lease", K_DURATION, offsetof(struct parsa_conf, lease_ms) },
 	{ "sched", "fair_share_half_life", K_DURATION, offsetof(struct parsa_conf, half_life_ms) },
+	{ "sched", "retention", K_DURATION, offsetof(struct parsa_conf, retention_ms) },
 	{ "host", "name", K_STRING, offsetof(struct parsa_conf, name) },
 	{ "host", "features", K_LIST, offsetof(struct parsa_conf, features) },
 	{ "host", "cpus", K_COUNT, offsetof(struct parsa_conf, cpus) },

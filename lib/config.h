@@ -28,6 +28,7 @@ struct parsa_conf {
 	int64_t host_timeout_ms;    /* silent this long: down */
 	int64_t lease_ms;           /* silent this long: its instances are killed and requeued */
 	int64_t half_life_ms;       /* fair share: how fast past usage is forgotten */
+	int64_t retention_ms;       /* outputs of finished, un-kept jobs are deleted after this */
 	/* [host]: this machine */
 	char *name;
 	char **features;

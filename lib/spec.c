@@ -6,7 +6,9 @@
  * the stage DAG, and builds a struct spec only when nothing is wrong. Every
  * problem is collected, not just the first, and reported sorted by line. */
 #include "spec.h"
+#include "cron.h"
 #include "log.h"
+#include "timewin.h"
 #include "units.h"
 #include "util.h"
 
@@ -1084,9 +1086,57 @@ static void stage_hosts(struct parser *p, struct stage_build *sb, const struct e
 			free_list(hosts, n);
 			return;
 		}
+		/* feature:NAME asks for a host feature (a runner's --features). */
+		if (strncmp(hosts[i], "feature:", 8) == 0 &&
+		    (!hosts[i][8] || strspn(hosts[i] + 8, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					    "0123456789._-") != strlen(hosts[i] + 8))) {
+			report(p, e->line, "hosts: '%s': a feature name has letters, digits, '.', '_' and '-'"
+			       " (e.g. feature:bigmem)", shown(hosts[i], cut));
+			free_list(hosts, n);
+			return;
+		}
 	}
 	sb->st->hosts = hosts;
 	sb->st->nhosts = n;
+}
+
+/* window = WHEN, of a stage or of the whole job (lib/timewin.h). */
+static void set_window(struct parser *p, const struct entry *e, const char *v, char **text,
+		       struct timewin **win)
+{
+	char cut[SHOWN_MAX + 4], *why = NULL;
+	struct timewin *w = timewin_parse(v, &why);
+
+	if (!w) {
+		report(p, e->line, "window = %s: %s%s", shown(v, cut), why ? why : "not a window",
+		       value_hint(e, v));
+		free(why);
+		return;
+	}
+	timewin_destroy(*win);
+	free(*text);
+	*win = w;
+	*text = xstrdup(timewin_text(w));
+}
+
+static void stage_window(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	set_window(p, e, v, &sb->st->window, &sb->st->win);
+}
+
+static void stage_progress(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+	long long n;
+
+	if (strncmp(v, "files:", 6) != 0 || parse_int(v + 6, 1, SPEC_MAX_PROGRESS, &n) < 0) {
+		report(p, e->line, "progress = %s: want files:N, the number of entries in the stage's "
+		       "output folder when it is done, e.g. files:${samples} (without progress, an "
+		       "instance reports by writing DONE/TOTAL to $PARSA_PROGRESS)%s", shown(v, cut),
+		       value_hint(e, v));
+		return;
+	}
+	sb->st->progress_files = (uint64_t)n;
 }
 
 static const struct {
@@ -1104,6 +1154,8 @@ static const struct {
 	{ "walltime", stage_walltime },
 	{ "retries", stage_retries },
 	{ "hosts", stage_hosts },
+	{ "window", stage_window },
+	{ "progress", stage_progress },
 };
 
 static void job_name(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
@@ -1190,6 +1242,83 @@ static void job_after(struct parser *p, struct spec *spec, const struct entry *e
 	spec->nafter_jobs = kept;
 }
 
+static void job_start(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4], *why = NULL;
+
+	if (timewin_parse_start(v, &spec->start_at_s, &spec->start_in_s, &why) < 0)
+		report(p, e->line, "start = %s: %s%s", shown(v, cut), why ? why : "not a start time",
+		       value_hint(e, v));
+	free(why);
+}
+
+static void job_window(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	set_window(p, e, v, &spec->window, &spec->win);
+}
+
+static void job_every(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4], *why = NULL;
+	struct every *ev = every_parse(v, &why);
+
+	if (!ev) {
+		report(p, e->line, "every = %s: %s%s", shown(v, cut), why ? why : "not a period",
+		       value_hint(e, v));
+		free(why);
+		return;
+	}
+	spec->every = xstrdup(every_text(ev));
+	spec->every_line = e->line;
+	every_destroy(ev);
+}
+
+/* exec:/absolute/path or mail:ADDRESS (letters, digits and ._%+-@). */
+static bool notify_target_ok(const char *t)
+{
+	if (strncmp(t, "exec:/", 6) == 0) {
+		for (const char *c = t; *c; c++)
+			if (iscntrl((unsigned char)*c))
+				return false;
+		return t[6] != '\0';
+	}
+	if (strncmp(t, "mail:", 5) == 0 && t[5] && t[5] != '-') {
+		for (const char *c = t + 5; *c; c++)
+			if (!isalnum((unsigned char)*c) && !strchr("._%+-@", *c))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static void job_notify(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4], *copy = xstrdup(v), **items;
+	size_t n;
+
+	/* "exec:/x | mail:y" reads well too: '|' separates like ',' does. */
+	for (char *c = copy; *c; c++)
+		if (*c == '|')
+			*c = ' ';
+	items = split_list(copy, &n);
+	free(copy);
+	for (size_t i = 0; i < n; i++) {
+		if (!notify_target_ok(items[i])) {
+			report(p, e->line, "notify: '%s' is not exec:/absolute/path/to/program or "
+			       "mail:user@host", shown(items[i], cut));
+			free_list(items, n);
+			return;
+		}
+	}
+	if (n == 0) {
+		free_list(items, n);
+		report(p, e->line, "notify has no value: give exec:/path or mail:user@host");
+		return;
+	}
+	spec->notify = items;
+	spec->nnotify = n;
+}
+
 static const struct {
 	const char *name;
 	job_key_fn fn;
@@ -1198,13 +1327,18 @@ static const struct {
 	{ "team", job_team },
 	{ "priority", job_priority },
 	{ "after", job_after },
+	{ "start", job_start },
+	{ "window", job_window },
+	{ "every", job_every },
+	{ "notify", job_notify },
 };
 
 static const char *const stage_key_names[] = {
 	"run", "cpus", "mem", "disk", "scratch", "instances", "after", "foreach",
-	"walltime", "retries", "hosts",
+	"walltime", "retries", "hosts", "window", "progress",
 };
-static const char *const job_key_names[] = { "name", "team", "priority", "after" };
+static const char *const job_key_names[] = { "name", "team", "priority", "after", "start", "window",
+	"every", "notify" };
 
 static bool in_list(const char *key, const char *const *names, size_t n)
 {
@@ -1253,9 +1387,11 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 		report(p, e->line, "unknown key '%s' in [job]: env.NAME belongs in a [stage NAME] section", key);
 	else if (stage)
 		report(p, e->line, "unknown key '%s' in %s: a stage takes run, cpus, mem, disk, scratch, "
-		       "instances, after, foreach, walltime, retries, hosts and env.NAME", key, where);
+		       "instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME",
+		       key, where);
 	else
-		report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority and after", key);
+		report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "
+		       "start, window, every and notify", key);
 }
 
 static void stage_env(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
@@ -1577,6 +1713,8 @@ static void stage_clear(struct spec_stage *st)
 	free(st->foreach_glob);
 	free_list(st->hosts, st->nhosts);
 	free_list(st->env, st->nenv);
+	free(st->window);
+	timewin_destroy(st->win);
 }
 
 void spec_destroy(struct spec *spec)
@@ -1589,6 +1727,10 @@ void spec_destroy(struct spec *spec)
 	for (size_t i = 0; i < spec->nstages; i++)
 		stage_clear(&spec->stages[i]);
 	free(spec->stages);
+	free(spec->window);
+	timewin_destroy(spec->win);
+	free(spec->every);
+	free_list(spec->notify, spec->nnotify);
 	free(spec);
 }
 
@@ -1829,8 +1971,10 @@ static json_t *stage_json(const struct spec_stage *st)
 	if (st->foreach_stage)
 		foreach = json_sprintf("%s/%s", st->foreach_stage,
 				       st->foreach_glob ? st->foreach_glob : "*");
+	json_t *j;
+
 	/* "o" steals each reference, also when packing fails. */
-	return json_pack("{s:s, s:i, s:s, s:i, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:i, s:o, s:o}",
+	j = json_pack("{s:s, s:i, s:s, s:i, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:i, s:o, s:o}",
 			 "name", st->name, "line", st->line, "run", st->run, "cpus", st->cpus,
 			 "mem", (json_int_t)st->mem, "disk", (json_int_t)st->disk,
 			 "scratch", (json_int_t)st->scratch, "instances", st->instances,
@@ -1838,6 +1982,27 @@ static json_t *stage_json(const struct spec_stage *st)
 			 "walltime_s", (json_int_t)st->walltime, "retries", st->retries,
 			 "hosts", strings_json(st->hosts, st->nhosts),
 			 "env", strings_json(st->env, st->nenv));
+	if (j && (json_object_set_new(j, "window", st->window ? json_string(st->window) : json_null()) < 0 ||
+		  json_object_set_new(j, "progress_files", json_integer((json_int_t)st->progress_files)) < 0)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* The [job] keys of time: start, window, every, notify. */
+static int time_to_json(const struct spec *spec, json_t *root)
+{
+	json_t *notify = strings_json(spec->notify, spec->nnotify);
+
+	if (!notify ||
+	    json_object_set_new(root, "start_at_s", json_integer(spec->start_at_s)) < 0 ||
+	    json_object_set_new(root, "start_in_s", json_integer(spec->start_in_s)) < 0 ||
+	    json_object_set_new(root, "window", spec->window ? json_string(spec->window) : json_null()) < 0 ||
+	    json_object_set_new(root, "every", spec->every ? json_string(spec->every) : json_null()) < 0 ||
+	    json_object_set_new(root, "notify", notify) < 0)
+		return -1;
+	return 0;
 }
 
 json_t *spec_to_json(const struct spec *spec)
@@ -1856,6 +2021,10 @@ json_t *spec_to_json(const struct spec *spec)
 	root = json_pack("{s:s, s:o, s:i, s:o, s:o}", "name", spec->name,
 			 "team", spec->team ? json_string(spec->team) : json_null(),
 			 "priority", spec->priority, "after", after, "stages", stages);
+	if (root && time_to_json(spec, root) < 0) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (!root)
 		errno = EINVAL;
 	return root;
@@ -1915,9 +2084,53 @@ static int json_get_strings(const json_t *obj, const char *key, char ***out, siz
 	return 0;
 }
 
+/* "window": a window's text or null; absent in specs stored before windows. */
+static int window_from_json(const json_t *obj, char **text, struct timewin **win, const char *where,
+			    char **err)
+{
+	char *why = NULL;
+
+	if (json_get_string(obj, "window", true, text, where, err) < 0)
+		return -1;
+	if (!*text)
+		return 0;
+	*win = timewin_parse(*text, &why);
+	if (!*win) {
+		errprintf(err, "%s.window: %s", where, why ? why : "not a window");
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The [job] keys of time; each may be absent (specs stored before them). */
+static int time_from_json(const json_t *json, struct spec *spec, char **err)
+{
+	const json_t *notify = json_object_get(json, "notify");
+	long long v;
+
+	if (json_object_get(json, "start_at_s")) {
+		if (json_get_int(json, "start_at_s", 0, INT64_MAX, &v, "spec", err) < 0)
+			return -1;
+		spec->start_at_s = v;
+	}
+	if (json_object_get(json, "start_in_s")) {
+		if (json_get_int(json, "start_in_s", 0, INT64_MAX, &v, "spec", err) < 0)
+			return -1;
+		spec->start_in_s = v;
+	}
+	if (window_from_json(json, &spec->window, &spec->win, "spec", err) < 0 ||
+	    json_get_string(json, "every", true, &spec->every, "spec", err) < 0)
+		return -1;
+	if (notify && !json_is_null(notify) &&
+	    json_get_strings(json, "notify", &spec->notify, &spec->nnotify, "spec", err) < 0)
+		return -1;
+	return 0;
+}
+
 static int stage_from_json(const json_t *j, struct spec_stage *st, const char *where, char **err)
 {
-	long long line, cpus, mem, disk, scratch, instances, walltime, retries;
+	long long line, cpus, mem, disk, scratch, instances, walltime, retries, progress = 0;
 	char *foreach = NULL;
 	int rc = -1;
 
@@ -1959,6 +2172,12 @@ static int stage_from_json(const json_t *j, struct spec_stage *st, const char *w
 		st->foreach_stage = xstrdup(foreach);
 		st->foreach_glob = xstrdup(slash + 1);
 	}
+	if (window_from_json(j, &st->window, &st->win, where, err) < 0)
+		goto out;
+	if (json_object_get(j, "progress_files") &&
+	    json_get_int(j, "progress_files", 0, SPEC_MAX_PROGRESS, &progress, where, err) < 0)
+		goto out;
+	st->progress_files = (uint64_t)progress;
 	st->line = (int)line;
 	st->cpus = (int)cpus;
 	st->mem = (uint64_t)mem;
@@ -2037,7 +2256,7 @@ struct spec *spec_from_json(const json_t *json, char **err)
 		if (stage_from_json(json_array_get(stages, i), &spec->stages[i], where, err) < 0)
 			goto fail;
 	}
-	if (check_json_refs(spec, err) < 0)
+	if (check_json_refs(spec, err) < 0 || time_from_json(json, spec, err) < 0)
 		goto fail;
 	return spec;
 fail:

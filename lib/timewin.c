@@ -259,7 +259,7 @@ int timewin_parse_start(const char *text, int64_t *at_s, int64_t *in_s, char **e
 	if (text[0] == '+') {
 		if (parse_duration(text + 1, &secs) < 0 || secs > (uint64_t)INT32_MAX) {
 			errno = EINVAL;
-			return errprintf(err, "'%s' is not a duration after '+': %s", text, want);
+			return errprintf(err, "not a duration after '+': %s", want);
 		}
 		*in_s = (int64_t)secs;
 		return 0;
@@ -293,11 +293,11 @@ int timewin_parse_start(const char *text, int64_t *at_s, int64_t *in_s, char **e
 	if (t == (time_t)-1 || tm.tm_year != back.tm_year || tm.tm_mon != back.tm_mon ||
 	    tm.tm_mday != back.tm_mday || h > 23 || mi > 59 || s > 59) {
 		errno = EINVAL;
-		return errprintf(err, "'%s' is not a date and time that exists", text);
+		return errprintf(err, "that date and time do not exist");
 	}
 	*at_s = (int64_t)t;
 	return 0;
 bad:
 	errno = EINVAL;
-	return errprintf(err, "'%s' is not a start time: %s", text, want);
+	return errprintf(err, "not a start time: %s", want);
 }

@@ -145,6 +145,9 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	if (get_int(json, "walltime_s", 0, big, &zero, &v, err) < 0)
 		goto fail;
 	a->walltime_s = (uint64_t)v;
+	if (get_int(json, "progress_files", 0, big, &zero, &v, err) < 0)
+		goto fail;
+	a->progress_files = (uint64_t)v;
 	/* The identity has no default: a missing uid must never mean root. */
 	if (get_int(json, "uid", 0, (int64_t)UINT32_MAX - 1, NULL, &v, err) < 0)
 		goto fail;
@@ -189,4 +192,22 @@ void assignment_destroy(struct assignment *a)
 	free(a->user);
 	free(a->groups);
 	free(a);
+}
+
+json_t *assignment_to_json(const struct assignment *a)
+{
+	json_t *env = json_array(), *groups = json_array();
+
+	for (size_t i = 0; i < a->nenv; i++)
+		json_array_append_new(env, json_string(a->env[i]));
+	for (size_t i = 0; i < a->ngroups; i++)
+		json_array_append_new(groups, json_integer(a->groups[i]));
+	return json_pack("{s:I,s:I,s:I,s:s,s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:I}",
+			 "id", (json_int_t)a->id, "attempt", (json_int_t)a->attempt,
+			 "job", (json_int_t)a->job, "stage", a->stage, "index", (json_int_t)a->index,
+			 "item", a->item, "run", a->run, "cpus", (json_int_t)a->cpus,
+			 "mem", (json_int_t)a->mem, "scratch", (json_int_t)a->scratch,
+			 "walltime_s", (json_int_t)a->walltime_s, "env", env,
+			 "uid", (json_int_t)a->uid, "gid", (json_int_t)a->gid, "user", a->user,
+			 "groups", groups, "progress_files", (json_int_t)a->progress_files);
 }

@@ -22,6 +22,7 @@ struct assignment {
 	uint64_t mem;
 	uint64_t scratch;
 	uint64_t walltime_s; /* 0 = no limit */
+	uint64_t progress_files; /* progress = files:N; 0 = from $PARSA_PROGRESS */
 	char **env;          /* "NAME=value" */
 	size_t nenv;
 	uid_t uid;
@@ -36,6 +37,9 @@ struct assignment {
  * assignment_destroy(). */
 struct assignment *assignment_from_json(const json_t *json, char **err);
 void assignment_destroy(struct assignment *a);
+
+/* The inverse of assignment_from_json() (new reference). */
+json_t *assignment_to_json(const struct assignment *a);
 
 /* A name that may be used as one path component: 1-255 characters of
  * [A-Za-z0-9._-], not starting with '.'. */

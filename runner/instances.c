@@ -1,12 +1,15 @@
 #include "instances.h"
-#include "launch.h"
+#include "clock.h"
 #include "log.h"
 #include "scratch.h"
+#include "supervise.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,20 +20,21 @@
 #define FINISHED_MAX 4096
 
 enum inst_state {
-	INST_STARTING,   /* forked; the status pipe has not said how set-up went */
+	INST_STARTING,   /* the supervisor has not said how set-up went */
 	INST_RUNNING,    /* reached exec */
-	INST_FAILED,     /* set-up failed and was reported; waiting to reap the child */
 };
 
 struct instance {
 	struct assignment *a;
-	struct launch *proc;
+	struct supervised *sup;
 	char *scratch;
 	enum inst_state state;
+	pid_t pid;                /* the instance's, once running */
 	int64_t started_ms;
-	int64_t wall_deadline_ms; /* 0: no walltime (or already acted on) */
+	int64_t wall_deadline_ms; /* on the clock's monotonic time (clock_mono_ms); 0: no
+				   * walltime (or already acted on) */
 	int64_t kill_at_ms;       /* 0: no SIGKILL pending */
-	const char *stop_reason;  /* static string once we signalled it */
+	char *stop_reason;        /* once we signalled it */
 };
 
 struct finished {
@@ -40,6 +44,7 @@ struct finished {
 
 struct instances {
 	struct instances_config cfg;
+	char *dir;                /* <state_dir>/instances */
 	struct instance **live;
 	size_t nlive, caplive;
 	struct finished ring[FINISHED_MAX]; /* oldest at ring_head */
@@ -73,6 +78,11 @@ static void remember(struct instances *t, int64_t id, int64_t attempt, int64_t n
 	t->ring_n++;
 }
 
+void instances_remember(struct instances *t, int64_t id, int64_t attempt, int64_t now_ms)
+{
+	remember(t, id, attempt, now_ms);
+}
+
 static int finished_recently(const struct instances *t, int64_t id, int64_t attempt)
 {
 	for (size_t i = 0; i < t->ring_n; i++) {
@@ -92,14 +102,6 @@ static struct instance *find(const struct instances *t, int64_t id, int64_t atte
 	return NULL;
 }
 
-static struct instance *find_pid(const struct instances *t, pid_t pid)
-{
-	for (size_t i = 0; i < t->nlive; i++)
-		if (launch_pid(t->live[i]->proc) == pid)
-			return t->live[i];
-	return NULL;
-}
-
 struct instances *instances_create(const struct instances_config *cfg)
 {
 	struct instances *t = xcalloc(1, sizeof *t);
@@ -107,6 +109,10 @@ struct instances *instances_create(const struct instances_config *cfg)
 	t->cfg = *cfg;
 	t->cfg.mount = xstrdup(cfg->mount);
 	t->cfg.scratch_root = xstrdup(cfg->scratch_root);
+	t->cfg.state_dir = NULL;
+	t->dir = xasprintf("%s/instances", cfg->state_dir ? cfg->state_dir : cfg->scratch_root);
+	if (mkdir_p(t->dir, 0700) < 0)
+		log_warn("cannot create %s", t->dir);
 	return t;
 }
 
@@ -114,9 +120,10 @@ static void instance_free(struct instance *in)
 {
 	if (!in)
 		return;
-	launch_destroy(in->proc);
+	supervised_destroy(in->sup);
 	assignment_destroy(in->a);
 	free(in->scratch);
+	free(in->stop_reason);
 	free(in);
 }
 
@@ -129,6 +136,7 @@ void instances_destroy(struct instances *t)
 	free(t->live);
 	free((char *)t->cfg.mount);
 	free((char *)t->cfg.scratch_root);
+	free(t->dir);
 	free(t);
 }
 
@@ -141,7 +149,18 @@ static void remove_scratch(const char *path)
 	free(err);
 }
 
-/* Take an ended instance out of the table, remember it, clean up after it. */
+static void add_live(struct instances *t, struct instance *in)
+{
+	if (t->nlive == t->caplive) {
+		t->caplive = t->caplive ? t->caplive * 2 : 16;
+		t->live = xrealloc(t->live, t->caplive * sizeof *t->live);
+	}
+	t->live[t->nlive++] = in;
+}
+
+/* Take an ended instance out of the table, remember it, clean up after it.
+ * Its end has been reported (and the report kept on disk) by now, so its
+ * supervisor's folder can go. */
 static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 {
 	for (size_t i = 0; i < t->nlive; i++) {
@@ -152,14 +171,22 @@ static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 	}
 	remember(t, in->a->id, in->a->attempt, now_ms);
 	remove_scratch(in->scratch);
+	if (t->cfg.on_retire)
+		t->cfg.on_retire(t->cfg.arg, in->a, in->scratch);
+	supervised_forget(in->sup);
 	instance_free(in);
+}
+
+static char *instance_dir(const struct instances *t, const struct assignment *a)
+{
+	return xasprintf("%s/%" PRId64 ".%" PRId64, t->dir, a->id, a->attempt);
 }
 
 int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 {
 	struct instance *in = NULL;
-	struct launch_request req;
-	char *err = NULL;
+	json_t *json = NULL;
+	char *err = NULL, *dir = NULL;
 	int started = 0;
 
 	if (find(t, a->id, a->attempt) || finished_recently(t, a->id, a->attempt)) {
@@ -180,68 +207,84 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 		remember(t, a->id, a->attempt, now_ms);
 		goto out;
 	}
-	req = (struct launch_request){ .a = a, .mount = t->cfg.mount, .scratch = in->scratch };
-	in->proc = launch_create(&req, &err);
-	if (!in->proc) {
+	if (t->cfg.on_prepare)
+		t->cfg.on_prepare(t->cfg.arg, a, in->scratch, true);
+	json = assignment_to_json(a);
+	dir = instance_dir(t, a);
+	in->sup = supervised_start(dir, json, t->cfg.mount, in->scratch, &err);
+	if (!in->sup) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, err);
 		emit(t, INSTANCE_FAILED, a->id, a->attempt, 0, 0, 0, err);
 		remember(t, a->id, a->attempt, now_ms);
 		remove_scratch(in->scratch);
+		if (t->cfg.on_retire)
+			t->cfg.on_retire(t->cfg.arg, a, in->scratch);
 		goto out;
 	}
 	in->state = INST_STARTING;
 	in->started_ms = now_ms;
 	if (a->walltime_s > 0)
-		in->wall_deadline_ms = now_ms + (int64_t)a->walltime_s * 1000;
-	if (t->nlive == t->caplive) {
-		t->caplive = t->caplive ? t->caplive * 2 : 16;
-		t->live = xrealloc(t->live, t->caplive * sizeof *t->live);
-	}
-	t->live[t->nlive++] = in;
-	log_info("started job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
-		 " attempt %" PRId64 ") as uid %u, pid %d", a->job, a->stage, a->index,
-		 a->id, a->attempt, (unsigned)a->uid, (int)launch_pid(in->proc));
+		in->wall_deadline_ms = clock_mono_ms(t->cfg.clock) + (int64_t)a->walltime_s * 1000;
+	add_live(t, in);
+	log_info("starting job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
+		 " attempt %" PRId64 ") as uid %u, supervisor pid %d", a->job, a->stage, a->index,
+		 a->id, a->attempt, (unsigned)a->uid, (int)supervised_supervisor_pid(in->sup));
 	in = NULL;
 	started = 1;
 out:
 	instance_free(in);
+	json_decref(json);
+	free(dir);
 	free(err);
 	return started;
 }
 
-/* Read the outcome of set-up if it is known; report running or failed once. */
-static void settle(struct instances *t, struct instance *in)
+/* Look at what the supervisor says and report what changed: running once,
+ * then the end (which retires the instance). */
+static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 {
-	char *reason = NULL;
-	int rc;
+	struct sup_status st;
+	const struct assignment *a = in->a;
 
-	if (in->state != INST_STARTING)
-		return;
-	rc = launch_poll(in->proc, &reason);
-	if (rc > 0) {
+	supervised_status(in->sup, &st);
+	if (in->state == INST_STARTING && st.state != SUP_STARTING && st.state != SUP_FAILED) {
 		in->state = INST_RUNNING;
-		emit(t, INSTANCE_RUNNING, in->a->id, in->a->attempt, launch_pid(in->proc), 0, 0, NULL);
-	} else if (rc < 0) {
-		in->state = INST_FAILED;
-		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s",
-			  in->a->job, in->a->stage, in->a->index, reason);
-		emit(t, INSTANCE_FAILED, in->a->id, in->a->attempt, launch_pid(in->proc), 0, 0, reason);
+		in->pid = st.pid;
+		emit(t, INSTANCE_RUNNING, a->id, a->attempt, st.pid, 0, 0, NULL);
 	}
-	free(reason);
+	if (st.state == SUP_FAILED) {
+		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index,
+			  st.reason ? st.reason : "cannot start");
+		emit(t, INSTANCE_FAILED, a->id, a->attempt, st.pid, 0, 0,
+		     st.reason ? st.reason : "cannot start");
+		retire(t, in, now_ms);
+	} else if (st.state == SUP_EXITED) {
+		const char *why = in->stop_reason ? in->stop_reason : st.reason;
+
+		log_info("job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
+			 ") %s %d after %.1f s%s%s", a->job, a->stage, a->index, a->id,
+			 st.signal ? "killed by signal" : "exited with", st.signal ? st.signal : st.exit_code,
+			 (double)(now_ms - in->started_ms) / 1000.0, why ? ", " : "", why ? why : "");
+		emit(t, INSTANCE_EXITED, a->id, a->attempt, st.pid, st.exit_code < 0 ? 0 : st.exit_code,
+		     st.signal, why);
+		retire(t, in, now_ms);
+	}
+	sup_status_clear(&st);
 }
 
 static void signal_instance(struct instance *in, int sig)
 {
-	if (launch_signal(in->proc, sig) < 0 && errno != ESRCH)
-		log_warn("cannot send signal %d to instance %" PRId64 " (pid %d)",
-			 sig, in->a->id, (int)launch_pid(in->proc));
+	if (supervised_signal(in->sup, sig) < 0 && errno != ESRCH)
+		log_warn("cannot send signal %d to instance %" PRId64, sig, in->a->id);
 }
 
 /* SIGTERM now and SIGKILL later (or SIGKILL now); the first reason sticks. */
 static void stop(struct instances *t, struct instance *in, const char *reason, int kill_now, int64_t now_ms)
 {
-	if (!in->stop_reason)
-		in->stop_reason = reason;
+	if (!in->stop_reason) {
+		in->stop_reason = xstrdup(reason);
+		supervised_set_stop(in->sup, reason);
+	}
 	if (kill_now || t->cfg.grace_ms <= 0) {
 		signal_instance(in, SIGKILL);
 		in->kill_at_ms = 0;
@@ -283,39 +326,20 @@ void instances_stop_all(struct instances *t, const char *reason, int kill_now, i
 
 void instances_reap(struct instances *t, int64_t now_ms)
 {
-	for (;;) {
-		siginfo_t si;
-		struct instance *in;
-		int status;
-		pid_t pid;
+	pid_t pid;
 
-		/* Look without reaping first: while the leader is a zombie its pid,
-		 * and so its process group id, cannot be reused, which makes the
-		 * SIGKILL of leftovers below safe. */
-		memset(&si, 0, sizeof si);
-		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
-			break;
-		pid = si.si_pid;
-		in = find_pid(t, pid);
-		if (in)
-			launch_signal(in->proc, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		if (!in)
-			continue;  /* not an instance (cannot happen today) */
-		settle(t, in);
-		if (in->state == INST_RUNNING) {
-			int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-			int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	/* Our children are supervisors; how their instance ended is in their
+	 * status file, so the exit status itself does not matter. */
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0 || (pid < 0 && errno == EINTR))
+		;
+	for (size_t i = 0; i < t->nlive; ) {
+		struct instance *in = t->live[i];
+		size_t before = t->nlive;
 
-			log_info("job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
-				 ") %s %d after %.1f s%s%s", in->a->job, in->a->stage, in->a->index,
-				 in->a->id, sig ? "killed by signal" : "exited with", sig ? sig : code,
-				 (double)(now_ms - in->started_ms) / 1000.0,
-				 in->stop_reason ? ", " : "", in->stop_reason ? in->stop_reason : "");
-			emit(t, INSTANCE_EXITED, in->a->id, in->a->attempt, pid, code, sig, in->stop_reason);
-		}
-		retire(t, in, now_ms);
+		if (supervised_done(in->sup))
+			settle(t, in, now_ms);
+		if (t->nlive == before)
+			i++;
 	}
 }
 
@@ -324,19 +348,30 @@ size_t instances_status_fds(const struct instances *t, int *fds, size_t max)
 	size_t n = 0;
 
 	for (size_t i = 0; i < t->nlive && n < max; i++) {
-		int fd = launch_status_fd(t->live[i]->proc);
+		int notify = supervised_notify_fd(t->live[i]->sup);
+		int exit_fd = supervised_exit_fd(t->live[i]->sup);
 
-		if (t->live[i]->state == INST_STARTING && fd >= 0)
-			fds[n++] = fd;
+		if (notify >= 0)
+			fds[n++] = notify;
+		if (exit_fd >= 0 && n < max)
+			fds[n++] = exit_fd;
 	}
 	return n;
 }
 
-void instances_status_ready(struct instances *t, int fd)
+void instances_status_ready(struct instances *t, int fd, int64_t now_ms)
 {
 	for (size_t i = 0; i < t->nlive; i++) {
-		if (t->live[i]->state == INST_STARTING && launch_status_fd(t->live[i]->proc) == fd) {
-			settle(t, t->live[i]);
+		struct instance *in = t->live[i];
+
+		if (supervised_notify_fd(in->sup) == fd) {
+			supervised_notified(in->sup);
+			settle(t, in, now_ms);
+			return;
+		}
+		if (supervised_exit_fd(in->sup) == fd) {
+			/* Reaped by instances_reap() when it is our child. */
+			settle(t, in, now_ms);
 			return;
 		}
 	}
@@ -344,12 +379,13 @@ void instances_status_ready(struct instances *t, int fd)
 
 int64_t instances_tick(struct instances *t, int64_t now_ms)
 {
-	int64_t next = -1;
+	/* Walltime deadlines are on the clock, which a test may have moved. */
+	int64_t next = -1, shift = clock_offset_ms(t->cfg.clock);
 
 	for (size_t i = 0; i < t->nlive; i++) {
 		struct instance *in = t->live[i];
 
-		if (in->wall_deadline_ms && now_ms >= in->wall_deadline_ms) {
+		if (in->wall_deadline_ms && now_ms + shift >= in->wall_deadline_ms) {
 			in->wall_deadline_ms = 0;
 			log_info("instance %" PRId64 " reached its walltime of %" PRIu64 " s",
 				 in->a->id, in->a->walltime_s);
@@ -360,8 +396,8 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 			log_info("instance %" PRId64 " outlived the grace period: SIGKILL", in->a->id);
 			signal_instance(in, SIGKILL);
 		}
-		if (in->wall_deadline_ms && (next < 0 || in->wall_deadline_ms < next))
-			next = in->wall_deadline_ms;
+		if (in->wall_deadline_ms && (next < 0 || in->wall_deadline_ms - shift < next))
+			next = in->wall_deadline_ms - shift;
 		if (in->kill_at_ms && (next < 0 || in->kill_at_ms < next))
 			next = in->kill_at_ms;
 	}
@@ -370,6 +406,81 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 		t->ring_n--;
 	}
 	return next;
+}
+
+/* One folder an earlier runner left: reattach or report its end. */
+static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
+{
+	struct instance *in;
+	struct sup_status st;
+	json_t *json = NULL;
+	char *err = NULL;
+	struct supervised *sup = supervised_attach(dir, &json, &err);
+
+	if (!sup) {
+		/* A runner killed while it wrote the assignment: nothing ran. */
+		log_warnx("%s; removing it", err ? err : dir);
+		free(err);
+		remove_scratch(dir);
+		return;
+	}
+	in = xcalloc(1, sizeof *in);
+	in->sup = sup;
+	in->a = assignment_from_json(json, &err);
+	json_decref(json);
+	if (!in->a) {
+		log_warnx("%s: %s; removing it", dir, err ? err : "bad assignment");
+		supervised_forget(sup);
+		instance_free(in);
+		free(err);
+		return;
+	}
+	in->scratch = scratch_path(t->cfg.scratch_root, in->a);
+	if (supervised_stop_reason(sup))
+		in->stop_reason = xstrdup(supervised_stop_reason(sup));
+	supervised_status(sup, &st);
+	in->state = st.state == SUP_STARTING ? INST_STARTING : INST_RUNNING;
+	in->pid = st.pid;
+	/* Walltime counts from the real start, which was before we came. */
+	in->started_ms = now_ms - (st.started_ms > 0 ? time_now_ms() - st.started_ms : 0);
+	if (in->a->walltime_s > 0)
+		in->wall_deadline_ms = in->started_ms + clock_offset_ms(t->cfg.clock) +
+				       (int64_t)in->a->walltime_s * 1000;
+	if (t->cfg.on_prepare)
+		t->cfg.on_prepare(t->cfg.arg, in->a, in->scratch, false);
+	add_live(t, in);
+	if (st.state == SUP_RUNNING)
+		log_info("reattached to job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
+			 " attempt %" PRId64 ", pid %d)", in->a->job, in->a->stage, in->a->index,
+			 in->a->id, in->a->attempt, (int)st.pid);
+	sup_status_clear(&st);
+	/* Report what ended while no runner watched (it retires those). */
+	settle(t, in, now_ms);
+	free(err);
+}
+
+size_t instances_reattach(struct instances *t, int64_t now_ms)
+{
+	DIR *d = opendir(t->dir);
+	struct dirent *de;
+
+	if (!d) {
+		log_warn("cannot open %s", t->dir);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *dir;
+
+		if (de->d_name[0] == '.')
+			continue;
+		dir = xasprintf("%s/%s", t->dir, de->d_name);
+		reattach_one(t, dir, now_ms);
+		free(dir);
+	}
+	closedir(d);
+	if (t->nlive)
+		log_info("%zu instance(s) of an earlier runner still run here: reattached", t->nlive);
+	return t->nlive;
 }
 
 size_t instances_active(const struct instances *t)
@@ -386,7 +497,7 @@ json_t *instances_list_json(const struct instances *t)
 
 		json_array_append_new(list, json_pack("{s:I, s:I, s:i}", "id", (json_int_t)in->a->id,
 						      "attempt", (json_int_t)in->a->attempt,
-						      "pid", (int)launch_pid(in->proc)));
+						      "pid", (int)in->pid));
 	}
 	return list;
 }

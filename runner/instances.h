@@ -1,18 +1,22 @@
 /* The instances this runner has started, keyed by instance id and attempt: their
- * processes, scratch folders, walltime and cancel deadlines. It starts and stops
- * them and turns what happens to them into events (running, exited, failed) for
- * the caller to report. It also remembers recently finished ones, so an
- * assignment sent again is never started twice. Single-threaded: the main loop
- * calls everything. */
+ * supervisors (supervise.h), scratch folders, walltime and cancel deadlines. It
+ * starts and stops them and turns what happens to them into events (running,
+ * exited, failed) for the caller to report. It also remembers recently finished
+ * ones, so an assignment sent again is never started twice, and reattaches at
+ * start to the instances an earlier runner left running. Single-threaded: the
+ * main loop calls everything. */
 #ifndef PARSA_RUNNER_INSTANCES_H
 #define PARSA_RUNNER_INSTANCES_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "assign.h"
+
+struct clock;
 
 struct instances;
 
@@ -35,15 +39,34 @@ struct instance_event {
 struct instances_config {
 	const char *mount;        /* where parsafs is mounted */
 	const char *scratch_root; /* instances' scratch folders go below it */
+	const char *state_dir;    /* <state_dir>/instances/<id>.<attempt>/: supervisors' state */
 	int64_t grace_ms;         /* SIGTERM, then SIGKILL this much later */
 	/* Called for every event, from inside the instances_* call that saw it. */
 	void (*on_event)(void *arg, const struct instance_event *ev);
 	void *arg;
+	/* Walltime is measured on this clock (lib/clock.h; NULL: the system's),
+	 * so that tests can move it. */
+	struct clock *clock;
+	/* Called (when not NULL) with the same arg before an instance starts
+	 * (fresh) or is reattached (not fresh), and once it has been retired:
+	 * the progress watch of runner/progress.h. */
+	void (*on_prepare)(void *arg, const struct assignment *a, const char *scratch, bool fresh);
+	void (*on_retire)(void *arg, const struct assignment *a, const char *scratch);
 };
 
 struct instances *instances_create(const struct instances_config *cfg);
-/* Forgets the table; processes still running are left alone. */
+/* Forgets the table; processes still running are left alone (their
+ * supervisors keep them, for the next runner to reattach). */
 void instances_destroy(struct instances *t);
+
+/* Take over what an earlier runner left in the state folder: instances still
+ * running join the table; the end of those that ended meanwhile is reported.
+ * Returns how many still run. */
+size_t instances_reattach(struct instances *t, int64_t now_ms);
+
+/* Never start this id and attempt (its end is already on its way to the
+ * scheduler, e.g. in a report left by an earlier runner). */
+void instances_remember(struct instances *t, int64_t id, int64_t attempt, int64_t now_ms);
 
 /* Start an assignment (the table takes it) unless that id and attempt runs or
  * ran here recently. A failure to start is an INSTANCE_FAILED event, not an
@@ -62,16 +85,16 @@ void instances_refuse(struct instances *t, int64_t id, int64_t attempt, const ch
 /* Stop every instance (shutdown); kill_now skips the grace period. */
 void instances_stop_all(struct instances *t, const char *reason, int kill_now, int64_t now_ms);
 
-/* Reap ended children (after SIGCHLD) and report them. When an instance's shell
- * has exited, whatever it left running in its process group is killed: nothing
- * outlives the reservation it ran under. */
+/* Reap ended supervisors (after SIGCHLD) and report the instances that ended.
+ * When an instance's shell has exited, its supervisor has killed whatever it
+ * left in its process group: nothing outlives the reservation it ran under. */
 void instances_reap(struct instances *t, int64_t now_ms);
 
-/* Status pipes of instances still setting up, to poll for POLLIN; returns how
- * many were written to fds (at most max). */
+/* Descriptors to poll for POLLIN: supervisors' notifications and pidfds;
+ * returns how many were written to fds (at most max). */
 size_t instances_status_fds(const struct instances *t, int *fds, size_t max);
-/* One of those pipes is readable (or closed). */
-void instances_status_ready(struct instances *t, int fd);
+/* One of those is readable (or closed). */
+void instances_status_ready(struct instances *t, int fd, int64_t now_ms);
 
 /* Act on walltime and kill deadlines that have passed; forget old finished
  * entries. Returns the next deadline (monotonic ms), or -1 if none. */

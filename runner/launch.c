@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "progress.h"
 #include "util.h"
 
 #include <errno.h>
@@ -244,6 +245,10 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 	env_set(e, "PARSA_JOBDIR", v);
 	free(v);
 	env_set(e, "PARSA_SCRATCH", req->scratch);
+	/* Made by the runner before the start (runner/progress.h). */
+	v = progress_path(req->scratch);
+	env_set(e, "PARSA_PROGRESS", v);
+	free(v);
 	snprintf(num, sizeof num, "%" PRId64, a->cpus);
 	env_set(e, "PARSA_CPUS", num);
 }

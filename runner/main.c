@@ -4,12 +4,17 @@
  * end. main owns the one context; the event loop waits on a signalfd, the work
  * poll's pipe and the set-up pipes of starting instances. */
 #include "api_client.h"
+#include "clock.h"
+#include "hostwin.h"
+#include "progress.h"
 #include "assign.h"
+#include "config.h"
 #include "instances.h"
 #include "log.h"
 #include "probe.h"
 #include "report.h"
 #include "session.h"
+#include "supervise.h"
 #include "units.h"
 #include "util.h"
 #include "work.h"
@@ -31,6 +36,8 @@
 #define WORK_POLL_MS 25000
 
 struct config {
+	char *config_path;
+	char *munge_socket;
 	char *sched;
 	char *name;
 	char *mount;
@@ -45,6 +52,9 @@ struct config {
 	size_t nfeatures;
 	int64_t grace_ms;
 	int verbose;
+	char *window;           /* --window: when this host takes work; NULL: always */
+	int window_drain;       /* --drain-at-window-end yes */
+	char *clock_file;       /* --clock-file (a test facility, lib/clock.h) */
 };
 
 struct runner {
@@ -58,12 +68,19 @@ struct runner {
 	int stopping;           /* 1 after the first SIGTERM/SIGINT, 2 after the second */
 	int probe_failing;      /* to log a failing live sample once */
 	int64_t registered_at;  /* the registration the work poll was last kicked for */
+	int64_t lease_killed;   /* the lease end we stopped everything for; 0 none */
+	struct clock *clock;    /* walltime and the host's window */
+	struct hostwin *win;    /* NULL: no window */
+	struct progress *progress;
 };
 
 static const char usage_text[] =
 	"usage: parsa-runner [options]\n"
 	"Run the stage instances the scheduler assigns to this host.\n"
-	"  --sched ENDPOINT    scheduler: unix:/path or http://host:port (default: $PARSA_SCHED,\n"
+	"  --config FILE       cluster and host settings (default " PARSA_CONF_DEFAULT " if it\n"
+	"                      exists); the flags below override it\n"
+	"  --sched ENDPOINT    scheduler: HOST:PORT (TCP, munge), unix:/path or http://host:port\n"
+	"                      (default: [cluster] sched of the config, else $PARSA_SCHED,\n"
 	"                      else unix:/var/lib/parsa/sched.sock as root,\n"
 	"                      unix:$XDG_STATE_HOME/parsa/sched.sock otherwise)\n"
 	"  --name NAME         this host's name (default: the host name)\n"
@@ -78,11 +95,18 @@ static const char usage_text[] =
 	"  --mem-limit PCT     the same for memory use (default 90); 100 or more disables\n"
 	"  --features A,B      features stages can ask for (hosts = feature:A)\n"
 	"  --grace SECONDS     between SIGTERM and SIGKILL when stopping an instance (default 10)\n"
+	"  --munge-socket PATH munged's socket for TCP (default /run/munge/munge.socket.2)\n"
+	"  --window WHEN       take work only then, e.g. \"mon-fri 20:00-08:00; sat,sun 00:00-24:00\"\n"
+	"  --drain-at-window-end yes|no  at the window's end let running work finish (yes)\n"
+	"                      or stop it to be requeued (no, the default)\n"
+	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n";
 
 static void config_free(struct config *cfg)
 {
+	free(cfg->config_path);
+	free(cfg->munge_socket);
 	free(cfg->sched);
 	free(cfg->name);
 	free(cfg->mount);
@@ -91,6 +115,8 @@ static void config_free(struct config *cfg)
 	for (size_t i = 0; i < cfg->nfeatures; i++)
 		free(cfg->features[i]);
 	free(cfg->features);
+	free(cfg->window);
+	free(cfg->clock_file);
 }
 
 /* $XDG_STATE_HOME/parsa, else ~/.local/state/parsa: where `parsa up` keeps a
@@ -161,11 +187,67 @@ static int parse_features(struct config *cfg, const char *text, char **err)
 	return rc;
 }
 
+static void take(char **dst, const char *value)
+{
+	if (!*dst && value)
+		*dst = xstrdup(value);
+}
+
+/* What the flags left unset comes from the config file ([cluster], [host]). */
+static int apply_file(struct config *cfg, const int *seen, char **err)
+{
+	struct parsa_conf c;
+
+	if (parsa_conf_load(cfg->config_path ? cfg->config_path : PARSA_CONF_DEFAULT,
+			    !cfg->config_path, &c, err) < 0)
+		return -1;
+	if (c.sched && !cfg->sched)
+		cfg->sched = parsa_endpoint(c.sched);
+	take(&cfg->munge_socket, c.munge_socket);
+	if (!cfg->name && c.name && !assignment_safe_name(c.name)) {
+		errprintf(err, "%s: [host] name = %s: use letters, digits, '.', '_' and '-'", c.path, c.name);
+		parsa_conf_free(&c);
+		return -1;
+	}
+	take(&cfg->name, c.name);
+	take(&cfg->mount, c.mount);
+	take(&cfg->scratch, c.scratch);
+	take(&cfg->state, c.runner_state);
+	if (!cfg->cpus)
+		cfg->cpus = c.cpus;
+	if (!cfg->mem)
+		cfg->mem = c.mem;
+	if (!cfg->scratch_size)
+		cfg->scratch_size = c.scratch_size;
+	if (!seen[0] && c.cpu_limit > 0)
+		cfg->cpu_limit = c.cpu_limit;
+	if (!seen[1] && c.mem_limit > 0)
+		cfg->mem_limit = c.mem_limit;
+	if (!seen[2] && c.grace_ms > 0)
+		cfg->grace_ms = c.grace_ms;
+	if (!cfg->nfeatures && c.nfeatures) {
+		cfg->features = c.features;
+		cfg->nfeatures = c.nfeatures;
+		c.features = NULL;
+		c.nfeatures = 0;
+	}
+	/* The munge key of a host that takes work from the network: nobody else
+	 * may read it. */
+	if (cfg->sched && strncmp(cfg->sched, "http", 4) == 0 &&
+	    parsa_conf_check_key(c.munge_key ? c.munge_key : PARSA_MUNGE_KEY_DEFAULT, !c.munge_key, err) < 0) {
+		parsa_conf_free(&c);
+		return -1;
+	}
+	parsa_conf_free(&c);
+	return 0;
+}
+
 /* Fill cfg from argv. 0; 1 when --help was printed; -1 with *err. */
 static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 {
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
-	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE };
+	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
+	       O_CLOCK };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -179,10 +261,16 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 		{ "mem-limit", required_argument, NULL, O_MEM_LIMIT },
 		{ "features", required_argument, NULL, O_FEATURES },
 		{ "grace", required_argument, NULL, O_GRACE },
+		{ "config", required_argument, NULL, O_CONFIG },
+		{ "munge-socket", required_argument, NULL, O_MUNGE },
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "drain-at-window-end", required_argument, NULL, O_DRAIN },
+		{ "clock-file", required_argument, NULL, O_CLOCK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int seen[3] = { 0 };  /* --cpu-limit, --mem-limit, --grace given */
 	uint64_t u;
 	char *end;
 	long n;
@@ -196,7 +284,15 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 		switch (c) {
 		case O_SCHED:
 			free(cfg->sched);
-			cfg->sched = xstrdup(optarg);
+			cfg->sched = parsa_endpoint(optarg);
+			break;
+		case O_CONFIG:
+			free(cfg->config_path);
+			cfg->config_path = xstrdup(optarg);
+			break;
+		case O_MUNGE:
+			free(cfg->munge_socket);
+			cfg->munge_socket = xstrdup(optarg);
 			break;
 		case O_NAME:
 			if (!assignment_safe_name(optarg))
@@ -236,10 +332,12 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 		case O_CPU_LIMIT:
 			if (parse_pct("--cpu-limit", optarg, &cfg->cpu_limit, err) < 0)
 				return -1;
+			seen[0] = 1;
 			break;
 		case O_MEM_LIMIT:
 			if (parse_pct("--mem-limit", optarg, &cfg->mem_limit, err) < 0)
 				return -1;
+			seen[1] = 1;
 			break;
 		case O_FEATURES:
 			if (parse_features(cfg, optarg, err) < 0)
@@ -249,6 +347,20 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 			if (parse_duration(optarg, &u) < 0 || u > 24 * 3600)
 				return errprintf(err, "--grace '%s': expected seconds such as 10 (or 30s, 2m)", optarg);
 			cfg->grace_ms = (int64_t)u * 1000;
+			seen[2] = 1;
+			break;
+		case O_WINDOW:
+			free(cfg->window);
+			cfg->window = xstrdup(optarg);
+			break;
+		case O_DRAIN:
+			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0)
+				return errprintf(err, "--drain-at-window-end '%s': expected yes or no", optarg);
+			cfg->window_drain = strcmp(optarg, "yes") == 0;
+			break;
+		case O_CLOCK:
+			free(cfg->clock_file);
+			cfg->clock_file = xstrdup(optarg);
 			break;
 		case 'v':
 			cfg->verbose++;
@@ -263,6 +375,8 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 	}
 	if (optind < argc)
 		return errprintf(err, "unexpected argument '%s' (see parsa-runner --help)", argv[optind]);
+	if (apply_file(cfg, seen, err) < 0)
+		return -1;
 	config_defaults(cfg);
 	return 0;
 }
@@ -271,7 +385,7 @@ static json_t *registration_body(void *arg)
 {
 	struct runner *r = arg;
 	struct probe_capacity cap = { 0 };
-	json_t *features = json_array();
+	json_t *features = json_array(), *body;
 	char *err = NULL;
 
 	if (probe_capacity(r->probe, &cap, &err) < 0) {
@@ -289,12 +403,14 @@ static json_t *registration_body(void *arg)
 	}
 	for (size_t i = 0; i < r->cfg.nfeatures; i++)
 		json_array_append_new(features, json_string(r->cfg.features[i]));
-	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:o, s:s}",
+	body = json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:o, s:s}",
 			 "name", r->cfg.name, "cpus", cap.cpus, "mem", (json_int_t)cap.mem,
 			 "scratch_total", (json_int_t)cap.scratch_total,
 			 "scratch_free", (json_int_t)cap.scratch_free,
 			 "cpu_limit", r->cfg.cpu_limit, "mem_limit", r->cfg.mem_limit,
 			 "features", features, "mount", r->cfg.mount);
+	hostwin_register(r->win, body);
+	return body;
 }
 
 static json_t *heartbeat_body(void *arg)
@@ -302,6 +418,7 @@ static json_t *heartbeat_body(void *arg)
 	struct runner *r = arg;
 	struct probe_live live = { 0 };
 	char *err = NULL;
+	json_t *list;
 
 	if (probe_sample(r->probe, &live, &err) < 0) {
 		if (!r->probe_failing)
@@ -313,10 +430,54 @@ static json_t *heartbeat_body(void *arg)
 	free(err);
 	if (r->cfg.scratch_size && live.scratch_free > r->cfg.scratch_size)
 		live.scratch_free = r->cfg.scratch_size;
+	list = instances_list_json(r->inst);
+	if (r->progress)
+		progress_annotate(r->progress, list);
 	return json_pack("{s:f, s:f, s:f, s:I, s:o}", "cpu_pct", live.cpu_pct,
 			 "mem_pct", live.mem_pct, "load1", live.load1,
 			 "scratch_free", (json_int_t)live.scratch_free,
-			 "instances", instances_list_json(r->inst));
+			 "instances", list);
+}
+
+/* An instance's progress is watched from before it starts until it is retired. */
+static void on_prepare(void *arg, const struct assignment *a, const char *scratch, bool fresh)
+{
+	struct runner *r = arg;
+	char *file, *out = NULL, *err = NULL;
+	int rc;
+
+	file = progress_path(scratch);
+	if (a->progress_files)
+		out = xasprintf("%s/jobs/%" PRId64 "/out/%s", r->cfg.mount, a->job, a->stage);
+	/* Without the watcher the file is still there: an instance that writes
+	 * to $PARSA_PROGRESS must not fail because of it. */
+	if (r->progress)
+		rc = progress_watch(r->progress, a->id, a->attempt, file, a->uid, a->gid, fresh, out,
+				    a->progress_files, &err);
+	else
+		rc = progress_file_make(file, a->uid, a->gid, fresh, &err);
+	if (rc < 0) {
+		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": no progress: %s", a->job,
+			  a->stage, a->index, err);
+		free(err);
+	}
+	free(out);
+	free(file);
+}
+
+static void on_retire(void *arg, const struct assignment *a, const char *scratch)
+{
+	struct runner *r = arg;
+
+	char *file;
+
+	if (r->progress) {
+		progress_forget(r->progress, a->id, a->attempt);
+		return;
+	}
+	file = progress_path(scratch);
+	unlink(file);
+	free(file);
 }
 
 /* An instance event becomes a state report (docs/api.md). */
@@ -346,6 +507,13 @@ static void on_event(void *arg, const struct instance_event *ev)
 	report_queue_push(r->reports, ev->id, body);
 }
 
+static void remember_reported(void *arg, int64_t id, int64_t attempt)
+{
+	struct runner *r = arg;
+
+	instances_remember(r->inst, id, attempt, time_mono_ms());
+}
+
 static void on_cancel(struct runner *r, const json_t *v, int64_t now)
 {
 	const json_t *id = json_object_get(v, "id"), *attempt = json_object_get(v, "attempt");
@@ -365,6 +533,12 @@ static void on_start(struct runner *r, const json_t *v, int64_t now)
 
 	if (r->stopping) {
 		log_info("not starting new work: the runner is stopping");
+		return;
+	}
+	/* Sent just as the window closed: back to the queue, no retry used. */
+	if (hostwin_must_stop(r->win) && json_is_integer(id) && json_is_integer(attempt)) {
+		instances_refuse(r->inst, json_integer_value(id), json_integer_value(attempt),
+				 API_REASON_WINDOW_CLOSED, now);
 		return;
 	}
 	a = assignment_from_json(v, &err);
@@ -458,6 +632,26 @@ static void handle_signals(struct runner *r)
 	}
 }
 
+/* Past the lease the scheduler may have given our instances to other hosts
+ * (it requeues them a little after the lease ends): stop them now, so that
+ * none runs twice. Returns when to look again, -1 for no deadline. */
+static int64_t check_lease(struct runner *r, int64_t now)
+{
+	int64_t end = session_lease_end(r->session);
+
+	if (!end || instances_active(r->inst) == 0)
+		return -1;
+	if (now < end)
+		return end;
+	if (r->lease_killed != end) {
+		r->lease_killed = end;
+		log_warnx("no contact with the scheduler for the whole lease: killing %zu instance(s);"
+			  " the scheduler requeues them", instances_active(r->inst));
+		instances_stop_all(r->inst, "lease expired: no contact with the scheduler", 1, now);
+	}
+	return -1;
+}
+
 static int run_loop(struct runner *r)
 {
 	struct pollfd *pfds = NULL;
@@ -484,9 +678,16 @@ static int run_loop(struct runner *r)
 		t = instances_tick(r->inst, now);
 		if (t >= 0 && t < next)
 			next = t;
+		t = check_lease(r, now);
+		if (t >= 0 && t < next)
+			next = t;
+		/* The window closed (drain-at-window-end no): stop what runs; the
+		 * scheduler requeues it. stop is idempotent, so every turn is fine. */
+		if (active > 0 && !r->stopping && hostwin_must_stop(r->win))
+			instances_stop_all(r->inst, API_REASON_WINDOW_CLOSED, 0, now);
 		timeout = next <= now ? 0 : next - now > 1000 ? 1000 : (int)(next - now);
-		if (active + 2 > cap) {
-			cap = active + 16;
+		if (2 * active + 2 > cap) {
+			cap = 2 * active + 16;
 			pfds = xrealloc(pfds, cap * sizeof *pfds);
 			fds = xrealloc(fds, cap * sizeof *fds);
 		}
@@ -507,7 +708,7 @@ static int run_loop(struct runner *r)
 			drain_work(r, now);
 		for (size_t i = 2; i < n; i++)
 			if (pfds[i].revents)
-				instances_status_ready(r->inst, pfds[i].fd);
+				instances_status_ready(r->inst, pfds[i].fd, now);
 		/* Starts and ends reach the scheduler now, not at the next heartbeat. */
 		session_flush(r->session, r->reports, now);
 	}
@@ -555,6 +756,9 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int rc = 1, flags;
 
+	/* The supervisor of one instance (supervise.h): started by the runner. */
+	if (argc == 3 && strcmp(argv[1], "--supervise") == 0)
+		return supervise_main(argv[2]);
 	flags = parse_flags(argc, argv, &r.cfg, &err);
 	if (flags != 0) {
 		if (flags < 0)
@@ -563,6 +767,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_init("parsa-runner", 1, r.cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	/* Every API client of this process (api_client.h) signs with this munged. */
+	if (r.cfg.munge_socket)
+		setenv("PARSA_MUNGE_SOCKET", r.cfg.munge_socket, 1);
 	if (setup_process(&mask, &err) < 0)
 		goto fail;
 	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -590,11 +797,26 @@ int main(int argc, char **argv)
 	r.reports = report_queue_create(r.cfg.state, &err);
 	if (!r.reports)
 		goto fail;
+	r.clock = clock_create(r.cfg.clock_file);
+	if (r.cfg.window && !(r.win = hostwin_create(r.cfg.window, r.cfg.window_drain, r.clock, &err)))
+		goto fail;
+	r.progress = progress_create(r.cfg.sched, r.cfg.state, &err);
+	if (!r.progress) {
+		/* Progress is a nicety: run without it rather than not at all. */
+		log_warnx("%s: instances' progress will not be reported", err);
+		free(err);
+		err = NULL;
+	}
 	icfg = (struct instances_config){
-		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .grace_ms = r.cfg.grace_ms,
-		.on_event = on_event, .arg = &r,
+		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .state_dir = r.cfg.state,
+		.grace_ms = r.cfg.grace_ms, .on_event = on_event, .arg = &r,
+		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
 	};
 	r.inst = instances_create(&icfg);
+	/* Before the first work poll: what an earlier runner left running is
+	 * ours again, and what it already reported ended is never started twice. */
+	report_queue_each(r.reports, remember_reported, &r);
+	instances_reattach(r.inst, time_mono_ms());
 	hooks = (struct session_hooks){ .registration = registration_body, .heartbeat = heartbeat_body, .arg = &r };
 	r.session = session_create(r.cfg.sched, r.cfg.name, &hooks, &err);
 	if (!r.session)
@@ -618,6 +840,9 @@ out:
 	work_poll_destroy(r.work);
 	session_destroy(r.session);
 	instances_destroy(r.inst);
+	progress_destroy(r.progress);
+	hostwin_destroy(r.win);
+	clock_destroy(r.clock);
 	report_queue_destroy(r.reports);
 	probe_destroy(r.probe);
 	if (r.sigfd >= 0)

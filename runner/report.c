@@ -211,3 +211,17 @@ size_t report_queue_flush(struct report_queue *q, report_send_fn send, void *arg
 		q->head = 0;
 	return q->n;
 }
+
+void report_queue_each(const struct report_queue *q,
+		       void (*fn)(void *arg, int64_t id, int64_t attempt), void *arg)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		const struct report *r = &q->items[q->head + i];
+		json_t *body = json_loads(r->body, 0, NULL);
+		long long id;
+
+		if (sscanf(r->path, "/v1/instances/%lld/state", &id) == 1)
+			fn(arg, id, json_integer_value(json_object_get(body, "attempt")));
+		json_decref(body);
+	}
+}

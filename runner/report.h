@@ -32,6 +32,10 @@ void report_queue_push(struct report_queue *q, int64_t id, json_t *body);
 
 size_t report_queue_pending(const struct report_queue *q);
 
+/* Call fn for each pending report with its instance id and attempt. */
+void report_queue_each(const struct report_queue *q,
+		       void (*fn)(void *arg, int64_t id, int64_t attempt), void *arg);
+
 /* Send reports in order until one must be retried. Returns how many remain. */
 size_t report_queue_flush(struct report_queue *q, report_send_fn send, void *arg);
 

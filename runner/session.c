@@ -33,6 +33,8 @@ struct session {
 	int64_t registered_at_ms;
 	int backoff_ms;
 	char *send_failure;      /* set by send_report when the scheduler was unreachable */
+	int64_t lease_ms;        /* from the registration answer */
+	int64_t contact_ms;      /* when the last acknowledged heartbeat was sent; 0 never */
 };
 
 struct session *session_create(const char *endpoint, const char *name,
@@ -54,6 +56,7 @@ struct session *session_create(const char *endpoint, const char *name,
 	s->heartbeat_path = xasprintf("/v1/hosts/%s/heartbeat", name);
 	s->hooks = *hooks;
 	s->backoff_ms = BACKOFF_MIN_MS;
+	s->lease_ms = SESSION_LEASE_MS;
 	return s;
 }
 
@@ -100,27 +103,47 @@ static void lost(struct session *s, int64_t now_ms, enum link_state state, const
 	s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
 }
 
-/* POST a JSON body. Returns the HTTP status, or -1 with *why when unreachable. */
-static long post(struct session *s, const char *path, const char *body, char **why)
+/* POST a JSON body. Returns the HTTP status, or -1 with *why when unreachable.
+ * With answer, a 2xx body is parsed into *answer (NULL if not JSON). */
+static long post_answer(struct session *s, const char *path, const char *body, char **why,
+			json_t **answer)
 {
 	struct api_reply reply;
 	long status;
 
 	if (api_call(s->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply) < 0) {
+		const char *detail = api_client_last_error(s->api);
+
 		free(*why);
-		*why = xstrdup(strerror(errno));
+		*why = xstrdup(detail ? detail : strerror(errno));
 		return -1;
 	}
 	status = reply.status;
 	if (status < 200 || status > 299) {
 		free(*why);
 		*why = api_reply_error(&reply);
+	} else if (answer) {
+		*answer = json_loadb(reply.body, reply.len, 0, NULL);
 	}
 	api_reply_clear(&reply);
 	return status;
 }
 
-static long post_json(struct session *s, const char *path, json_t *body, char **why)
+static long post(struct session *s, const char *path, const char *body, char **why)
+{
+	return post_answer(s, path, body, why, NULL);
+}
+
+/* The scheduler got a heartbeat sent at sent_ms, or nothing listens where it
+ * should be (it is restarting, and one that is not running requeues nothing):
+ * the lease runs from here. */
+static void renew(struct session *s, long status, int64_t sent_ms)
+{
+	if (status / 100 == 2 || (status < 0 && api_client_refused(s->api)))
+		s->contact_ms = sent_ms;
+}
+
+static long post_json(struct session *s, const char *path, json_t *body, char **why, json_t **answer)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
 	long status;
@@ -128,7 +151,7 @@ static long post_json(struct session *s, const char *path, json_t *body, char **
 	json_decref(body);
 	if (!text)
 		fatalx("cannot encode a request body");
-	status = post(s, path, text, why);
+	status = post_answer(s, path, text, why, answer);
 	free(text);
 	return status;
 }
@@ -136,8 +159,17 @@ static long post_json(struct session *s, const char *path, json_t *body, char **
 static void do_register(struct session *s, int64_t now_ms)
 {
 	char *why = NULL;
-	long status = post_json(s, s->register_path, s->hooks.registration(s->hooks.arg), &why);
+	json_t *answer = NULL;
+	long status = post_json(s, s->register_path, s->hooks.registration(s->hooks.arg), &why, &answer);
+	int64_t lease = json_integer_value(json_object_get(answer, "lease_ms"));
 
+	json_decref(answer);
+	renew(s, status, now_ms);
+	if (lease > 0 && lease != s->lease_ms) {
+		log_info("lease %.0f s: instances are stopped after that long without the scheduler",
+			 (double)lease / 1000.0);
+		s->lease_ms = lease;
+	}
 	if (status < 0) {
 		lost(s, now_ms, LINK_DOWN, why);
 	} else if (status / 100 != 2) {
@@ -161,8 +193,9 @@ static void do_register(struct session *s, int64_t now_ms)
 static void do_heartbeat(struct session *s, int64_t now_ms)
 {
 	char *why = NULL;
-	long status = post_json(s, s->heartbeat_path, s->hooks.heartbeat(s->hooks.arg), &why);
+	long status = post_json(s, s->heartbeat_path, s->hooks.heartbeat(s->hooks.arg), &why, NULL);
 
+	renew(s, status, now_ms);
 	s->next_heartbeat_ms = now_ms + SESSION_HEARTBEAT_MS;
 	if (status < 0) {
 		lost(s, now_ms, LINK_DOWN, why);
@@ -240,7 +273,7 @@ void session_leave(struct session *s, struct report_queue *q, int64_t now_ms)
 	if (!s->registered)
 		return;
 	path = xasprintf("/v1/hosts/%s/leave", s->name);
-	status = post_json(s, path, json_object(), &why);
+	status = post_json(s, path, json_object(), &why, NULL);
 	if (status / 100 != 2)
 		log_warnx("could not tell the scheduler that host %s leaves: %s", s->name,
 			  why ? why : "no answer");
@@ -265,4 +298,9 @@ int session_registered(const struct session *s)
 int64_t session_registered_at(const struct session *s)
 {
 	return s->registered ? s->registered_at_ms : 0;
+}
+
+int64_t session_lease_end(const struct session *s)
+{
+	return s->contact_ms ? s->contact_ms + s->lease_ms : 0;
 }

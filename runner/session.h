@@ -21,6 +21,8 @@ struct session_hooks {
 };
 
 #define SESSION_HEARTBEAT_MS 1000
+/* Until the scheduler says otherwise when we register. */
+#define SESSION_LEASE_MS 30000
 
 struct session *session_create(const char *endpoint, const char *name,
 			       const struct session_hooks *hooks, char **err);
@@ -48,5 +50,11 @@ int session_registered(const struct session *s);
 /* When the current registration succeeded (monotonic ms), 0 if not registered:
  * a "host unknown" answer to a request sent before then is stale. */
 int64_t session_registered_at(const struct session *s);
+
+/* When the lease ends (monotonic ms): the lease, from the last heartbeat the
+ * scheduler acknowledged (or the last try that found no scheduler running at
+ * all). Past it, the scheduler may have given this host's instances to others,
+ * so the runner must stop them. 0 before the first contact. */
+int64_t session_lease_end(const struct session *s);
 
 #endif

@@ -1,4 +1,6 @@
 #include "api.h"
+#include "schedules.h"
+#include "space.h"
 
 #include "auth.h"
 #include "log.h"
@@ -314,14 +316,15 @@ static void job_view(struct call *c, enum job_view view)
 	if (job) {
 		switch (view) {
 		case VIEW_JSON:
-			json = views_job_json(job);
+			json = views_job_json(job, engine_now_ms(e));
 			break;
 		case VIEW_STATUS:
-			text = views_job_status(job);
+			text = views_job_status(job, engine_now_ms(e));
 			break;
 		case VIEW_WHY:
 			nhosts = engine_placement_hosts(e, &hosts);
-			text = views_job_why(engine_model(e), job, hosts, nhosts);
+			text = views_job_why(engine_model(e), job, hosts, nhosts, engine_now_ms(e));
+			text = space_why_job(engine_space(e), job, text);
 			free(hosts);
 			break;
 		case VIEW_EVENTS:
@@ -381,10 +384,11 @@ static void h_ctl(struct call *c)
 	command = json_object_get(json, "command");
 	if (!json_is_string(command)) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": cancel, hold, release,"
-			    " retry or priority N");
+			    " retry, priority N, purge, keep or unkeep");
 	} else if (parse_id(c->args[0], &id) < 0) {
 		reply_error(c, MHD_HTTP_NOT_FOUND, "no such job");
-	} else if (engine_ctl(c->api->engine, &c->who, id, json_string_value(command), &err) < 0) {
+	} else if (caller_groups(c), engine_ctl(c->api->engine, &c->who, id,
+						json_string_value(command), &err) < 0) {
 		reply_errno(c, errno, err);
 	} else {
 		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
@@ -401,7 +405,7 @@ static void h_stage_status(struct call *c)
 	engine_lock(e);
 	stage = stage_arg(c, engine_model(e));
 	if (stage)
-		text = views_stage_status(stage);
+		text = views_stage_status(stage, engine_now_ms(e));
 	engine_unlock(e);
 	if (text)
 		reply_text(c, text);
@@ -461,6 +465,8 @@ static void h_register(struct call *c)
 	info.cpu_limit = (int)get_int(json, "cpu_limit", 0);
 	info.mem_limit = (int)get_int(json, "mem_limit", 0);
 	info.mount = json_string_value(json_object_get(json, "mount"));
+	info.window = json_string_value(json_object_get(json, "window"));
+	info.window_drain = json_is_true(json_object_get(json, "drain_at_window_end"));
 	features = json_object_get(json, "features");
 	names = xcalloc(json_array_size(features) + 1, sizeof *names);
 	json_array_foreach(features, i, f)
@@ -470,7 +476,8 @@ static void h_register(struct call *c)
 	if (engine_register_host(c->api->engine, &info, &err) < 0)
 		reply_errno(c, errno, err);
 	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:s}", "name", info.name));
+		reply_json(c, MHD_HTTP_OK, json_pack("{s:s,s:I}", "name", info.name, "lease_ms",
+						     (json_int_t)engine_lease_ms(c->api->engine)));
 	free(names);
 	json_decref(json);
 }
@@ -500,7 +507,7 @@ static void h_host_status(struct call *c)
 	engine_lock(e);
 	h = model_host(engine_model(e), c->args[0]);
 	if (h)
-		text = views_host_status(h, engine_host_up(e, h), time_now_ms());
+		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
 	engine_unlock(e);
 	if (text)
 		reply_text(c, text);
@@ -516,6 +523,39 @@ static void h_leave(struct call *c)
 		reply_errno(c, errno, err);
 	else
 		reply_json(c, MHD_HTTP_OK, json_object());
+}
+
+static void h_host_ctl(struct call *c)
+{
+	json_t *json = body_json(c), *command;
+	char *err = NULL;
+
+	if (!json)
+		return;
+	command = json_object_get(json, "command");
+	caller_groups(c);
+	if (!json_is_string(command))
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": drain, resume or remove");
+	else if (engine_host_ctl(c->api->engine, &c->who, c->args[0], json_string_value(command), &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+	json_decref(json);
+}
+
+/* The durations of the last scheduling passes (bench/placement reads them). */
+static void h_stats(struct call *c)
+{
+	enum { MAX_PASSES = 4096 };
+	double *ms = xcalloc(MAX_PASSES, sizeof *ms);
+	json_t *list = json_array();
+	uint64_t total = 0;
+	size_t n = engine_pass_stats(c->api->engine, ms, MAX_PASSES, &total);
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, json_real(ms[i]));
+	free(ms);
+	reply_json(c, MHD_HTTP_OK, json_pack("{s:I,s:o}", "passes", (json_int_t)total, "pass_ms", list));
 }
 
 static void h_heartbeat(struct call *c)
@@ -538,6 +578,8 @@ static void h_heartbeat(struct call *c)
 		entries[hb.ninstances].id = get_int(item, "id", 0);
 		entries[hb.ninstances].attempt = (int)get_int(item, "attempt", 0);
 		entries[hb.ninstances].pid = (int)get_int(item, "pid", 0);
+		entries[hb.ninstances].progress_done = get_real(json_object_get(item, "progress"), "done");
+		entries[hb.ninstances].progress_total = get_real(json_object_get(item, "progress"), "total");
 		hb.ninstances++;
 	}
 	hb.instances = entries;
@@ -620,16 +662,141 @@ static void h_status(struct call *c)
 	struct engine *e = c->api->engine;
 	struct model *m = engine_model(e);
 	int *up;
-	char *text;
+	char *text, *fair, *full;
 
 	engine_lock(e);
 	up = xcalloc(model_nhosts(m) + 1, sizeof *up);
 	for (size_t i = 0; i < model_nhosts(m); i++)
 		up[i] = engine_host_up(e, model_host_at(m, i));
-	text = views_cluster_status(m, up, time_now_ms());
+	text = views_cluster_status(m, up, engine_now_ms(e));
+	fair = engine_fairshare_text(e);
 	engine_unlock(e);
 	free(up);
-	reply_text(c, text);
+	full = xasprintf("%s%s", text, fair);
+	free(text);
+	free(fair);
+	reply_text(c, full);
+}
+
+/* ---- handlers: progress and schedules ---- */
+
+/* {"attempt": 1, "done": 37, "total": 200} or {"attempt": 1, "percent": 18.5} */
+static void h_progress(struct call *c)
+{
+	json_t *json = body_json(c), *percent;
+	double done, total;
+	char *err = NULL;
+	int64_t id;
+
+	if (!json)
+		return;
+	percent = json_object_get(json, "percent");
+	if (json_is_number(percent)) {
+		done = json_number_value(percent);
+		total = 100;
+	} else {
+		done = get_real(json, "done");
+		total = get_real(json, "total");
+	}
+	if (parse_id(c->args[0], &id) < 0)
+		reply_error(c, MHD_HTTP_NOT_FOUND, "no such instance");
+	else if (engine_progress(c->api->engine, id, (int)get_int(json, "attempt", 0), done, total,
+				 &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_object());
+	json_decref(json);
+}
+
+static void h_schedule_put(struct call *c)
+{
+	json_t *json = body_json(c), *name, *spec;
+	char *err = NULL;
+	int64_t id;
+
+	if (!json)
+		return;
+	name = json_object_get(json, "name");
+	spec = json_object_get(json, "spec");
+	caller_groups(c);
+	if (!json_is_string(spec) || !json_is_string(name))
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"name\" (the file name) and \"spec\"");
+	else if (schedules_put(engine_schedules(c->api->engine), &c->who, json_string_value(name),
+			       json_string_value(spec), json_string_length(spec), &id, &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_CREATED, json_pack("{s:I}", "id", (json_int_t)id));
+	json_decref(json);
+}
+
+static void h_schedules(struct call *c)
+{
+	reply_json(c, MHD_HTTP_OK, schedules_list_json(engine_schedules(c->api->engine)));
+}
+
+static void h_schedule(struct call *c)
+{
+	json_t *json = schedules_json(engine_schedules(c->api->engine), c->args[0]);
+
+	if (json)
+		reply_json(c, MHD_HTTP_OK, json);
+	else
+		reply_error(c, MHD_HTTP_NOT_FOUND, "no such schedule");
+}
+
+static void h_schedule_status(struct call *c)
+{
+	char *text = schedules_status(engine_schedules(c->api->engine), c->args[0]);
+
+	if (text)
+		reply_text(c, text);
+	else
+		reply_error(c, MHD_HTTP_NOT_FOUND, "no such schedule");
+}
+
+static void h_schedule_spec(struct call *c)
+{
+	size_t len = 0;
+	char *text = schedules_spec(engine_schedules(c->api->engine), c->args[0], &len);
+
+	if (!text) {
+		reply_error(c, MHD_HTTP_NOT_FOUND, "no such schedule");
+		return;
+	}
+	c->status = MHD_HTTP_OK;
+	c->out = text;
+	c->out_len = len;
+	c->type = "text/plain; charset=utf-8";
+}
+
+static void h_schedule_ctl(struct call *c)
+{
+	json_t *json = body_json(c), *command;
+	char *err = NULL;
+
+	if (!json)
+		return;
+	command = json_object_get(json, "command");
+	caller_groups(c);
+	if (!json_is_string(command))
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": pause, resume or run-now");
+	else if (schedules_ctl(engine_schedules(c->api->engine), &c->who, c->args[0],
+			       json_string_value(command), &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+	json_decref(json);
+}
+
+static void h_schedule_delete(struct call *c)
+{
+	char *err = NULL;
+
+	caller_groups(c);
+	if (schedules_remove(engine_schedules(c->api->engine), &c->who, c->args[0], &err) < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_object());
 }
 
 /* ---- routing ---- */
@@ -659,9 +826,19 @@ static const struct route {
 	{ "GET", "/v1/hosts/*/status", h_host_status, ANYONE },
 	{ "POST", "/v1/hosts/*/heartbeat", h_heartbeat, TRUSTED },
 	{ "POST", "/v1/hosts/*/leave", h_leave, TRUSTED },
+	{ "POST", "/v1/hosts/*/ctl", h_host_ctl, ANYONE },
 	{ "GET", "/v1/hosts/*/work", h_work, TRUSTED },
 	{ "POST", "/v1/instances/*/state", h_report, TRUSTED },
+	{ "POST", "/v1/instances/*/progress", h_progress, TRUSTED },
+	{ "POST", "/v1/schedules", h_schedule_put, ANYONE },
+	{ "GET", "/v1/schedules", h_schedules, ANYONE },
+	{ "GET", "/v1/schedules/*", h_schedule, ANYONE },
+	{ "DELETE", "/v1/schedules/*", h_schedule_delete, ANYONE },
+	{ "GET", "/v1/schedules/*/status", h_schedule_status, ANYONE },
+	{ "GET", "/v1/schedules/*/spec", h_schedule_spec, ANYONE },
+	{ "POST", "/v1/schedules/*/ctl", h_schedule_ctl, ANYONE },
 	{ "GET", "/v1/status", h_status, ANYONE },
+	{ "GET", "/v1/stats", h_stats, ANYONE },
 };
 
 /* Match url against pattern, filling args (pointers into buf, a copy of url
@@ -737,7 +914,7 @@ static int identify(struct call *c, const char *method)
 		c->who.uid = cred.uid;
 		c->who.gid = cred.gid;
 	}
-	c->trusted = cred.uid == 0 || cred.uid == c->api->self_uid;
+	c->trusted = c->who.uid == 0 || c->who.uid == c->api->self_uid;
 	if (!c->trusted)
 		return 0;
 	huid = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, "X-Parsa-Uid");

@@ -1,6 +1,14 @@
 #include "engine.h"
+#include "lifecycle.h"
+#include "space.h"
 #include "api_client.h"
+#include "backfill.h"
+#include "clock.h"
 #include "fairshare.h"
+#include "notify.h"
+#include "schedules.h"
+#include "timewin.h"
+#include "timing.h"
 
 #include "log.h"
 #include "units.h"
@@ -21,9 +29,10 @@
 /* How many pass durations GET /v1/stats can show. */
 #define PASS_HISTORY 4096
 /* A silent host's instances are requeued this long after its lease ran out:
- * by then its runner has killed them (it counts the lease from the heartbeat
- * it sent, we from the one we received, which is later). */
-#define LEASE_MARGIN_MS 2000
+ * by then its runner has killed them. It counts the lease from the heartbeat
+ * it sent, we from the one we received, which is later; but it may notice a
+ * few seconds late, stuck in a call that times out (5 s) during a cut. */
+#define LEASE_MARGIN_MS 7000
 
 struct engine {
 	struct engine_config cfg;
@@ -41,6 +50,16 @@ struct engine {
 	int64_t started_mono;         /* silence before this does not count (restart) */
 	double pass_ms[PASS_HISTORY]; /* ring of pass durations; protected by lock */
 	uint64_t npasses;             /* protected by lock */
+	struct schedules *schedules;  /* guarded by lock (sched/schedules.h) */
+	struct {                      /* the last pass's backfill reservation, for why; */
+		int64_t job;          /* protected by lock; job 0 = none */
+		int stage;
+		char *host;
+		int64_t at_ms;
+	} held;
+	struct notify *notify;        /* its own lock */
+	struct space *space;          /* free space on the volume (sched/space.h) */
+	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 };
 
 static int job_ended(const struct job *job)
@@ -57,6 +76,13 @@ static int stage_ended(const struct stage *stage)
 static int inst_active(const struct instance *inst)
 {
 	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;
+}
+
+/* The time of every decision and timestamp: the engine's clock, which tests
+ * move (lib/clock.h). Liveness timeouts use the real monotonic clock. */
+static int64_t now_ms(struct engine *e)
+{
+	return clock_now_ms(e->cfg.clock);
 }
 
 /* An absolute CLOCK_MONOTONIC deadline for pthread_cond_timedwait. */
@@ -211,6 +237,15 @@ static void end_attempt(struct engine *e, struct instance *inst, int code, int s
 		set_reason(inst, why);
 		model_job_event(e->model, job, now,
 				"stage %s instance %d stopped with the runner on %s; requeued",
+				ss->name, inst->index, inst->host_name);
+		requeue(e, inst);
+		return;
+	}
+	/* Not the job's fault either: the host's window closed on it. */
+	if (reason && strcmp(reason, API_REASON_WINDOW_CLOSED) == 0 && job->ending == ENDING_NONE) {
+		set_reason(inst, why);
+		model_job_event(e->model, job, now,
+				"stage %s instance %d stopped on %s: its window closed; requeued",
 				ss->name, inst->index, inst->host_name);
 		requeue(e, inst);
 		return;
@@ -513,6 +548,12 @@ static void update_job(struct engine *e, struct job *job, int64_t now)
 	if (state != job->state) {
 		job->state = state;
 		model_dirty_job(e->model, job);
+		if (all_ended && job->spec->nnotify > 0) {
+			char *status = views_job_status(job, now);
+
+			notify_job(e->notify, job, status);
+			free(status);
+		}
 	}
 }
 
@@ -526,6 +567,7 @@ int engine_host_up(struct engine *e, const struct host *h)
 
 size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 {
+	int64_t now = now_ms(e);
 	size_t n = model_nhosts(e->model);
 	struct placement_host *ph = xcalloc(n ? n : 1, sizeof *ph);
 
@@ -549,6 +591,12 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		ph[i].mem_limit = h->mem_limit;
 		ph[i].features = (const char *const *)h->features;
 		ph[i].nfeatures = h->nfeatures;
+		timing_host_fill(h, now, &ph[i]);
+		if (e->held.job && e->held.host && strcmp(e->held.host, h->name) == 0) {
+			ph[i].held_job = e->held.job;
+			ph[i].held_stage = e->held.stage;
+			ph[i].held_ms = e->held.at_ms;
+		}
 	}
 	*out = ph;
 	return n;
@@ -614,21 +662,107 @@ static void requeue_silent(struct engine *e, int64_t now)
 	}
 }
 
+/* Volume space declared (disk =) by the instances assigned or running. */
+static uint64_t reserved_disk(struct engine *e)
+{
+	uint64_t sum = 0;
+
+	for (size_t j = 0; j < model_nactive(e->model); j++) {
+		const struct job *job = model_active_at(e->model, j);
+
+		for (size_t s = 0; s < job->nstages; s++) {
+			const struct stage *stage = &job->stages[s];
+
+			sum += stage->spec->disk *
+			       (uint64_t)(stage->counts[INST_ASSIGNED] + stage->counts[INST_RUNNING]);
+		}
+	}
+	return sum;
+}
+
+/* For the clean-up thread (no lock held): jobs that ended before cutoff. */
+static size_t lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids)
+{
+	struct engine *e = arg;
+	size_t n = 0, cap = 0;
+
+	*ids = NULL;
+	pthread_mutex_lock(&e->lock);
+	for (size_t j = 0; j < model_njobs(e->model); j++) {
+		const struct job *job = model_job_at(e->model, j);
+
+		if (!job || !job_ended(job) || job->ended_ms <= 0 || job->ended_ms >= cutoff_ms)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			*ids = xrealloc(*ids, cap * sizeof **ids);
+		}
+		(*ids)[n++] = job->id;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+static void lifecycle_note(void *arg, int64_t id, const char *text)
+{
+	struct engine *e = arg;
+	struct job *job;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job) {
+		model_job_event(e->model, job, now_ms(e), "%s", text);
+		model_dirty_job(e->model, job);
+		kick(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The space thread learned something new about the volume: pass again. */
+static void space_changed(void *arg)
+{
+	struct engine *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	kick(e);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Remember the pass's reservation for `why` (NULL: none). */
+static void keep_reservation(struct engine *e, const struct backfill_reservation *res,
+			     const struct placement_host *ph)
+{
+	const struct instance *inst = res ? res->cookie : NULL;
+
+	free(e->held.host);
+	memset(&e->held, 0, sizeof e->held);
+	if (!inst)
+		return;
+	e->held.job = inst->job->id;
+	e->held.stage = inst->stage->idx;
+	e->held.host = xstrdup(ph[res->host].name);
+	e->held.at_ms = res->at_ms;
+}
+
 /* One placement pass over every queued instance of every runnable job. */
 static size_t place(struct engine *e, int64_t now)
 {
 	struct placement_host *ph = NULL;
 	struct placement_req *reqs = NULL;
+	struct backfill *bf = NULL;
+	struct placement_gate gate;
 	size_t nh, nreqs = 0, cap = 0, placed = 0;
 	long free_cpus = 0;
 
 	nh = engine_placement_hosts(e, &ph);
 	fair_running(e, now);
 	for (size_t i = 0; i < nh; i++)
-		if (ph[i].up && !ph[i].draining && ph[i].cpus > ph[i].reserved_cpus)
+		if (ph[i].up && !ph[i].draining && !ph[i].closed && ph[i].cpus > ph[i].reserved_cpus)
 			free_cpus += ph[i].cpus - ph[i].reserved_cpus;
-	if (free_cpus == 0)
+	if (free_cpus == 0) {
+		/* Nothing can start; what was held stays held. */
 		goto out;
+	}
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);
 		double usage;
@@ -644,9 +778,15 @@ static size_t place(struct engine *e, int64_t now)
 			if ((stage->state != STAGE_QUEUED && stage->state != STAGE_RUNNING) ||
 			    stage->counts[INST_QUEUED] == 0)
 				continue;
+			/* Before its start time or outside its window: not yet. */
+			if (!timing_stage_open(stage, now, NULL, 0))
+				continue;
 			/* Instances of a stage are alike: no more of them can be placed
-			 * in this pass than the free cpus allow. */
+			 * in this pass than the free cpus allow; but one always goes in,
+			 * so that a stage too big for now gets its backfill reservation. */
 			limit = ss->cpus > 0 ? free_cpus / ss->cpus : stage->counts[INST_QUEUED];
+			if (limit < 1)
+				limit = 1;
 			while (stage->queued_hint < stage->ninst &&
 			       stage->inst[stage->queued_hint]->state != INST_QUEUED)
 				stage->queued_hint++;
@@ -675,42 +815,70 @@ static size_t place(struct engine *e, int64_t now)
 				r->hosts = (const char *const *)ss->hosts;
 				r->nhosts = ss->nhosts;
 				r->cookie = inst;
+				r->walltime_ms = (int64_t)ss->walltime * 1000;
+				r->disk = ss->disk;
 				limit--;
 			}
 		}
 	}
 	placement_sort(reqs, nreqs);
-	placed = placement_run(ph, nh, reqs, nreqs);
+	/* Walltime-aware backfill (sched/backfill.h): the first request that
+	 * fits nowhere keeps its place on the host where it starts soonest. */
+	bf = backfill_create(now);
+	backfill_add_model(bf, e->model);
+	gate = backfill_gate(bf);
+	/* Space on the volume comes first: a stage waiting for it holds no host. */
+	space_begin_pass(e->space, reserved_disk(e));
+	gate = space_gate(e->space, &gate);
+	placed = placement_run_gated(ph, nh, reqs, nreqs, &gate);
+	keep_reservation(e, backfill_reserved(bf), ph);
 	for (size_t i = 0; i < nreqs && placed > 0; i++)
 		if (reqs[i].host >= 0)
 			assign(e, reqs[i].cookie, model_host_at(e->model, (size_t)reqs[i].host), now);
 out:
+	backfill_destroy(bf);
 	free(reqs);
 	free(ph);
 	return placed;
 }
 
 /* The scheduling pass: lock held. */
+/* A pass this slow is logged with where the time went. */
+#define SLOW_PASS_MS 50.0
+
+static double elapsed_ms(const struct timespec *from, const struct timespec *to)
+{
+	return (double)(to->tv_sec - from->tv_sec) * 1000.0 + (double)(to->tv_nsec - from->tv_nsec) / 1e6;
+}
+
 static void pass(struct engine *e)
 {
-	int64_t now = time_now_ms(), t0 = time_mono_ms();
-	struct timespec a, b;
+	int64_t now = now_ms(e), t0 = time_mono_ms();
+	struct timespec a, b, c, d;
 	size_t placed;
 	char *err = NULL;
+	double ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
+	/* Recurring pipelines first: their new jobs are placed in this pass. */
+	schedules_tick(e->schedules, now);
 	requeue_silent(e, now);
 	for (size_t j = 0; j < model_nactive(e->model); j++)
 		update_job(e, model_active_at(e->model, j), now);
+	clock_gettime(CLOCK_MONOTONIC, &c);
 	placed = place(e, now);
+	clock_gettime(CLOCK_MONOTONIC, &d);
 	if (flush(e, &err) < 0) {
 		log_warnx("cannot write the state (will retry): %s", err ? err : strerror(errno));
 		free(err);
 	}
 	model_prune_active(e->model);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	e->pass_ms[e->npasses++ % PASS_HISTORY] = (double)(b.tv_sec - a.tv_sec) * 1000.0 +
-						  (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ms = elapsed_ms(&a, &b);
+	e->pass_ms[e->npasses++ % PASS_HISTORY] = ms;
+	if (ms >= SLOW_PASS_MS)
+		log_info("slow pass: %.0f ms (roll-up %.0f, placement %.0f of %zu, commit %.0f)", ms,
+			 elapsed_ms(&a, &c), elapsed_ms(&c, &d), placed, elapsed_ms(&d, &b));
 	pthread_cond_broadcast(&e->changed);
 	if (placed)
 		log_debug("pass: %zu placed in %lld ms", placed, (long long)(time_mono_ms() - t0));
@@ -793,6 +961,18 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		free(e);
 		return NULL;
 	}
+	e->notify = notify_create(e->cfg.sendmail);
+	e->space = space_create(storage, 2000, space_changed, e);
+	e->lifecycle = lifecycle_create(storage, e->cfg.retention_ms, &(struct lifecycle_hooks){
+		.ended_before = lifecycle_ended_before, .note = lifecycle_note, .arg = e });
+	e->schedules = schedules_create(e, store, err);
+	if (!e->schedules) {
+		int saved = errno;
+
+		engine_destroy(e);
+		errno = saved;
+		return NULL;
+	}
 	return e;
 }
 
@@ -818,6 +998,8 @@ int engine_start(struct engine *e, char **err)
 	}
 	e->kicked = true;
 	pthread_mutex_unlock(&e->lock);
+	if (space_start(e->space, err) < 0 || lifecycle_start(e->lifecycle, err) < 0)
+		return -1;
 	rc = pthread_create(&e->thread, NULL, engine_main, e);
 	if (rc != 0) {
 		errno = rc;
@@ -853,6 +1035,12 @@ void engine_destroy(struct engine *e)
 		log_warnx("cannot write the last changes: %s", err ? err : "?");
 		free(err);
 	}
+	/* Its thread takes our lock to kick us: stop it while we still exist. */
+	space_destroy(e->space);
+	lifecycle_destroy(e->lifecycle);
+	notify_destroy(e->notify);
+	schedules_destroy(e->schedules);
+	free(e->held.host);
 	pthread_cond_destroy(&e->kick);
 	pthread_cond_destroy(&e->changed);
 	pthread_mutex_destroy(&e->lock);
@@ -903,7 +1091,7 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	struct spec *spec;
 	struct job *job = NULL;
 	char *user = NULL, *team = NULL;
-	int64_t now = time_now_ms(), next_inst;
+	int64_t now;
 	int ret = -1, saved;
 
 	if (len > SPEC_MAX_BYTES) {
@@ -914,58 +1102,26 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	spec = spec_parse(text, len, filename, err);
 	if (!spec)
 		return -1;
+	if (spec->every) {
+		errno = EINVAL;
+		errprintf(err, "%s:%d: every = %s: a spec that repeats goes to schedules/, not queue/ "
+			  "(or remove every to run it once)", filename, spec->every_line, spec->every);
+		spec_destroy(spec);
+		return -1;
+	}
 	user = user_name(who->uid);
 	team = spec->team ? xstrdup(spec->team) : group_name(who->gid);
 
 	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < spec->nafter_jobs; i++) {
-		if (!model_job(e->model, spec->after_jobs[i])) {
-			errno = EINVAL;
-			errprintf(err, "%s: after = %lld: no such job", filename,
-				  (long long)spec->after_jobs[i]);
-			spec_destroy(spec);
-			goto out;
-		}
-	}
-	job = model_job_new(model_next_job_id(e->model), spec);
-	job->name = xstrdup(spec->name ? spec->name : filename);
-	job->spec_file = xstrdup(filename);
-	job->spec_text = xmalloc(len + 1);
-	memcpy(job->spec_text, text, len);
-	job->spec_text[len] = '\0';
-	job->spec_len = len;
-	job->uid = who->uid;
-	job->gid = who->gid;
-	job->ngroups = who->ngroups;
-	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
-	if (who->ngroups)
-		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
-	job->user = user;
-	job->team = team;
-	user = team = NULL;
-	job->priority = spec->priority;
-	job->state = JOB_QUEUED;
-	job->submitted_ms = now;
-	next_inst = model_next_instance_id(e->model);
-	for (size_t s = 0; s < job->nstages; s++) {
-		struct stage *stage = &job->stages[s];
-
-		if (stage->spec->foreach_stage)
-			continue;
-		for (int i = 0; i < stage->spec->instances; i++)
-			model_stage_new_instance(stage, next_inst++, "");
-		stage->expanded = true;
-	}
-	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
+	now = now_ms(e);
+	job = engine_job_build(e, who, user, team, spec, filename, text, len, now, err);
+	if (!job)
+		goto out;
 	if (store_insert_job(e->store, job, err) < 0)
 		goto out;
-	model_add_job(e->model, job);
 	*id = job->id;
+	engine_job_adopt(e, job);
 	job = NULL;
-	make_job_folders(e, model_job(e->model, *id));
-	log_info("job %lld (%s) submitted by %s", (long long)*id,
-		 model_job(e->model, *id)->name, model_job(e->model, *id)->user);
-	kick(e);
 	ret = 0;
 out:
 	saved = errno;
@@ -978,6 +1134,21 @@ out:
 }
 
 /* ---- ctl ---- */
+
+/* Root, or a member of the admin group (engine_config.admin_gid). */
+static int is_admin(const struct engine *e, const struct caller *who)
+{
+	if (who->uid == 0)
+		return 1;
+	if (!e->cfg.admin_set)
+		return 0;
+	if (who->gid == e->cfg.admin_gid)
+		return 1;
+	for (size_t i = 0; i < who->ngroups; i++)
+		if (who->groups[i] == e->cfg.admin_gid)
+			return 1;
+	return 0;
+}
 
 typedef int (*ctl_fn)(struct engine *e, struct job *job, const char *who, const char *arg,
 		      int64_t now, char **err);
@@ -1093,6 +1264,48 @@ static int ctl_priority(struct engine *e, struct job *job, const char *who, cons
 	return 0;
 }
 
+/* Delete the outputs of a finished job, in the clean-up thread. */
+static int ctl_purge(struct engine *e, struct job *job, const char *who, const char *arg,
+		     int64_t now, char **err)
+{
+	(void)arg;
+	if (!job_ended(job)) {
+		errno = EBUSY;
+		return errprintf(err, "job %lld is %s: purge deletes the outputs of a finished job "
+				 "(cancel it first)", (long long)job->id, job_state_name(job->state));
+	}
+	if (!e->storage) {
+		errno = EBUSY;
+		return errprintf(err, "the scheduler has no storage volume");
+	}
+	model_job_event(e->model, job, now, "purge of the outputs requested by %s", who);
+	model_dirty_job(e->model, job);
+	lifecycle_purge(e->lifecycle, job->id, who);
+	return 0;
+}
+
+static int ctl_keep(struct engine *e, struct job *job, const char *who, const char *arg,
+		    int64_t now, char **err)
+{
+	(void)arg;
+	(void)err;
+	model_job_event(e->model, job, now, "outputs kept (no automatic clean-up) by %s", who);
+	model_dirty_job(e->model, job);
+	lifecycle_keep(e->lifecycle, job->id, true);
+	return 0;
+}
+
+static int ctl_unkeep(struct engine *e, struct job *job, const char *who, const char *arg,
+		      int64_t now, char **err)
+{
+	(void)arg;
+	(void)err;
+	model_job_event(e->model, job, now, "outputs no longer kept, by %s", who);
+	model_dirty_job(e->model, job);
+	lifecycle_keep(e->lifecycle, job->id, false);
+	return 0;
+}
+
 static const struct ctl_command {
 	const char *name;
 	int takes_arg;
@@ -1103,6 +1316,9 @@ static const struct ctl_command {
 	{ "release", 0, ctl_release },
 	{ "retry", 0, ctl_retry },
 	{ "priority", 1, ctl_priority },
+	{ "purge", 0, ctl_purge },
+	{ "keep", 0, ctl_keep },
+	{ "unkeep", 0, ctl_unkeep },
 };
 
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
@@ -1124,7 +1340,7 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 			return errprintf(err, "'%s' %s", word, cmd->takes_arg ?
 					 "takes one argument, e.g. 'priority 10'" : "takes no argument");
 		return errprintf(err, "unknown command '%s': valid commands are cancel, hold, release,"
-				 " retry, priority N", n >= 1 ? word : "");
+				 " retry, priority N, purge, keep, unkeep", n >= 1 ? word : "");
 	}
 	name = user_name(who->uid);
 	pthread_mutex_lock(&e->lock);
@@ -1134,13 +1350,13 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 		errprintf(err, "no job %lld", (long long)id);
 		goto out;
 	}
-	if (who->uid != 0 && who->uid != job->uid) {
+	if (who->uid != 0 && who->uid != job->uid && !is_admin(e, who)) {
 		errno = EACCES;
-		errprintf(err, "job %lld belongs to %s: only they or root may %s it", (long long)id,
-			  job->user, word);
+		errprintf(err, "job %lld belongs to %s: only they, root or the admin group may %s it",
+			  (long long)id, job->user, word);
 		goto out;
 	}
-	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, time_now_ms(), err) < 0)
+	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, now_ms(e), err) < 0)
 		goto out;
 	if (flush(e, err) < 0)
 		goto out;
@@ -1181,12 +1397,14 @@ int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t ti
 		}
 		stage = &job->stages[idx];
 	}
+	/* A stage of a job that has ended is over too, whatever state it was
+	 * left in: nobody waits for it forever. */
 	for (;;) {
-		*done = stage ? stage_ended(stage) : job_ended(job);
+		*done = job_ended(job) || (stage && stage_ended(stage));
 		if (*done || e->stopping)
 			break;
 		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT) {
-			*done = stage ? stage_ended(stage) : job_ended(job);
+			*done = job_ended(job) || (stage && stage_ended(stage));
 			break;
 		}
 	}
@@ -1201,12 +1419,20 @@ out:
 
 int engine_register_host(struct engine *e, const struct host_info *info, char **err)
 {
+	struct timewin *win = NULL;
 	struct host *h;
+	char *why = NULL;
 	int ret = -1, saved;
 
 	if (!info->name || !*info->name || strchr(info->name, '/') || info->cpus <= 0) {
 		errno = EINVAL;
 		return errprintf(err, "a host needs a name (no '/') and cpus > 0");
+	}
+	if (info->window && *info->window && !(win = timewin_parse(info->window, &why))) {
+		errno = EINVAL;
+		errprintf(err, "window '%s': %s", info->window, why ? why : "not a window");
+		free(why);
+		return -1;
 	}
 	pthread_mutex_lock(&e->lock);
 	h = model_host(e->model, info->name);
@@ -1227,7 +1453,12 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 		h->features[i] = xstrdup(info->features[i]);
 	free(h->mount);
 	h->mount = xstrdup(info->mount ? info->mount : "");
-	h->registered_ms = time_now_ms();
+	free(h->window);
+	timewin_destroy(h->win);
+	h->win = win;
+	h->window = win ? xstrdup(timewin_text(win)) : NULL;
+	h->window_drain = info->window_drain;
+	h->registered_ms = now_ms(e);
 	/* Registering is the first sign of life: the host is up from now on. */
 	h->last_heartbeat_ms = h->registered_ms;
 	h->last_heartbeat_mono = time_mono_ms();
@@ -1251,7 +1482,7 @@ out:
 
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
 {
-	int64_t now = time_now_ms(), mono = time_mono_ms();
+	int64_t now = now_ms(e), mono = time_mono_ms();
 	struct host *h;
 	char *ferr = NULL;
 	int ret = -1;
@@ -1278,6 +1509,14 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 
 		if (inst && inst->host == h && inst->attempt == he->attempt && inst_active(inst)) {
 			inst->seen_seq = h->heartbeat_seq;
+			/* Progress sent with heartbeats too: a restarted scheduler learns
+			 * it without waiting for the next change. */
+			if (he->progress_total > 0 && he->progress_total <= 1e15 &&
+			    he->progress_done >= 0 && he->progress_done <= 1e15 && inst->progress_ms == 0) {
+				inst->progress_done = he->progress_done;
+				inst->progress_total = he->progress_total;
+				inst->progress_ms = now;
+			}
 			mark_running(e, inst, he->pid, now, mono, inst->state == INST_ASSIGNED ?
 				     " (from a heartbeat)" : "");
 		} else {
@@ -1324,7 +1563,7 @@ out:
 
 int engine_host_leave(struct engine *e, const char *name, char **err)
 {
-	int64_t now = time_now_ms();
+	int64_t now = now_ms(e);
 	struct host *h;
 	char *ferr = NULL;
 	int ret = -1;
@@ -1398,9 +1637,18 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 	 * connection that is gone (a restarted runner) and must not take the news. */
 	seq = ++h->poll_seq;
 	pthread_cond_broadcast(&e->changed);
-	while (!e->stopping && !host_has_news(h) && h->poll_seq == seq)
-		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT)
+	while (!e->stopping && !host_has_news(h) && h->poll_seq == seq) {
+		int rc = pthread_cond_timedwait(&e->changed, &e->lock, &until);
+
+		/* The host may have been removed (hosts/<h>/ctl) while we waited. */
+		if (model_host(e->model, name) != h) {
+			errno = ENOENT;
+			errprintf(err, "host '%s' was removed", name);
+			goto out;
+		}
+		if (rc == ETIMEDOUT)
 			break;
+	}
 	start = json_array();
 	cancel = json_array();
 	if (h->poll_seq != seq) {
@@ -1476,7 +1724,7 @@ void engine_work_undelivered(struct engine *e, const char *name, const json_t *a
 
 int engine_report(struct engine *e, int64_t id, const struct report *r, char **err)
 {
-	int64_t now = time_now_ms(), mono = time_mono_ms();
+	int64_t now = now_ms(e), mono = time_mono_ms();
 	struct instance *inst;
 	int ret = -1, saved;
 
@@ -1514,5 +1762,235 @@ out:
 	saved = errno;
 	pthread_mutex_unlock(&e->lock);
 	errno = saved;
+	return ret;
+}
+
+/* ---- hosts: drain, resume, remove ---- */
+
+typedef int (*host_ctl_fn)(struct engine *e, struct host *h, int64_t now, char **err);
+
+static int host_drain(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	(void)err;
+	h->draining = true;
+	log_info("host %s draining: no new work, %zu instance(s) left to finish", h->name, h->nactive);
+	model_dirty_host(e->model, h);
+	return 0;
+}
+
+static int host_resume(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	(void)err;
+	h->draining = false;
+	log_info("host %s resumed", h->name);
+	model_dirty_host(e->model, h);
+	return 0;
+}
+
+static int host_remove(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	errno = EBUSY;
+	if (!h->draining)
+		return errprintf(err, "host %s is not drained: write 'drain' first, wait for its"
+				 " instances to end, stop its runner, then 'remove'", h->name);
+	if (h->nactive > 0)
+		return errprintf(err, "host %s still runs %zu instance(s): wait for them to end",
+				 h->name, h->nactive);
+	if (engine_host_up(e, h))
+		return errprintf(err, "the runner of host %s still runs: stop it first (it would"
+				 " register the host again)", h->name);
+	if (store_delete_host(e->store, h->name, err) < 0)
+		return -1;
+	log_info("host %s removed", h->name);
+	model_remove_host(e->model, h);
+	return 0;
+}
+
+static const struct host_command {
+	const char *name;
+	host_ctl_fn fn;
+} host_commands[] = {
+	{ "drain", host_drain },
+	{ "resume", host_resume },
+	{ "remove", host_remove },
+};
+
+int engine_host_ctl(struct engine *e, const struct caller *who, const char *name,
+		    const char *command, char **err)
+{
+	const struct host_command *cmd = NULL;
+	char word[32] = "", extra[8] = "";
+	struct host *h;
+	int n, ret = -1, saved;
+
+	n = sscanf(command, "%31s %7s", word, extra);
+	for (size_t i = 0; i < ARRAY_LEN(host_commands) && n == 1; i++)
+		if (strcmp(host_commands[i].name, word) == 0)
+			cmd = &host_commands[i];
+	if (!cmd) {
+		errno = EINVAL;
+		return errprintf(err, "unknown host command '%s': valid commands are drain, resume,"
+				 " remove", command);
+	}
+	pthread_mutex_lock(&e->lock);
+	if (!is_admin(e, who)) {
+		errno = EACCES;
+		errprintf(err, "only root%s may %s a host", e->cfg.admin_set ?
+			  " and the admin group" : "", word);
+		goto out;
+	}
+	h = model_host(e->model, name);
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s'", name);
+		goto out;
+	}
+	if (cmd->fn(e, h, now_ms(e), err) < 0)
+		goto out;
+	if (flush(e, err) < 0)
+		goto out;
+	kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	errno = saved;
+	return ret;
+}
+
+int64_t engine_lease_ms(const struct engine *e)
+{
+	return e->cfg.lease_ms;
+}
+
+size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total)
+{
+	size_t n, first;
+
+	pthread_mutex_lock(&e->lock);
+	n = e->npasses < PASS_HISTORY ? (size_t)e->npasses : PASS_HISTORY;
+	if (n > max)
+		n = max;
+	first = (size_t)((e->npasses - n) % PASS_HISTORY);
+	for (size_t i = 0; i < n; i++)
+		out[i] = e->pass_ms[(first + i) % PASS_HISTORY];
+	*total = e->npasses;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+char *engine_fairshare_text(struct engine *e)
+{
+	return fairshare_text(e->fair, now_ms(e));
+}
+
+/* ---- time and progress ---- */
+
+int64_t engine_now_ms(struct engine *e)
+{
+	return now_ms(e);
+}
+
+void engine_kick_locked(struct engine *e)
+{
+	kick(e);
+}
+
+struct space *engine_space(struct engine *e)
+{
+	return e->space;
+}
+
+struct schedules *engine_schedules(struct engine *e)
+{
+	return e->schedules;
+}
+
+struct job *engine_job_build(struct engine *e, const struct caller *who, const char *user,
+			     const char *team, struct spec *spec, const char *filename,
+			     const char *text, size_t len, int64_t now, char **err)
+{
+	struct job *job;
+	int64_t next_inst;
+
+	for (size_t i = 0; i < spec->nafter_jobs; i++) {
+		if (!model_job(e->model, spec->after_jobs[i])) {
+			errno = EINVAL;
+			errprintf(err, "%s: after = %lld: no such job", filename,
+				  (long long)spec->after_jobs[i]);
+			spec_destroy(spec);
+			return NULL;
+		}
+	}
+	job = model_job_new(model_next_job_id(e->model), spec);
+	job->name = xstrdup(spec->name ? spec->name : filename);
+	job->spec_file = xstrdup(filename);
+	job->spec_text = xmalloc(len + 1);
+	memcpy(job->spec_text, text, len);
+	job->spec_text[len] = '\0';
+	job->spec_len = len;
+	job->uid = who->uid;
+	job->gid = who->gid;
+	job->ngroups = who->ngroups;
+	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
+	if (who->ngroups)
+		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
+	job->user = user ? xstrdup(user) : user_name(who->uid);
+	job->team = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : group_name(who->gid);
+	job->priority = spec->priority;
+	job->state = JOB_QUEUED;
+	job->submitted_ms = now;
+	next_inst = model_next_instance_id(e->model);
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (stage->spec->foreach_stage)
+			continue;
+		for (int i = 0; i < stage->spec->instances; i++)
+			model_stage_new_instance(stage, next_inst++, "");
+		stage->expanded = true;
+	}
+	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
+	return job;
+}
+
+void engine_job_adopt(struct engine *e, struct job *job)
+{
+	model_add_job(e->model, job);
+	make_job_folders(e, job);
+	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
+	kick(e);
+}
+
+int engine_progress(struct engine *e, int64_t id, int attempt, double done, double total,
+		    char **err)
+{
+	struct instance *inst;
+	int ret = -1;
+
+	if (!(total > 0) || !(done >= 0) || total > 1e15 || done > 1e15) {
+		errno = EINVAL;
+		return errprintf(err, "progress needs 0 <= done and 0 < total");
+	}
+	pthread_mutex_lock(&e->lock);
+	inst = model_instance(e->model, id);
+	if (!inst) {
+		errno = ENOENT;
+		errprintf(err, "no instance %lld", (long long)id);
+		goto out;
+	}
+	/* The last word of an attempt that has ended still counts (it may come
+	 * after its end); an older attempt's does not. */
+	if (attempt == inst->attempt) {
+		inst->progress_done = done;
+		inst->progress_total = total;
+		inst->progress_ms = now_ms(e);
+	}
+	ret = 0;
+out:
+	pthread_mutex_unlock(&e->lock);
 	return ret;
 }

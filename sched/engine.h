@@ -27,6 +27,10 @@ struct engine_config {
 	int64_t half_life_ms;      /* fair share (fairshare.h; 24 h) */
 	bool admin_set;            /* admin_gid names the admin group */
 	gid_t admin_gid;           /* may act on any job and on hosts, like root */
+	struct clock *clock;       /* every time decision (lib/clock.h); NULL: the system clock */
+	const char *sendmail;      /* for notify = mail:... (NULL: /usr/sbin/sendmail) */
+	int64_t retention_ms;      /* outputs of finished, un-kept jobs older than this are
+				    * deleted (sched/lifecycle.h); 0 = never */
 };
 
 /* Who is acting: the socket peer, or whom a trusted peer acts for. */
@@ -46,12 +50,15 @@ struct host_info {
 	const char *const *features;
 	size_t nfeatures;
 	const char *mount;
+	const char *window;              /* when it takes work (lib/timewin.h); NULL: always */
+	bool window_drain;               /* at the window's end running work finishes */
 };
 
 struct heartbeat_entry {
 	int64_t id;
 	int attempt;
 	int pid;
+	double progress_done, progress_total; /* its last progress; total 0: none */
 };
 
 struct heartbeat {
@@ -101,7 +108,7 @@ int engine_host_up(struct engine *e, const struct host *h);
 /* Parse, check and commit a spec; *id is the new job's. */
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *text, size_t len, int64_t *id, char **err);
-/* cancel | hold | release | retry | priority N */
+/* cancel | hold | release | retry | priority N | purge | keep | unkeep */
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err);
 /* Block up to timeout_ms until the job (or its stage, if stage is not NULL)
@@ -133,5 +140,34 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 
 /* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
+
+/* ---- time and progress ---- */
+
+struct schedules;
+struct clock;
+
+/* The time of every decision: the engine's clock (engine_config.clock). */
+int64_t engine_now_ms(struct engine *e);
+/* Wake the scheduling pass; the lock held. */
+void engine_kick_locked(struct engine *e);
+/* The recurring pipelines (sched/schedules.h). */
+struct schedules *engine_schedules(struct engine *e);
+/* Free space on the volume and its reservations (sched/space.h). */
+struct space *engine_space(struct engine *e);
+
+/* A new job of who for spec (which it takes, also on failure), not yet
+ * committed nor in the model; lock held. user names who; team NULL means the
+ * spec's or who's primary group. NULL with errno and *err (e.g. after = a job
+ * that does not exist). Commit it (store_insert_job or store_schedule_run),
+ * then engine_job_adopt() it, or model_job_free() it. */
+struct job *engine_job_build(struct engine *e, const struct caller *who, const char *user,
+			     const char *team, struct spec *spec, const char *filename,
+			     const char *text, size_t len, int64_t now, char **err);
+void engine_job_adopt(struct engine *e, struct job *job);
+
+/* An instance's progress (POST /v1/instances/<id>/progress): done of total
+ * (a percentage is done of 100). Reports for another attempt are ignored. */
+int engine_progress(struct engine *e, int64_t id, int attempt, double done, double total,
+		    char **err);
 
 #endif

@@ -2,15 +2,20 @@
  * store, the storage volume, the model, the engine and the API in that order,
  * waits for SIGTERM or SIGINT, and destroys them in reverse. */
 #include "api.h"
+#include "clock.h"
+#include "config.h"
 #include "engine.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "model.h"
 #include "store.h"
+#include "units.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -21,6 +26,11 @@
 #include <unistd.h>
 
 struct sched {
+	char *config_path;
+	struct parsa_conf conf;
+	char *listen;
+	char *munge_socket;
+	char *admin_group;
 	char *state_dir;
 	char *socket_path;
 	char *storage_url;
@@ -28,6 +38,9 @@ struct sched {
 	int verbose;
 	int log_stderr;
 	int lock_fd;
+	char *clock_file;
+	char *sendmail;
+	struct clock *clock;
 	struct store *store;
 	struct backend *storage;
 	struct model *model;
@@ -38,11 +51,27 @@ struct sched {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: parsa-sched [--state DIR] [--socket PATH] [--storage URL] [-v] [--log-stderr]\n"
+		"usage: parsa-sched [--config FILE] [--state DIR] [--socket PATH] [--storage URL]\n"
+		"                   [--listen HOST:PORT] [--munge-socket PATH] [--admin-group GROUP]\n"
+		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
+		"                   [-v] [--log-stderr]\n"
+		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
+		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
 		"                  else $XDG_STATE_HOME/parsa or ~/.local/state/parsa)\n"
 		"  --socket PATH   the API's unix socket (default DIR/sched.sock)\n"
-		"  --storage URL   the storage volume: a local folder (default DIR/storage)\n"
+		"  --storage URL   the storage volume: a local folder (default DIR/storage) or\n"
+		"                  nfs://server/export[/folder][?timeout=SECONDS]\n"
+		"  --retention D   delete the outputs of finished, un-kept jobs older than D\n"
+		"                  (e.g. 30d; default: never)\n"
+		"  --listen HOST:PORT  also serve the API on TCP (every request authenticated with munge)\n"
+		"  --munge-socket PATH munged's socket (default /run/munge/munge.socket.2)\n"
+		"  --admin-group GROUP may drain hosts and act on anybody's job\n"
+		"  --host-timeout D    a host silent this long is down (default 10s)\n"
+		"  --lease D           a host silent this long has its instances requeued (default 30s)\n"
+		"  --sendmail PATH     the program for notify = mail:... (default /usr/sbin/sendmail)\n"
+		"  --clock-file PATH   a test facility: take the time from PATH (+1h, or a local time;\n"
+		"                      see lib/clock.h) instead of the system clock\n"
 		"  -v              debug logging\n"
 		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n");
 }
@@ -84,15 +113,73 @@ out:
 	return ret;
 }
 
+static void take(char **dst, const char *value)
+{
+	if (!*dst && value)
+		*dst = xstrdup(value);
+}
+
+/* Fill what the flags left unset from the config file, then check what must
+ * be safe: the file itself (parsa_conf_load) and the munge key. */
+static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
+{
+	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
+	const struct parsa_conf *c = &s->conf;
+
+	if (parsa_conf_load(path, !s->config_path, &s->conf, err) < 0)
+		return -1;
+	if (c->path)
+		log_info("config %s", c->path);
+	take(&s->listen, c->listen);
+	take(&s->munge_socket, c->munge_socket);
+	take(&s->admin_group, c->admin_group);
+	take(&s->state_dir, c->state);
+	take(&s->storage_url, c->storage);
+	if (!cfg->host_timeout_ms)
+		cfg->host_timeout_ms = c->host_timeout_ms;
+	if (!cfg->lease_ms)
+		cfg->lease_ms = c->lease_ms;
+	cfg->half_life_ms = c->half_life_ms;
+	if (!cfg->retention_ms)
+		cfg->retention_ms = c->retention_ms;
+	if (s->admin_group) {
+		struct group gr, *res = NULL;
+		char buf[16384];
+
+		if (getgrnam_r(s->admin_group, &gr, buf, sizeof buf, &res) != 0 || !res) {
+			errno = EINVAL;
+			return errprintf(err, "admin group '%s' does not exist on this host (groupadd %s)",
+					 s->admin_group, s->admin_group);
+		}
+		cfg->admin_set = true;
+		cfg->admin_gid = gr.gr_gid;
+	}
+	/* Anybody who can read the key can forge any uid: a scheduler that takes
+	 * requests from the network refuses to run with a key others can read. */
+	if (s->listen && parsa_conf_check_key(c->munge_key ? c->munge_key : PARSA_MUNGE_KEY_DEFAULT,
+					       !c->munge_key, err) < 0)
+		return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "storage", required_argument, NULL, 'd' },
+		{ "retention", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-stderr", no_argument, NULL, 'e' },
 		{ "syslog", no_argument, NULL, 'L' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "listen", required_argument, NULL, 'T' },
+		{ "munge-socket", required_argument, NULL, 'M' },
+		{ "admin-group", required_argument, NULL, 'A' },
+		{ "host-timeout", required_argument, NULL, 'H' },
+		{ "lease", required_argument, NULL, 'E' },
+		{ "clock-file", required_argument, NULL, 'K' },
+		{ "sendmail", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,6 +203,13 @@ int main(int argc, char **argv)
 			free(s.storage_url);
 			s.storage_url = xstrdup(optarg);
 			break;
+		case 'R':
+			if (lifecycle_parse_retention(optarg, &cfg.retention_ms, &err) < 0) {
+				fprintf(stderr, "parsa-sched: --retention: %s\n", err);
+				status = 2;
+				goto out;
+			}
+			break;
 		case 'v':
 			s.verbose = 1;
 			break;
@@ -125,6 +219,46 @@ int main(int argc, char **argv)
 		case 'L':
 			s.log_stderr = 0;
 			break;
+		case 'C':
+			free(s.config_path);
+			s.config_path = xstrdup(optarg);
+			break;
+		case 'T':
+			free(s.listen);
+			s.listen = xstrdup(optarg);
+			break;
+		case 'M':
+			free(s.munge_socket);
+			s.munge_socket = xstrdup(optarg);
+			break;
+		case 'A':
+			free(s.admin_group);
+			s.admin_group = xstrdup(optarg);
+			break;
+		case 'H':
+		case 'E': {
+			uint64_t secs;
+
+			if (parse_duration(optarg, &secs) < 0 || secs == 0) {
+				fprintf(stderr, "parsa-sched: --%s '%s': expected a duration such as 30s\n",
+					opt == 'H' ? "host-timeout" : "lease", optarg);
+				status = 2;
+				goto out;
+			}
+			if (opt == 'H')
+				cfg.host_timeout_ms = (int64_t)secs * 1000;
+			else
+				cfg.lease_ms = (int64_t)secs * 1000;
+			break;
+		}
+		case 'K':
+		case 'W': {
+			char **dst = opt == 'K' ? &s.clock_file : &s.sendmail;
+
+			free(*dst);
+			*dst = xstrdup(optarg);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			status = 0;
@@ -142,6 +276,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_init("parsa-sched", s.log_stderr, s.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (apply_config(&s, &cfg, &err) < 0)
+		goto fail;
 	if (!s.state_dir)
 		s.state_dir = default_state_dir();
 	if (!s.socket_path)
@@ -179,11 +315,18 @@ int main(int argc, char **argv)
 		goto fail;
 	log_info("state %s: %zu jobs (%zu unfinished), %zu hosts", s.db_path,
 		 model_njobs(s.model) - 1, model_nactive(s.model), model_nhosts(s.model));
+	s.clock = clock_create(s.clock_file);
+	if (s.clock_file)
+		log_info("time comes from the clock file %s (a test facility)", s.clock_file);
+	cfg.clock = s.clock;
+	cfg.sendmail = s.sendmail;
 	s.engine = engine_create(&cfg, s.store, s.storage, s.model, &err);
 	if (!s.engine || engine_start(s.engine, &err) < 0)
 		goto fail;
 	s.api = api_create(s.socket_path, s.engine, &err);
 	if (!s.api)
+		goto fail;
+	if (s.listen && api_listen_tcp(s.api, s.listen, s.munge_socket, &err) < 0)
 		goto fail;
 
 	for (;;) {
@@ -203,6 +346,9 @@ out:
 		engine_stop(s.engine);
 	api_destroy(s.api);
 	engine_destroy(s.engine);
+	clock_destroy(s.clock);
+	free(s.clock_file);
+	free(s.sendmail);
 	model_destroy(s.model);
 	if (s.storage)
 		backend_destroy(s.storage);
@@ -210,6 +356,11 @@ out:
 	if (s.lock_fd >= 0)
 		close(s.lock_fd);
 	free(err);
+	parsa_conf_free(&s.conf);
+	free(s.config_path);
+	free(s.listen);
+	free(s.munge_socket);
+	free(s.admin_group);
 	free(s.state_dir);
 	free(s.socket_path);
 	free(s.storage_url);

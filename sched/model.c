@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include "timewin.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -99,6 +100,8 @@ void model_job_free(struct job *job)
 
 static void host_free(struct host *h)
 {
+	free(h->window);
+	timewin_destroy(h->win);
 	free(h->name);
 	for (size_t i = 0; i < h->nfeatures; i++)
 		free(h->features[i]);
@@ -414,4 +417,23 @@ void model_host_orphan(struct host *host, int64_t id, int attempt)
 			return;
 	VEC_PUSH(host->orphans, host->norphans, host->orphans_cap, id);
 	VEC_PUSH(host->orphans, host->norphans, host->orphans_cap, (int64_t)attempt);
+}
+
+void model_remove_host(struct model *m, struct host *host)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < m->dirty.nhosts; i++)
+		if (m->dirty.hosts[i] != host)
+			m->dirty.hosts[keep++] = m->dirty.hosts[i];
+	m->dirty.nhosts = keep;
+	for (size_t i = 0; i < m->nhosts; i++) {
+		if (m->hosts[i] == host) {
+			/* Keep registration order for the views. */
+			memmove(&m->hosts[i], &m->hosts[i + 1], (m->nhosts - i - 1) * sizeof *m->hosts);
+			m->nhosts--;
+			break;
+		}
+	}
+	host_free(host);
 }

@@ -49,6 +49,9 @@ struct instance {
 	bool start_sent;          /* current attempt sent through work since assigned */
 	bool cancel_sent;
 	uint64_t seen_seq;        /* the host's heartbeat that last listed it */
+	double progress_done;     /* last progress report: DONE of TOTAL (percent: of 100) */
+	double progress_total;    /* 0 = none reported */
+	int64_t progress_ms;      /* when it came */
 	bool dirty;
 };
 
@@ -107,6 +110,9 @@ struct host {
 	size_t nfeatures;
 	char *mount;
 	bool draining;
+	char *window;             /* when it takes work (its runner's --window); NULL = always */
+	struct timewin *win;      /* window, parsed */
+	bool window_drain;        /* at the window's end running work finishes (else it stops) */
 	int64_t registered_ms;
 	/* Not persisted: live state from heartbeats. */
 	int64_t last_heartbeat_ms;   /* wall clock, for views */
@@ -185,6 +191,8 @@ struct host *model_add_host(struct model *m, const char *name);
 size_t model_nhosts(struct model *m);
 struct host *model_host_at(struct model *m, size_t i);
 void model_host_orphan(struct host *host, int64_t id, int attempt);
+/* Forget a host with nothing assigned to it (hosts/<h>/ctl remove). */
+void model_remove_host(struct model *m, struct host *host);
 
 /* The objects waiting to be written, for the store. */
 struct model_dirty {

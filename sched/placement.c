@@ -74,6 +74,8 @@ static enum placement_verdict check_resources(const struct placement_host *h,
 		return PLACE_MEM_TOTAL;
 	if (req->scratch > h->scratch_total)
 		return PLACE_SCRATCH_TOTAL;
+	if (h->closes_in_ms > 0 && req->walltime_ms > h->closes_in_ms)
+		return PLACE_WINDOW_ENDS;
 	if (over_limit(h->cpu_pct, h->cpu_limit))
 		return PLACE_CPU_LIVE;
 	if (over_limit(h->mem_pct, h->mem_limit))
@@ -94,6 +96,8 @@ enum placement_verdict placement_check(const struct placement_host *h, const str
 		return PLACE_DOWN;
 	if (h->draining)
 		return PLACE_DRAINING;
+	if (h->closed)
+		return PLACE_WINDOW;
 	if (!matches_names(h, req))
 		return PLACE_NOT_IN_HOSTS;
 	if (missing_feature(h, req))
@@ -122,13 +126,35 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 
 	switch (placement_check(h, req)) {
 	case PLACE_FITS:
-		snprintf(buf, len, "%s: fits (starts on the next pass)", h->name);
+		if (h->held_ms > 0 && h->held_job != req->order.job) {
+			time_format_iso(h->held_ms, a, sizeof a);
+			snprintf(buf, len, "%s: fits, but is held for job %lld from %s (backfill): it "
+				 "starts here only if its walltime ends by then", h->name,
+				 (long long)h->held_job, a);
+		} else {
+			snprintf(buf, len, "%s: fits (starts on the next pass)", h->name);
+		}
 		break;
 	case PLACE_DOWN:
 		snprintf(buf, len, "%s: down (no heartbeat)", h->name);
 		break;
 	case PLACE_DRAINING:
 		snprintf(buf, len, "%s: draining", h->name);
+		break;
+	case PLACE_WINDOW:
+		if (h->opens_ms > 0) {
+			time_format_iso(h->opens_ms, a, sizeof a);
+			snprintf(buf, len, "%s: outside its window (%s) until %s", h->name,
+				 h->window ? h->window : "?", a);
+		} else {
+			snprintf(buf, len, "%s: outside its window (%s)", h->name, h->window ? h->window : "?");
+		}
+		break;
+	case PLACE_WINDOW_ENDS:
+		format_duration((uint64_t)(req->walltime_ms / 1000), a, sizeof a);
+		format_duration((uint64_t)(h->closes_in_ms / 1000), b, sizeof b);
+		snprintf(buf, len, "%s: walltime %s is longer than the %s left in its window (%s), "
+			 "which stops what runs", h->name, a, b, h->window ? h->window : "?");
 		break;
 	case PLACE_NOT_IN_HOSTS:
 		join_globs(req, globs, sizeof globs);
@@ -241,6 +267,12 @@ void placement_sort(struct placement_req *reqs, size_t nreqs)
 size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		     struct placement_req *reqs, size_t nreqs)
 {
+	return placement_run_gated(hosts, nhosts, reqs, nreqs, NULL);
+}
+
+size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
+			   struct placement_req *reqs, size_t nreqs, const struct placement_gate *gate)
+{
 	/* Per-host glob verdicts for the current group: -1 unknown, 0 no, 1 yes. */
 	signed char *match = xmalloc(nhosts ? nhosts : 1);
 	int64_t match_group = 0, failed_group = 0;
@@ -265,11 +297,13 @@ size_t placement_run(struct placement_host *hosts, size_t nhosts,
 			struct placement_host *h = &hosts[i];
 			int free_cpus;
 
-			if (!h->up || h->draining)
+			if (!h->up || h->draining || h->closed)
 				continue;
 			if (match[i] < 0)
 				match[i] = (signed char)matches_hosts(h, req);
 			if (!match[i] || check_resources(h, req) != PLACE_FITS)
+				continue;
+			if (gate && gate->allow && !gate->allow(gate->arg, hosts, i, req))
 				continue;
 			free_cpus = h->cpus - h->reserved_cpus;
 			if (free_cpus > best_free) {
@@ -280,6 +314,8 @@ size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		if (best < 0) {
 			failed_group = req->group;
 			have_failed = 1;
+			if (gate && gate->blocked)
+				gate->blocked(gate->arg, hosts, nhosts, req);
 			continue;
 		}
 		hosts[best].reserved_cpus += req->cpus;
@@ -287,6 +323,8 @@ size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		hosts[best].reserved_scratch += req->scratch;
 		req->host = best;
 		placed++;
+		if (gate && gate->placed)
+			gate->placed(gate->arg, hosts, (size_t)best, req);
 	}
 	free(match);
 	return placed;

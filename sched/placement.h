@@ -27,6 +27,14 @@ struct placement_host {
 	int mem_limit;
 	const char *const *features; /* what stages may ask for with hosts = feature:NAME */
 	size_t nfeatures;
+	int closed;             /* outside its window (sched/timing.c): takes no new work */
+	const char *window;     /* its window's text, for `why`; NULL when it has none */
+	int64_t opens_ms;       /* when a closed window opens again (-1: never), for `why` */
+	int64_t closes_in_ms;   /* drain-at-window-end = no: ms until the window closes and
+				 * stops what runs; 0 = no such limit */
+	int64_t held_job;       /* the last pass's backfill reservation (sched/backfill.h), */
+	int held_stage;         /* for `why`: this job's stage may start here at held_ms; */
+	int64_t held_ms;        /* 0 = not held */
 };
 
 /* Where a request sits in the queue: the team with the least fair-share usage
@@ -56,6 +64,8 @@ struct placement_req {
 	size_t nhosts;
 	void *cookie;             /* the caller's; placement never touches it */
 	int host;                 /* out: index into hosts[], or -1 when not placed */
+	int64_t walltime_ms;      /* the stage's walltime; 0 = none (runs until it ends) */
+	uint64_t disk;            /* space on the volume (sched/space.h, through a gate) */
 };
 
 /* Why an instance does not fit a host, in the order the checks are made. */
@@ -63,11 +73,13 @@ enum placement_verdict {
 	PLACE_FITS = 0,
 	PLACE_DOWN,
 	PLACE_DRAINING,
+	PLACE_WINDOW,         /* outside the host's window */
 	PLACE_NOT_IN_HOSTS,
 	PLACE_NO_FEATURE,     /* lacks a feature the stage asks for */
 	PLACE_CPUS_TOTAL,     /* more than the host has at all */
 	PLACE_MEM_TOTAL,
 	PLACE_SCRATCH_TOTAL,
+	PLACE_WINDOW_ENDS,    /* its walltime outlasts the host's window, which stops it */
 	PLACE_CPU_LIVE,       /* live use at or over the limit */
 	PLACE_MEM_LIVE,
 	PLACE_CPUS_FREE,      /* not enough left after reservations */
@@ -98,5 +110,24 @@ void placement_sort(struct placement_req *reqs, size_t nreqs);
  * reqs[i].host and returns how many were placed. */
 size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		     struct placement_req *reqs, size_t nreqs);
+
+/* A say in placement beyond resources (sched/backfill.c: a blocked job keeps
+ * its place). Members may be NULL. */
+struct placement_gate {
+	/* May req go to hosts[h], which fits it? Asked of every fitting host. */
+	int (*allow)(void *arg, const struct placement_host *hosts, size_t h,
+		     const struct placement_req *req);
+	/* req fits no host now (told for the first request of its group). */
+	void (*blocked)(void *arg, const struct placement_host *hosts, size_t nhosts,
+			const struct placement_req *req);
+	/* req was placed on hosts[h]. */
+	void (*placed)(void *arg, const struct placement_host *hosts, size_t h,
+		       const struct placement_req *req);
+	void *arg;
+};
+
+/* placement_run() with a gate (NULL: the same as placement_run). */
+size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
+			   struct placement_req *reqs, size_t nreqs, const struct placement_gate *gate);
 
 #endif

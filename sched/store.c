@@ -1,6 +1,7 @@
 #include "store.h"
 
 #include "log.h"
+#include "timewin.h"
 #include "util.h"
 
 #include <errno.h>
@@ -10,10 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION 1
+/* The steps from one schema version to the next: migrations[i] brings a
+ * database from version i + 1 to i + 2, in one transaction. A new database is
+ * created at version 1 (sql_schema) and brought up the same way. Add a step
+ * at the end to change the schema; a database newer than this program is
+ * refused. */
+static const char *const migrations[] = {
+	/* 2: host windows; recurring pipelines (schedules/) and their runs. */
+	"ALTER TABLE hosts ADD COLUMN win_text TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN win_drain INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE schedules("
+	"  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, uid INTEGER NOT NULL,"
+	"  gid INTEGER NOT NULL, groups TEXT NOT NULL, user TEXT NOT NULL,"
+	"  spec_file TEXT NOT NULL, spec BLOB NOT NULL, paused INTEGER NOT NULL,"
+	"  anchor_ms INTEGER NOT NULL, next_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL);"
+	"CREATE TABLE schedule_runs("
+	"  id INTEGER PRIMARY KEY, schedule_id INTEGER NOT NULL, job_id INTEGER NOT NULL,"
+	"  ms INTEGER NOT NULL, note TEXT NOT NULL);"
+	"CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule_id, id);",
+};
+#define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 
-/* Schema version 1. A later version adds a migration step in store_migrate()
- * and bumps SCHEMA_VERSION; a database newer than this program is refused. */
+/* Schema version 1; migrations[] takes it further. */
 static const char sql_schema[] =
 	"CREATE TABLE IF NOT EXISTS meta("
 	"  key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -74,15 +93,15 @@ static const char sql_upsert_instance[] =
 	"  assigned_ms = ?15, started_ms = ?16, ended_ms = ?17";
 static const char sql_upsert_host[] =
 	"INSERT INTO hosts(name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit,"
-	"  features, mount, draining, registered_ms)"
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+	"  features, mount, draining, registered_ms, win_text, win_drain)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 	" ON CONFLICT(name) DO UPDATE SET cpus = ?2, mem = ?3, scratch_total = ?4,"
 	"  scratch_free = ?5, cpu_limit = ?6, mem_limit = ?7, features = ?8, mount = ?9,"
-	"  draining = ?10, registered_ms = ?11";
+	"  draining = ?10, registered_ms = ?11, win_text = ?12, win_drain = ?13";
 static const char sql_insert_event[] = "INSERT INTO events(job_id, ms, text) VALUES(?1, ?2, ?3)";
 static const char sql_load_hosts[] =
 	"SELECT name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit, features,"
-	"  mount, draining, registered_ms FROM hosts ORDER BY rowid";
+	"  mount, draining, registered_ms, win_text, win_drain FROM hosts ORDER BY rowid";
 static const char sql_load_jobs[] =
 	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
 	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
@@ -253,6 +272,22 @@ static int store_migrate(struct store *st, char **err)
 		errprintf(err, "%s has schema version %d; this parsa-sched knows %d: use a newer parsa",
 			  st->path, version, SCHEMA_VERSION);
 		goto out;
+	}
+	for (int v = version > 1 ? version : 1; v < SCHEMA_VERSION; v++) {
+		char *step = xasprintf("BEGIN IMMEDIATE;%sINSERT OR REPLACE INTO meta(key, value)"
+				       " VALUES('schema_version', '%d');COMMIT;", migrations[v - 1], v + 1);
+
+		rc = exec_simple(st, step, err);
+		free(step);
+		if (rc < 0) {
+			int saved = errno;
+
+			if (sqlite3_get_autocommit(st->db) == 0)
+				exec_simple(st, "ROLLBACK", NULL);
+			errno = saved;
+			goto out;
+		}
+		log_info("%s: schema version %d -> %d", st->path, v, v + 1);
 	}
 	if (version < SCHEMA_VERSION) {
 		rc = sqlite3_prepare_v2(st->db, sql_set_version, -1, &s, NULL);
@@ -474,6 +509,8 @@ static int put_host(struct store *st, const struct host *h, char **err)
 	sqlite3_bind_text(s, 9, h->mount, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 10, h->draining);
 	sqlite3_bind_int64(s, 11, h->registered_ms);
+	sqlite3_bind_text(s, 12, h->window ? h->window : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 13, h->window_drain);
 	ret = step_done(st, ST_UPSERT_HOST, err);
 	free(text);
 	json_decref(features);
@@ -499,23 +536,31 @@ static int tx_end(struct store *st, int ok, char **err)
 	return -1;
 }
 
+/* A new job's rows, inside the caller's transaction. */
+static int put_new_job(struct store *st, struct job *job, char **err)
+{
+	if (put_job(st, job, err) < 0)
+		return -1;
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (put_stage(st, stage, err) < 0)
+			return -1;
+		for (size_t i = 0; i < stage->ninst; i++)
+			if (put_instance(st, stage->inst[i], err) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 int store_insert_job(struct store *st, struct job *job, char **err)
 {
 	int ok = 0;
 
 	if (tx_begin(st, err) < 0)
 		return -1;
-	if (put_job(st, job, err) < 0)
+	if (put_new_job(st, job, err) < 0)
 		goto out;
-	for (size_t s = 0; s < job->nstages; s++) {
-		struct stage *stage = &job->stages[s];
-
-		if (put_stage(st, stage, err) < 0)
-			goto out;
-		for (size_t i = 0; i < stage->ninst; i++)
-			if (put_instance(st, stage->inst[i], err) < 0)
-				goto out;
-	}
 	ok = 1;
 out:
 	if (tx_end(st, ok, err) < 0)
@@ -554,11 +599,50 @@ out:
 	return 0;
 }
 
+int store_delete_host(struct store *st, const char *name, char **err)
+{
+	/* Rare (an operator's command): prepared when used, not at open. */
+	static const char sql[] = "DELETE FROM hosts WHERE name = ?1";
+	sqlite3_stmt *s = NULL;
+	int rc, ok = 0;
+
+	if (tx_begin(st, err) < 0)
+		return -1;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+	}
+	if (rc == SQLITE_DONE)
+		ok = 1;
+	else
+		db_error(st, rc, sql, err);
+	sqlite3_finalize(s);
+	return tx_end(st, ok, err);
+}
+
 static const char *col_text(sqlite3_stmt *s, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(s, i);
 
 	return t ? t : "";
+}
+
+/* A window that no longer parses (it did when it was stored) is dropped with
+ * a warning: the runner registers it again. */
+static void load_host_window(struct host *h, const char *text, bool drain)
+{
+	char *why = NULL;
+
+	h->window_drain = drain;
+	if (!*text)
+		return;
+	h->win = timewin_parse(text, &why);
+	if (h->win)
+		h->window = xstrdup(text);
+	else
+		log_warnx("host %s: stored window '%s' is not valid: %s", h->name, text, why ? why : "?");
+	free(why);
 }
 
 static int load_hosts(struct store *st, struct model *m, char **err)
@@ -589,6 +673,7 @@ static int load_hosts(struct store *st, struct model *m, char **err)
 		h->mount = xstrdup(col_text(s, 8));
 		h->draining = sqlite3_column_int(s, 9) != 0;
 		h->registered_ms = sqlite3_column_int64(s, 10);
+		load_host_window(h, col_text(s, 11), sqlite3_column_int(s, 12) != 0);
 	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -772,5 +857,155 @@ int store_load(struct store *st, struct model *m, char **err)
 		return -1;
 	/* Loading went through the same setters as live changes; nothing is new. */
 	model_clean(m);
+	return 0;
+}
+
+/* ---- schedules (sched/schedules.c) ----
+ * Rare writes (a schedule created, changed, run): statements are prepared
+ * when used, not at open. */
+
+static const char sql_put_schedule[] =
+	"INSERT INTO schedules(id, name, uid, gid, groups, user, spec_file, spec, paused, anchor_ms,"
+	"  next_ms, created_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+	" ON CONFLICT(id) DO UPDATE SET name = ?2, uid = ?3, gid = ?4, groups = ?5, user = ?6,"
+	"  spec_file = ?7, spec = ?8, paused = ?9, anchor_ms = ?10, next_ms = ?11, created_ms = ?12";
+static const char sql_put_run[] =
+	"INSERT INTO schedule_runs(schedule_id, job_id, ms, note) VALUES(?1, ?2, ?3, ?4)";
+static const char sql_load_schedules[] =
+	"SELECT id, name, uid, gid, groups, user, spec_file, spec, paused, anchor_ms, next_ms,"
+	"  created_ms FROM schedules ORDER BY id";
+static const char sql_load_runs[] =
+	"SELECT schedule_id, job_id, ms, note FROM schedule_runs ORDER BY id";
+
+/* Prepare sql, let bind fill it in, run it to the end. */
+static int run_stmt(struct store *st, const char *sql,
+		    void (*bind)(sqlite3_stmt *s, const void *arg), const void *arg, char **err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+
+	if (rc == SQLITE_OK) {
+		if (bind)
+			bind(s, arg);
+		rc = sqlite3_step(s);
+	}
+	if (rc != SQLITE_DONE) {
+		db_error(st, rc, sql, err);
+		sqlite3_finalize(s);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static void bind_schedule(sqlite3_stmt *s, const void *arg)
+{
+	const struct store_schedule *sc = arg;
+
+	sqlite3_bind_int64(s, 1, sc->id);
+	sqlite3_bind_text(s, 2, sc->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, sc->uid);
+	sqlite3_bind_int64(s, 4, sc->gid);
+	sqlite3_bind_text(s, 5, sc->groups, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, sc->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, sc->spec_file, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 8, sc->spec, (int)sc->spec_len, SQLITE_STATIC);
+	sqlite3_bind_int(s, 9, sc->paused);
+	sqlite3_bind_int64(s, 10, sc->anchor_ms);
+	sqlite3_bind_int64(s, 11, sc->next_ms);
+	sqlite3_bind_int64(s, 12, sc->created_ms);
+}
+
+static void bind_run(sqlite3_stmt *s, const void *arg)
+{
+	const struct store_schedule_run *r = arg;
+
+	sqlite3_bind_int64(s, 1, r->schedule_id);
+	sqlite3_bind_int64(s, 2, r->job_id);
+	sqlite3_bind_int64(s, 3, r->ms);
+	sqlite3_bind_text(s, 4, r->note ? r->note : "", -1, SQLITE_STATIC);
+}
+
+static void bind_id(sqlite3_stmt *s, const void *arg)
+{
+	sqlite3_bind_int64(s, 1, *(const int64_t *)arg);
+}
+
+int store_put_schedule(struct store *st, const struct store_schedule *sc, char **err)
+{
+	int ok = 0;
+
+	if (tx_begin(st, err) < 0)
+		return -1;
+	ok = run_stmt(st, sql_put_schedule, bind_schedule, sc, err) == 0;
+	return tx_end(st, ok, err);
+}
+
+int store_delete_schedule(struct store *st, int64_t id, char **err)
+{
+	int ok = 0;
+
+	if (tx_begin(st, err) < 0)
+		return -1;
+	ok = run_stmt(st, "DELETE FROM schedules WHERE id = ?1", bind_id, &id, err) == 0 &&
+	     run_stmt(st, "DELETE FROM schedule_runs WHERE schedule_id = ?1", bind_id, &id, err) == 0;
+	return tx_end(st, ok, err);
+}
+
+int store_schedule_run(struct store *st, const struct store_schedule *sc, struct job *job,
+		       const struct store_schedule_run *run, char **err)
+{
+	int ok = 0;
+
+	if (tx_begin(st, err) < 0)
+		return -1;
+	ok = put_new_job(st, job, err) == 0 &&
+	     run_stmt(st, sql_put_schedule, bind_schedule, sc, err) == 0 &&
+	     run_stmt(st, sql_put_run, bind_run, run, err) == 0;
+	if (tx_end(st, ok, err) < 0)
+		return -1;
+	job->persisted = true;
+	job->nflushed_events = job->nevents;
+	return 0;
+}
+
+int store_load_schedules(struct store *st, store_schedule_fn on_schedule, store_run_fn on_run,
+			 void *arg, char **err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql_load_schedules, -1, &s, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const void *spec = sqlite3_column_blob(s, 7);
+		struct store_schedule sc = {
+			.id = sqlite3_column_int64(s, 0), .name = col_text(s, 1),
+			.uid = (uid_t)sqlite3_column_int64(s, 2), .gid = (gid_t)sqlite3_column_int64(s, 3),
+			.groups = col_text(s, 4), .user = col_text(s, 5), .spec_file = col_text(s, 6),
+			.spec = spec ? spec : "", .spec_len = (size_t)sqlite3_column_bytes(s, 7),
+			.paused = sqlite3_column_int(s, 8) != 0, .anchor_ms = sqlite3_column_int64(s, 9),
+			.next_ms = sqlite3_column_int64(s, 10), .created_ms = sqlite3_column_int64(s, 11),
+		};
+
+		rc = SQLITE_OK;
+		on_schedule(arg, &sc);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (rc != SQLITE_DONE)
+		return db_error(st, rc, "load schedules", err);
+	rc = sqlite3_prepare_v2(st->db, sql_load_runs, -1, &s, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct store_schedule_run r = {
+			.schedule_id = sqlite3_column_int64(s, 0), .job_id = sqlite3_column_int64(s, 1),
+			.ms = sqlite3_column_int64(s, 2), .note = col_text(s, 3),
+		};
+
+		rc = SQLITE_OK;
+		on_run(arg, &r);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_error(st, rc, "load schedule runs", err);
 	return 0;
 }

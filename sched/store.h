@@ -25,4 +25,49 @@ int store_insert_job(struct store *st, struct job *job, char **err);
  * On failure nothing is written and the objects stay dirty. */
 int store_flush(struct store *st, struct model *m, char **err);
 
+/* Delete a host's row (hosts/<h>/ctl remove), in its own transaction. */
+int store_delete_host(struct store *st, const char *name, char **err);
+
+/* ---- schedules (sched/schedules.c) ---- */
+
+struct store_schedule {
+	int64_t id;
+	const char *name;
+	uid_t uid;
+	gid_t gid;
+	const char *groups;     /* "1001,27" */
+	const char *user;
+	const char *spec_file;
+	const char *spec;       /* the text, byte for byte */
+	size_t spec_len;
+	bool paused;
+	int64_t anchor_ms;      /* periods count from here */
+	int64_t next_ms;        /* the next run (0: none) */
+	int64_t created_ms;
+};
+
+struct store_schedule_run {
+	int64_t schedule_id;
+	int64_t job_id;
+	int64_t ms;             /* when it was submitted */
+	const char *note;       /* "run-now", "late: ...", or "" */
+};
+
+typedef void (*store_schedule_fn)(void *arg, const struct store_schedule *sc);
+typedef void (*store_run_fn)(void *arg, const struct store_schedule_run *run);
+
+/* Insert or update a schedule's row; delete it with its runs. One transaction each. */
+int store_put_schedule(struct store *st, const struct store_schedule *sc, char **err);
+int store_delete_schedule(struct store *st, int64_t id, char **err);
+
+/* One run in one transaction: the new job (as store_insert_job), the
+ * schedule's row (its next run) and the record of the run. A crash loses the
+ * run or keeps all of it, never submits it twice. */
+int store_schedule_run(struct store *st, const struct store_schedule *sc, struct job *job,
+		       const struct store_schedule_run *run, char **err);
+
+/* Every schedule, then every run oldest first. */
+int store_load_schedules(struct store *st, store_schedule_fn on_schedule, store_run_fn on_run,
+			 void *arg, char **err);
+
 #endif

@@ -1,4 +1,7 @@
 #include "views.h"
+#include "stage_progress.h"
+#include "timewin.h"
+#include "timing.h"
 
 #include "units.h"
 #include "util.h"
@@ -77,14 +80,15 @@ json_t *views_assignment_json(const struct instance *inst)
 		json_array_append_new(env, json_string(ss->env[i]));
 	for (size_t i = 0; i < job->ngroups; i++)
 		json_array_append_new(groups, json_integer(job->groups[i]));
-	return json_pack("{s:I,s:i,s:I,s:s,s:i,s:s,s:s,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o}",
+	return json_pack("{s:I,s:i,s:I,s:s,s:i,s:s,s:s,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:I}",
 			 "id", (json_int_t)inst->id, "attempt", inst->attempt,
 			 "job", (json_int_t)job->id, "stage", ss->name, "index", inst->index,
 			 "item", inst->item, "run", ss->run ? ss->run : "", "cpus", ss->cpus,
 			 "mem", (json_int_t)ss->mem, "scratch", (json_int_t)ss->scratch,
 			 "walltime_s", (json_int_t)ss->walltime, "env", env,
 			 "uid", (json_int_t)job->uid, "gid", (json_int_t)job->gid,
-			 "user", job->user, "groups", groups);
+			 "user", job->user, "groups", groups,
+			 "progress_files", (json_int_t)ss->progress_files);
 }
 
 static json_t *counts_json(const struct stage *stage)
@@ -109,14 +113,17 @@ static json_t *strings_json(char *const *strings, size_t n)
 	return arr;
 }
 
-static json_t *stage_json(const struct stage *stage)
+static json_t *stage_json(const struct stage *stage, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
-	json_t *foreach = json_null();
+	const struct timewin *w = timing_stage_window(stage);
+	json_t *foreach = json_null(), *json;
+	struct stage_progress p;
 
 	if (ss->foreach_stage)
 		foreach = json_sprintf("%s/%s", ss->foreach_stage, ss->foreach_glob ? ss->foreach_glob : "*");
-	return json_pack("{s:s,s:s,s:o,s:o,s:i,s:I,s:I,s:I,s:I,s:i,s:I,s:o,s:o,s:I,s:I}",
+	stage_progress_get(stage, now, &p);
+	json = json_pack("{s:s,s:s,s:o,s:o,s:i,s:I,s:I,s:I,s:I,s:i,s:I,s:o,s:o,s:I,s:I}",
 			 "name", ss->name, "state", stage_state_name(stage->state),
 			 "after", strings_json(ss->after, ss->nafter), "foreach", foreach,
 			 "cpus", ss->cpus, "mem", (json_int_t)ss->mem, "disk", (json_int_t)ss->disk,
@@ -126,6 +133,11 @@ static json_t *stage_json(const struct stage *stage)
 			 "counts", counts_json(stage),
 			 "started_ms", (json_int_t)stage->started_ms,
 			 "ended_ms", (json_int_t)stage->ended_ms);
+	if (json) {
+		json_object_set_new(json, "window", w ? json_string(timewin_text(w)) : json_null());
+		json_object_set_new(json, "progress", stage_progress_json(&p));
+	}
+	return json;
 }
 
 json_t *views_job_summary_json(const struct job *job)
@@ -136,15 +148,15 @@ json_t *views_job_summary_json(const struct job *job)
 			 "state", job_state_name(job->state), "submitted_ms", (json_int_t)job->submitted_ms);
 }
 
-json_t *views_job_json(const struct job *job)
+json_t *views_job_json(const struct job *job, int64_t now)
 {
-	json_t *after = json_array(), *stages = json_array();
+	json_t *after = json_array(), *stages = json_array(), *json;
 
 	for (size_t i = 0; i < job->spec->nafter_jobs; i++)
 		json_array_append_new(after, json_integer(job->spec->after_jobs[i]));
 	for (size_t s = 0; s < job->nstages; s++)
-		json_array_append_new(stages, stage_json(&job->stages[s]));
-	return json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:b,s:s,s:o,s:I,s:I,s:I,s:o}",
+		json_array_append_new(stages, stage_json(&job->stages[s], now));
+	json = json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:b,s:s,s:o,s:I,s:I,s:I,s:o}",
 			 "id", (json_int_t)job->id, "name", job->name, "spec_file", job->spec_file,
 			 "uid", (json_int_t)job->uid, "gid", (json_int_t)job->gid,
 			 "user", job->user, "team", job->team, "priority", job->priority,
@@ -153,6 +165,13 @@ json_t *views_job_json(const struct job *job)
 			 "submitted_ms", (json_int_t)job->submitted_ms,
 			 "started_ms", (json_int_t)job->started_ms,
 			 "ended_ms", (json_int_t)job->ended_ms, "stages", stages);
+	if (json) {
+		json_object_set_new(json, "start_ms", json_integer(timing_job_start_ms(job)));
+		json_object_set_new(json, "window", job->spec->window ? json_string(job->spec->window)
+								      : json_null());
+		json_object_set_new(json, "notify", strings_json(job->spec->notify, job->spec->nnotify));
+	}
+	return json;
 }
 
 static const char *host_state(const struct host *h, int up)
@@ -164,9 +183,9 @@ static const char *host_state(const struct host *h, int up)
 
 json_t *views_host_json(const struct host *h, int up)
 {
-	json_t *features = strings_json(h->features, h->nfeatures);
+	json_t *features = strings_json(h->features, h->nfeatures), *json;
 
-	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:i,s:i,s:o,"
+	json = json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:i,s:i,s:o,"
 			 "s:{s:i,s:I,s:I},s:{s:f,s:f,s:f},s:I,s:I,s:s}",
 			 "name", h->name, "state", host_state(h, up), "cpus", h->cpus,
 			 "mem", (json_int_t)h->mem, "scratch_total", (json_int_t)h->scratch_total,
@@ -177,6 +196,11 @@ json_t *views_host_json(const struct host *h, int up)
 			 "live", "cpu_pct", h->cpu_pct, "mem_pct", h->mem_pct, "load1", h->load1,
 			 "last_heartbeat_ms", (json_int_t)h->last_heartbeat_ms,
 			 "running", (json_int_t)h->nactive, "mount", h->mount);
+	if (json) {
+		json_object_set_new(json, "window", h->window ? json_string(h->window) : json_null());
+		json_object_set_new(json, "drain_at_window_end", json_boolean(h->window_drain));
+	}
+	return json;
 }
 
 /* ---- text ---- */
@@ -205,8 +229,10 @@ void views_stage_summary(const struct stage *stage, char *buf, size_t len)
 	}
 }
 
-char *views_job_status(const struct job *job)
+char *views_job_status(const struct job *job, int64_t now)
 {
+	int64_t start = timing_job_start_ms(job);
+	struct stage_progress p;
 	struct text t;
 	char a[64], b[64], c[64], line[256];
 
@@ -225,9 +251,21 @@ char *views_job_status(const struct job *job)
 	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", job->spec_file,
 		iso(job->submitted_ms, a, sizeof a), iso(job->started_ms, b, sizeof b),
 		iso(job->ended_ms, c, sizeof c));
+	if (start > 0) {
+		timing_when(start, now, line, sizeof line);
+		fprintf(t.f, "start: %s\n", line);
+	}
+	if (job->spec->window)
+		fprintf(t.f, "window: %s\n", job->spec->window);
 	for (size_t s = 0; s < job->nstages; s++) {
 		views_stage_summary(&job->stages[s], line, sizeof line);
 		fprintf(t.f, "stage %s: %s\n", job->stages[s].spec->name, line);
+		/* Progress while it matters: a running stage, or one that ended with
+		 * reports (its last figures). */
+		stage_progress_get(&job->stages[s], now, &p);
+		stage_progress_format(&p, now, line, sizeof line);
+		if (*line)
+			fprintf(t.f, "progress %s: %s\n", job->stages[s].spec->name, line);
 	}
 	return text_close(&t);
 }
@@ -244,13 +282,15 @@ char *views_job_events(const struct job *job)
 	return text_close(&t);
 }
 
-char *views_stage_status(const struct stage *stage)
+char *views_stage_status(const struct stage *stage, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
 	const int *c = stage->counts;
 	int waiting = stage->state == STAGE_WAITING ? c[INST_QUEUED] : 0;
+	const struct timewin *w = timing_stage_window(stage);
+	struct stage_progress p;
 	struct text t;
-	char a[64], b[64];
+	char a[64], b[64], line[256];
 
 	text_open(&t);
 	fprintf(t.f, "job: %lld\nstage: %s\nstate: %s\n", (long long)stage->job->id, ss->name,
@@ -276,6 +316,22 @@ char *views_stage_status(const struct stage *stage)
 		c[INST_CANCELLED]);
 	fprintf(t.f, "started: %s\nended: %s\n", iso(stage->started_ms, a, sizeof a),
 		iso(stage->ended_ms, b, sizeof b));
+	if (w)
+		fprintf(t.f, "window: %s\n", timewin_text(w));
+	if (ss->progress_files)
+		fprintf(t.f, "progress from: files:%llu\n", (unsigned long long)ss->progress_files);
+	stage_progress_get(stage, now, &p);
+	if (p.known) {
+		stage_progress_format(&p, now, line, sizeof line);
+		line[strcspn(line, ",")] = '\0';
+		fprintf(t.f, "progress: %s\n", line);
+		if (p.rate_per_s > 0)
+			fprintf(t.f, "rate: %.2g/s\n", p.rate_per_s);
+		if (p.eta_ms > 0) {
+			timing_when(p.eta_ms, now, line, sizeof line);
+			fprintf(t.f, "estimated end: %s\n", line);
+		}
+	}
 	return text_close(&t);
 }
 
@@ -290,6 +346,9 @@ char *views_instance_status(const struct instance *inst)
 	if (*inst->item)
 		fprintf(t.f, "item: %s\n", inst->item);
 	fprintf(t.f, "state: %s\nattempt: %d\n", inst_state_name(inst->state), inst->attempt);
+	instance_progress_format(inst, a, sizeof a);
+	if (*a)
+		fprintf(t.f, "progress: %s\n", a);
 	if (*inst->host_name)
 		fprintf(t.f, "host: %s\n", inst->host_name);
 	if (inst->pid > 0)
@@ -320,10 +379,12 @@ static void instance_req(const struct instance *inst, struct placement_req *r)
 	r->hosts = (const char *const *)ss->hosts;
 	r->nhosts = ss->nhosts;
 	r->host = -1;
+	r->walltime_ms = (int64_t)ss->walltime * 1000;
+	r->order.job = inst->job->id;
 }
 
 static void why_stage(struct text *t, struct model *m, const struct stage *stage,
-		      const struct placement_host *hosts, size_t nhosts)
+		      const struct placement_host *hosts, size_t nhosts, int64_t now)
 {
 	const struct job *job = stage->job;
 	const struct spec_stage *ss = stage->spec;
@@ -372,6 +433,10 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
 	}
+	if (!timing_stage_open(stage, now, line, sizeof line)) {
+		fprintf(t->f, "  %s\n", line);
+		return;
+	}
 	for (size_t i = stage->queued_hint; i < stage->ninst && !next; i++)
 		if (stage->inst[i]->state == INST_QUEUED)
 			next = stage->inst[i];
@@ -387,10 +452,18 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		placement_explain(&hosts[h], &req, line, sizeof line);
 		fprintf(t->f, "  %s\n", line);
 	}
+	for (size_t h = 0; h < nhosts; h++) {
+		if (hosts[h].held_ms > 0 && hosts[h].held_job == job->id && hosts[h].held_stage == stage->idx) {
+			timing_when(hosts[h].held_ms, now, line, sizeof line);
+			fprintf(t->f, "  next in line: %s is held for it from %s, when what runs there "
+				"reaches its walltime (smaller jobs go ahead only if they end by then)\n",
+				hosts[h].name, line);
+		}
+	}
 }
 
 char *views_job_why(struct model *m, const struct job *job,
-		    const struct placement_host *hosts, size_t nhosts)
+		    const struct placement_host *hosts, size_t nhosts, int64_t now)
 {
 	struct text t;
 
@@ -405,7 +478,7 @@ char *views_job_why(struct model *m, const struct job *job,
 	if (job->ending != ENDING_NONE)
 		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", job->reason);
 	for (size_t s = 0; s < job->nstages; s++)
-		why_stage(&t, m, &job->stages[s], hosts, nhosts);
+		why_stage(&t, m, &job->stages[s], hosts, nhosts, now);
 	return text_close(&t);
 }
 
@@ -429,6 +502,16 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 	fprintf(t.f, "live cpu: %.0f%%\nlive mem: %.0f%%\nlive load: %.2f\n", h->cpu_pct,
 		h->mem_pct, h->load1);
 	fprintf(t.f, "cpu limit: %d%%\nmem limit: %d%%\n", h->cpu_limit, h->mem_limit);
+	if (h->win) {
+		int64_t change = timewin_next_change(h->win, now_ms);
+		bool open = timewin_contains(h->win, now_ms);
+
+		if (change > 0)
+			timing_when(change, now_ms, c, sizeof c);
+		fprintf(t.f, "window: %s (%s%s%s; at its end running work %s)\n", h->window,
+			open ? "open" : "closed", change > 0 ? " until " : "",
+			change > 0 ? c : "", h->window_drain ? "finishes" : "is stopped and requeued");
+	}
 	fprintf(t.f, "features:");
 	for (size_t i = 0; i < h->nfeatures; i++)
 		fprintf(t.f, " %s", h->features[i]);

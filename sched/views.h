@@ -13,18 +13,19 @@
 
 /* JSON (new references). */
 json_t *views_assignment_json(const struct instance *inst);
-json_t *views_job_json(const struct job *job);          /* status.json */
+/* now (the engine's clock) dates progress estimates and time waits. */
+json_t *views_job_json(const struct job *job, int64_t now);  /* status.json */
 json_t *views_job_summary_json(const struct job *job);  /* an entry of GET /v1/jobs */
 json_t *views_host_json(const struct host *h, int up);
 
 /* Text (malloc'ed, NUL-terminated). */
-char *views_job_status(const struct job *job);
+char *views_job_status(const struct job *job, int64_t now);
 char *views_job_events(const struct job *job);
-char *views_stage_status(const struct stage *stage);
+char *views_stage_status(const struct stage *stage, int64_t now);
 char *views_instance_status(const struct instance *inst);
 /* hosts: the placement view of every host (engine_placement_hosts). */
 char *views_job_why(struct model *m, const struct job *job,
-		    const struct placement_host *hosts, size_t nhosts);
+		    const struct placement_host *hosts, size_t nhosts, int64_t now);
 char *views_host_status(const struct host *h, int up, int64_t now_ms);
 /* up[i] tells whether model_host_at(m, i) is up. */
 char *views_cluster_status(struct model *m, const int *up, int64_t now_ms);

@@ -7,6 +7,7 @@ packages="build-essential cmake pkg-config
   libfuse3-dev fuse3 libsqlite3-dev sqlite3 libinih-dev libjansson-dev
   libmicrohttpd-dev libcurl4-openssl-dev libnfs-dev libnfs-utils libinotifytools0-dev
   libmunge-dev munge libssl-dev faketime
+  nfs-ganesha nfs-ganesha-vfs rpcbind rsync
   curl iproute2 procps psmisc util-linux passwd"
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,4 +1,5 @@
 #include "client.h"
+#include "config.h"
 #include "paths.h"
 #include "util.h"
 
@@ -19,6 +20,7 @@ char *client_pick_endpoint(const char *flag, const char *env_value, const char *
 
 int client_open(struct client *c, const char *flag, char **err)
 {
+	struct parsa_conf conf;
 	struct up_env env;
 	char *fallback;
 	char cwd[PATH_MAX];
@@ -26,9 +28,22 @@ int client_open(struct client *c, const char *flag, char **err)
 	memset(c, 0, sizeof *c);
 	up_env_from_process(&env, cwd, sizeof cwd);
 	fallback = paths_default_endpoint(&env);
+	/* On a cluster's hosts, /etc/parsa/parsa.conf names the scheduler (TCP) and
+	 * munged's socket; --sched and $PARSA_SCHED still win. */
+	if (parsa_conf_load(PARSA_CONF_DEFAULT, 1, &conf, err) < 0) {
+		free(fallback);
+		return -1;
+	}
+	if (conf.sched) {
+		free(fallback);
+		fallback = parsa_endpoint(conf.sched);
+	}
 	c->endpoint = client_pick_endpoint(flag, getenv("PARSA_SCHED"), fallback);
 	free(fallback);
 	c->api = api_client_create(c->endpoint, err);
+	if (c->api && conf.munge_socket && !getenv("PARSA_MUNGE_SOCKET"))
+		api_client_set_munge_socket(c->api, conf.munge_socket);
+	parsa_conf_free(&conf);
 	if (!c->api) {
 		int saved = errno;
 

@@ -25,12 +25,13 @@ static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
 
 static const struct cli_cmd commands[] = {
 	{ "up", cmd_up,
-	  "[--mount DIR] [--state DIR] [--storage DIR] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST]",
+	  "[--mount DIR] [--state DIR] [--storage DIR|URL] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST]",
 	  "start the scheduler, the mount and the runner on this machine",
 	  "  --mount DIR         where the file system appears (default /parsa as root, ~/parsa otherwise)\n"
 	  "  --state DIR         the scheduler's database, sockets and logs (default /var/lib/parsa\n"
 	  "                      as root, ${XDG_STATE_HOME:-~/.local/state}/parsa otherwise)\n"
-	  "  --storage DIR       the job folders (default STATE/storage)\n"
+	  "  --storage DIR|URL   the job folders: a folder (default STATE/storage) or\n"
+	  "                      nfs://server/export[/folder] (shared NFS storage)\n"
 	  "  --detach            return once the mount is ready; stop it later with `parsa down`\n"
 	  "  --cpus N, --mem SIZE, --scratch-size SIZE\n"
 	  "                      what the runner offers (default: detected)\n"
@@ -61,7 +62,7 @@ static const struct cli_cmd commands[] = {
 	  "cancel a job (its running instances get SIGTERM, then SIGKILL)",
 	  SCHED_HELP },
 	{ "ctl", cmd_ctl, "[--sched ENDPOINT] ID COMMAND...",
-	  "send a control command: cancel, hold, release, retry, priority N",
+	  "send a control command: cancel, hold, release, retry, priority N, purge, keep, unkeep",
 	  SCHED_HELP },
 	{ "wait", cmd_wait, "[--sched ENDPOINT] [--stage S] [--timeout DURATION] ID",
 	  "wait until a job (or one stage) ends and print its final state",

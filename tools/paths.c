@@ -127,6 +127,11 @@ char *path_absolute(const char *path, const char *cwd)
 	return out;
 }
 
+int paths_is_url(const char *storage)
+{
+	return strstr(storage, "://") != NULL;
+}
+
 int up_paths_init(struct up_paths *p, const struct up_env *env, const char *mount,
 		  const char *state, const char *storage, char **err)
 {
@@ -141,7 +146,9 @@ int up_paths_init(struct up_paths *p, const struct up_env *env, const char *moun
 		errno = EINVAL;
 		return errprintf(err, "cannot mount parsa on /: choose a folder with --mount DIR");
 	}
-	p->storage = storage ? path_absolute(storage, env->cwd) : xasprintf("%s/storage", p->state);
+	/* A volume URL (nfs://server/export, file:///path) is passed on as given. */
+	p->storage = storage ? (paths_is_url(storage) ? xstrdup(storage) : path_absolute(storage, env->cwd))
+			     : xasprintf("%s/storage", p->state);
 	p->logs = xasprintf("%s/logs", p->state);
 	p->socket = xasprintf("%s/sched.sock", p->state);
 	p->endpoint = xasprintf("unix:%s", p->socket);

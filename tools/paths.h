@@ -26,7 +26,7 @@ void up_env_from_process(struct up_env *env, char *buf, size_t len);
 struct up_paths {
 	char *mount;        /* MOUNT */
 	char *state;        /* STATE */
-	char *storage;      /* STORAGE (default STATE/storage) */
+	char *storage;      /* STORAGE (default STATE/storage), or a volume URL (nfs://...) */
 	char *logs;         /* STATE/logs: one log per daemon, up.log for a detached supervisor */
 	char *socket;       /* STATE/sched.sock */
 	char *endpoint;     /* "unix:" STATE/sched.sock */
@@ -58,6 +58,8 @@ char *path_absolute(const char *path, const char *cwd);
 
 /* Fill p from the flags (NULL for a default); frees nothing on failure.
  * Returns 0, or -1 with errno and *err (a path too long for a unix socket). */
+/* storage names a volume by URL (nfs://server/export, file:///path), not a folder. */
+int paths_is_url(const char *storage);
 int up_paths_init(struct up_paths *p, const struct up_env *env, const char *mount,
 		  const char *state, const char *storage, char **err);
 void up_paths_free(struct up_paths *p);

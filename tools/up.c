@@ -167,7 +167,7 @@ static int up_prepare(struct up_paths *p, const struct up_env *env, char **err)
 	int rc;
 
 	for (size_t i = 0; i < ARRAY_LEN(dirs); i++)
-		if (mkdir_p(dirs[i], 0755) < 0)
+		if (!(dirs[i] == p->storage && paths_is_url(p->storage)) && mkdir_p(dirs[i], 0755) < 0)
 			return errprintf(err, "cannot create %s: %s", dirs[i], strerror(errno));
 	/* /run/parsa is shared with anything else parsa keeps there; a user's is private. */
 	if (mkdir_p(p->pointer_dir, env->uid == 0 ? 0755 : 0700) < 0)
@@ -183,7 +183,7 @@ static int up_prepare(struct up_paths *p, const struct up_env *env, char **err)
 	}
 	mount = canonical(p->mount);
 	state = canonical(p->state);
-	storage = canonical(p->storage);
+	storage = paths_is_url(p->storage) ? xstrdup(p->storage) : canonical(p->storage);
 	up_paths_free(p);
 	rc = up_paths_init(p, env, mount, state, storage, err);
 	free(mount);

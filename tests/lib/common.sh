@@ -81,7 +81,11 @@ cleanup() {
 			fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 		fi
 	done
+	# Servers the others use (the NFS server of tests/lib/nfs.sh) go last.
 	for name in "${!DAEMON_PID[@]}"; do
+		case $name in ganesha|rpcbind) ;; *) stop_daemon "$name" ;; esac
+	done
+	for name in ganesha rpcbind; do
 		stop_daemon "$name"
 	done
 	# Stage instances run in their own sessions; anything still holding the test

@@ -120,7 +120,8 @@ static char *job_text(struct world *w, int64_t id, int why)
 	engine_lock(w->engine);
 	job = model_job(engine_model(w->engine), id);
 	n = engine_placement_hosts(w->engine, &hosts);
-	text = why ? views_job_why(engine_model(w->engine), job, hosts, n) : views_job_status(job);
+	text = why ? views_job_why(engine_model(w->engine), job, hosts, n, time_now_ms()) :
+		     views_job_status(job, time_now_ms());
 	engine_unlock(w->engine);
 	free(hosts);
 	return text;

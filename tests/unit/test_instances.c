@@ -4,6 +4,7 @@
 #include "assign.h"
 #include "instances.h"
 #include "log.h"
+#include "supervise.h"
 #include "tap.h"
 #include "util.h"
 
@@ -113,7 +114,7 @@ static int drive(struct instances *t, int ms, int (*cond)(void *), void *arg)
 			usleep(5000);
 		for (size_t i = 0; i < n; i++)
 			if (pfd[i].revents)
-				instances_status_ready(t, pfd[i].fd);
+				instances_status_ready(t, pfd[i].fd, time_mono_ms());
 		instances_reap(t, time_mono_ms());
 		instances_tick(t, time_mono_ms());
 		if (cond && cond(arg))
@@ -308,12 +309,17 @@ static void test_stop_all(struct instances *t)
 	is_int(instances_active(t), 0, "nothing left");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/parsa-test-instances.XXXXXX";
 	struct instances_config cfg;
 	struct instances *t;
-	char *cmd;
+	char *cmd, *state;
+
+	/* The table runs each instance under a supervisor, `<this program>
+	 * --supervise DIR`, as parsa-runner does. */
+	if (argc == 3 && strcmp(argv[1], "--supervise") == 0)
+		return supervise_main(argv[2]);
 
 	mount_dir = mkdtemp(tmpl);
 	if (!mount_dir) {
@@ -324,8 +330,11 @@ int main(void)
 	mkdir(scratch_root, 0755);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	log_init("test_instances", 1, LOG_LEVEL_WARN);
+	state = xasprintf("%s/state", mount_dir);
+	mkdir(state, 0700);
 	cfg = (struct instances_config){
-		.mount = mount_dir, .scratch_root = scratch_root, .grace_ms = 300, .on_event = on_event,
+		.mount = mount_dir, .scratch_root = scratch_root, .state_dir = state, .grace_ms = 300,
+		.on_event = on_event,
 	};
 	t = instances_create(&cfg);
 
@@ -342,5 +351,6 @@ int main(void)
 		diag("cannot remove %s", mount_dir);
 	free(cmd);
 	free(scratch_root);
+	free(state);
 	return done_testing();
 }

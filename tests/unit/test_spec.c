@@ -492,7 +492,7 @@ static void test_errors(void)
 	expect_error("[stage warm]\nrun = x\nCPUS = 4\n", "t.conf:3: unknown key 'CPUS' in [stage warm] (did you mean 'cpus'?)");
 	expect_error("[stage warm]\nrun = x\nenvironment.X = 4\n",
 		     "t.conf:3: unknown key 'environment.X' in [stage warm]: a stage takes run, cpus, mem, disk, "
-		     "scratch, instances, after, foreach, walltime, retries, hosts and env.NAME");
+		     "scratch, instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME");
 	expect_error("[stage warm]\nrun = x\nenvs.X = 4\n", "t.conf:3: unknown key 'envs.X' in [stage warm] (did you mean 'env.X'?)");
 	expect_error("[stage warm]\nrun = x\nname = w\n",
 		     "t.conf:3: unknown key 'name' in [stage warm]: a stage's name is in its header, [stage NAME]");
@@ -500,7 +500,7 @@ static void test_errors(void)
 	expect_error("[job]\nprio = 1\n" STAGE_OK, "t.conf:2: unknown key 'prio' in [job] (did you mean 'priority'?)");
 	expect_error("[job]\ncpus = 1\n" STAGE_OK, "t.conf:2: unknown key 'cpus' in [job]: it belongs in a [stage NAME] section");
 	expect_error("[job]\nowner = me\n" STAGE_OK,
-		     "t.conf:2: unknown key 'owner' in [job]: [job] takes name, team, priority and after");
+		     "t.conf:2: unknown key 'owner' in [job]: [job] takes name, team, priority, after, start, window, every and notify");
 	expect_error("[stage a]\nrun = x\ncpus = 2\ncpus = 3\n", "t.conf:4: 'cpus' is set twice in [stage a] (first at line 3): keep one");
 	expect_error("[stage a]\nrun = x\nrun = y\n", "t.conf:3: 'run' is set twice in [stage a] (first at line 2): keep one");
 
@@ -618,7 +618,7 @@ static void test_errors(void)
 	       "e.g. 512M, 32G, 1.5T\n"
 	       "t.conf:8: after: unknown stage 'zz' (stages are: a, b)\n"
 	       "t.conf:9: unknown key 'bogus' in [stage b]: a stage takes run, cpus, mem, disk, scratch, "
-	       "instances, after, foreach, walltime, retries, hosts and env.NAME",
+	       "instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME",
 	       "all six errors, one per line, in line order");
 	free(err);
 	err = NULL;

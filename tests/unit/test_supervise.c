@@ -1,0 +1,202 @@
+/* Instances outlive their runner: a table destroyed while an instance runs
+ * (the runner killed) leaves it running under its supervisor; a new table
+ * reattaches to it, sees it end, and reports the end once; an instance that
+ * ended while no runner watched is reported at reattach; ids already reported
+ * are never started again. */
+#include "assign.h"
+#include "instances.h"
+#include "log.h"
+#include "supervise.h"
+#include "tap.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+static char *root;
+static struct {
+	struct instance_event ev[32];
+	int n;
+} events;
+
+static void on_event(void *arg, const struct instance_event *ev)
+{
+	(void)arg;
+	if (events.n < 32) {
+		events.ev[events.n] = *ev;
+		events.ev[events.n].reason = NULL;
+		events.n++;
+	}
+}
+
+static int count(int64_t id, enum instance_event_kind kind)
+{
+	int n = 0;
+
+	for (int i = 0; i < events.n; i++)
+		n += events.ev[i].id == id && events.ev[i].kind == kind;
+	return n;
+}
+
+static struct assignment *assignment(int64_t id, int64_t job, const char *run)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	json_t *j = json_pack("{s:I,s:I,s:I,s:s,s:i,s:s,s:i,s:i,s:s}", "id", (json_int_t)id,
+			      "attempt", (json_int_t)1, "job", (json_int_t)job, "stage", "s",
+			      "index", 0, "run", run, "uid", (int)geteuid(), "gid", (int)getegid(),
+			      "user", pw ? pw->pw_name : "");
+	struct assignment *a = assignment_from_json(j, NULL);
+	char *dir = xasprintf("%s/mnt/jobs/%" PRId64 "/stages/s/instances/0", root, job);
+	char *out = xasprintf("%s/mnt/jobs/%" PRId64 "/out/s", root, job);
+
+	mkdir_p(dir, 0755);
+	mkdir_p(out, 0755);
+	free(dir);
+	free(out);
+	json_decref(j);
+	return a;
+}
+
+static struct instances *table(void)
+{
+	char *mnt = xasprintf("%s/mnt", root), *scratch = xasprintf("%s/scratch", root);
+	char *state = xasprintf("%s/state", root);
+	struct instances_config cfg = {
+		.mount = mnt, .scratch_root = scratch, .state_dir = state, .grace_ms = 200,
+		.on_event = on_event,
+	};
+	struct instances *t;
+
+	mkdir_p(scratch, 0755);
+	mkdir_p(state, 0700);
+	t = instances_create(&cfg);
+	free(mnt);
+	free(scratch);
+	free(state);
+	return t;
+}
+
+/* Run the table as the main loop would until event kind for id, or ms pass. */
+static int drive(struct instances *t, int64_t id, enum instance_event_kind kind, int ms)
+{
+	int64_t end = time_mono_ms() + ms;
+
+	while (time_mono_ms() < end) {
+		int fds[16];
+		struct pollfd pfd[16];
+		size_t n = instances_status_fds(t, fds, 16);
+
+		for (size_t i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		poll(pfd, n, 10);
+		if (n == 0)
+			usleep(5000);
+		for (size_t i = 0; i < n; i++)
+			if (pfd[i].revents)
+				instances_status_ready(t, pfd[i].fd, time_mono_ms());
+		instances_reap(t, time_mono_ms());
+		if (count(id, kind))
+			return 1;
+	}
+	return 0;
+}
+
+static int gate_exists(const char *name)
+{
+	char *path = xasprintf("%s/%s", root, name);
+	int ok = access(path, F_OK) == 0;
+
+	free(path);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	char tmpl[] = "/tmp/parsa-test-supervise.XXXXXX";
+	struct instances *t;
+	char *run, *gate, *cmd, *pidfile, *text;
+	json_t *list;
+	pid_t pid = 0;
+
+	if (argc == 3 && strcmp(argv[1], "--supervise") == 0)
+		return supervise_main(argv[2]);
+	root = mkdtemp(tmpl);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	log_init("test_supervise", 1, LOG_LEVEL_WARN);
+	gate = xasprintf("%s/open", root);
+	pidfile = xasprintf("%s/pid", root);
+	run = xasprintf("echo $$ > %s; while [ ! -e %s ]; do sleep 0.02; done; echo done > %s/finished",
+			pidfile, gate, root);
+
+	t = table();
+	instances_start(t, assignment(1, 10, run), time_mono_ms());
+	ok(drive(t, 1, INSTANCE_RUNNING, 5000), "the instance runs under its supervisor");
+	instances_destroy(t);
+	/* The shell writes its pid just after exec, which is when it counts as running. */
+	for (int64_t end = time_mono_ms() + 5000; pid <= 0 && time_mono_ms() < end; usleep(5000)) {
+		text = read_file(pidfile, 64, NULL);
+		if (text)
+			pid = (pid_t)atoi(text);
+		free(text);
+	}
+	ok(pid > 0 && kill(pid, 0) == 0, "it outlives the runner's table (pid %d)", (int)pid);
+
+	events.n = 0;
+	t = table();
+	is_int(instances_reattach(t, time_mono_ms()), 1, "a new table reattaches to it");
+	is_int(instances_active(t), 1, "and counts it as running");
+	list = instances_list_json(t);
+	text = json_dumps(list, JSON_COMPACT);
+	ok(text && strstr(text, "\"id\":1,"), "the heartbeat lists it: %s", text);
+	free(text);
+	json_decref(list);
+	is_int(events.n, 0, "nothing is reported for a running instance");
+	cmd = xasprintf("touch %s", gate);
+	if (system(cmd) != 0)
+		diag("cannot open the gate");
+	free(cmd);
+	ok(drive(t, 1, INSTANCE_EXITED, 5000), "its end is seen through the supervisor's pidfd");
+	is_int(events.n ? events.ev[events.n - 1].exit_code : -1, 0, "with its exit status");
+	ok(gate_exists("finished"), "it ran to its end");
+	is_int(instances_active(t), 0, "and it is gone from the table");
+	instances_start(t, assignment(1, 10, run), time_mono_ms());
+	is_int(instances_active(t), 0, "the same id and attempt is not started again");
+
+	/* Ended while nobody watched: reported at reattach. */
+	unlink(gate);
+	instances_start(t, assignment(2, 11, "exit 3"), time_mono_ms());
+	instances_destroy(t);
+	usleep(300000);
+	events.n = 0;
+	t = table();
+	instances_reattach(t, time_mono_ms());
+	if (!count(2, INSTANCE_EXITED))
+		drive(t, 2, INSTANCE_EXITED, 5000);
+	is_int(count(2, INSTANCE_EXITED), 1, "an instance that ended with no runner is reported once");
+	is_int(events.n ? events.ev[events.n - 1].exit_code : -1, 3, "with its exit status");
+
+	/* Reports left on disk by an earlier runner: those ids never start. */
+	instances_remember(t, 3, 1, time_mono_ms());
+	is_int(instances_start(t, assignment(3, 12, "true"), time_mono_ms()), 0,
+	       "an id whose end is already reported is not started");
+	instances_destroy(t);
+
+	cmd = xasprintf("rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		diag("cannot remove %s", root);
+	free(cmd);
+	free(run);
+	free(gate);
+	free(pidfile);
+	return done_testing();
+}
