@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "hostwin.h"
 #include "progress.h"
+#include "timewin.h"
 #include "assign.h"
 #include "config.h"
 #include "instances.h"
@@ -349,10 +350,21 @@ static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
 			cfg->grace_ms = (int64_t)u * 1000;
 			seen[2] = 1;
 			break;
-		case O_WINDOW:
+		case O_WINDOW: {
+			char *why = NULL;
+			struct timewin *w = timewin_parse(optarg, &why);
+
+			/* Checked here, so that a typo stops the runner before it starts. */
+			if (!w) {
+				errprintf(err, "--window '%s': %s", optarg, why ? why : "not a window");
+				free(why);
+				return -1;
+			}
+			timewin_destroy(w);
 			free(cfg->window);
 			cfg->window = xstrdup(optarg);
 			break;
+		}
 		case O_DRAIN:
 			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0)
 				return errprintf(err, "--drain-at-window-end '%s': expected yes or no", optarg);

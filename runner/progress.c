@@ -168,6 +168,8 @@ static void watch_new_locked(struct entry *e)
 	const int file_events = IN_MODIFY | IN_CLOSE_WRITE;
 	const int dir_events = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
 
+	char *key;
+
 	if (e->wd >= 0 || e->watch_failed || e->gone)
 		return;
 	if (!inotifytools_watch_file(e->dir ? e->dir : e->file, e->dir ? dir_events : file_events)) {
@@ -176,7 +178,16 @@ static void watch_new_locked(struct entry *e)
 			  e->dir ? e->dir : e->file, strerror(inotifytools_error()));
 		return;
 	}
-	e->wd = inotifytools_wd_from_filename(e->dir ? e->dir : e->file);
+	/* The library knows a folder by its name with a '/' at the end. */
+	key = e->dir ? xasprintf("%s/", e->dir) : xstrdup(e->file);
+	e->wd = inotifytools_wd_from_filename(key);
+	free(key);
+	if (e->wd < 0) {
+		e->watch_failed = true;
+		log_warnx("instance %" PRId64 ": lost track of the watch of %s", e->id,
+			  e->dir ? e->dir : e->file);
+		return;
+	}
 	e->dirty = true;  /* read what is there already */
 }
 

@@ -42,6 +42,7 @@ struct request {
 	char *target;         /* the request target as sent (path and query): what a
 			       * munge credential is bound to */
 	bool started;         /* on_request has seen the headers */
+	bool unsigned_tcp;    /* TCP without a credential: refused, body not kept */
 	char *body;
 	size_t len, cap;
 	bool too_large;
@@ -870,6 +871,18 @@ static int route_match(const char *pattern, const char *url, char *buf, size_t l
 	return !u && !p;
 }
 
+/* 1 when conn came through the unix socket (0 for TCP). */
+static int on_unix_socket(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn,
+		MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr_storage local;
+	socklen_t len = sizeof local;
+
+	return info && getsockname(info->connect_fd, (struct sockaddr *)&local, &len) == 0 &&
+	       local.ss_family == AF_UNIX;
+}
+
 /* The peer of a TCP connection: its munge credential, bound to this request.
  * 0, or -1 with c->auth_error. */
 static int identify_munge(struct call *c, const char *method)
@@ -1031,12 +1044,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->started = true;
 		if (clen && strtoull(clen, NULL, 10) > BODY_MAX)
 			req->too_large = true;
+		/* Over TCP, a request without a credential is refused anyway: do
+		 * not keep its body. */
+		if (!MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) &&
+		    !on_unix_socket(conn))
+			req->unsigned_tcp = true;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
 		if (!req->too_large && req->len + *upload_data_size > BODY_MAX)
 			req->too_large = true;
-		if (!req->too_large) {
+		if (!req->too_large && !req->unsigned_tcp) {
 			if (req->len + *upload_data_size + 1 > req->cap) {
 				req->cap = (req->len + *upload_data_size + 1) * 2;
 				if (req->cap > BODY_MAX + 1)

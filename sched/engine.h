@@ -95,10 +95,10 @@ void engine_unlock(struct engine *e);
 struct model *engine_model(struct engine *e);
 /* The hosts as placement sees them now (lock held); the caller frees *out. */
 size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
-/* Is the host up (heartbeat within the timeout)? Lock held. */
 /* The host's runner is stopping on purpose: the host is down until it
  * registers again, and assignments it never started are requeued. */
 int engine_host_leave(struct engine *e, const char *name, char **err);
+/* Is the host up (heartbeat within the timeout)? Lock held. */
 int engine_host_up(struct engine *e, const struct host *h);
 
 /* Every call below returns 0 or -1 with errno and *err: EINVAL (bad input),

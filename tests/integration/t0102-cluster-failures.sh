@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/cluster.sh"
 
-TIMEOUTS=(--host-timeout 3s --lease 6s)
+TIMEOUTS=(--host-timeout 3s --lease 8s)
 cluster_setup
 start_cluster_sched "${TIMEOUTS[@]}"
 start_head_fs

@@ -22,6 +22,6 @@ check "one run only, not five" grep -q '^runs: 1$' "$S/hourly/status"
 check "the run says it was late and how many were skipped" \
 	grep -q '^run: job [0-9]* submitted .* (late: due at .*; 4 later runs missed while the scheduler was down are skipped)' \
 	"$S/hourly/status"
-check "the next run is within the next period" grep -q '^next run: .* (in [1-5]\?[0-9]m' "$S/hourly/status"
+check "the next run is within the next period" grep -q '^next run: .* (in \(1h\|[0-9]*m\?[0-9]*s\?\))$' "$S/hourly/status"
 check "the job's events say which schedule made it" \
 	grep -q 'run of schedule hourly: late' "$MNT/jobs/$(sed -n 's/^run: job \([0-9]*\) .*/\1/p' "$S/hourly/status")/events"

@@ -8,13 +8,16 @@ need_root
 ensure_user parsa-carol parsa-notify
 on_cleanup "userdel parsa-carol; groupdel parsa-notify"
 mkdir -m 1777 "$TEST_DIR/notified"
+# Each writes a temporary file and renames it: the test reads it whole.
 cat >"$TEST_DIR/tell.sh" <<SCRIPT
 #!/bin/sh
-{ id -u; echo "job \$PARSA_JOB \$PARSA_JOB_STATE"; cat; } >"$TEST_DIR/notified/\$PARSA_JOB"
+{ id -u; echo "job \$PARSA_JOB \$PARSA_JOB_STATE"; cat; } >"$TEST_DIR/notified/.\$PARSA_JOB"
+mv "$TEST_DIR/notified/.\$PARSA_JOB" "$TEST_DIR/notified/\$PARSA_JOB"
 SCRIPT
 cat >"$TEST_DIR/sendmail" <<SCRIPT
 #!/bin/sh
-{ echo "args: \$*"; id -u; cat; } >"$TEST_DIR/notified/mail-\$PARSA_JOB"
+{ echo "args: \$*"; id -u; cat; } >"$TEST_DIR/notified/.mail-\$PARSA_JOB"
+mv "$TEST_DIR/notified/.mail-\$PARSA_JOB" "$TEST_DIR/notified/mail-\$PARSA_JOB"
 SCRIPT
 chmod 755 "$TEST_DIR/tell.sh" "$TEST_DIR/sendmail"
 start_sched --sendmail "$TEST_DIR/sendmail"
