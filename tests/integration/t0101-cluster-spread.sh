@@ -16,8 +16,9 @@ done
 pass "three hosts joined with one command each"
 check "hosts/ lists the three" test "$(ls "$MNT/hosts" | tr '\n' ' ')" = "h1 h2 h3 "
 check "a host shows its detected or given capacity" grep -q '^capacity: 2 cpus, 4G mem' "$MNT/hosts/h1/status"
-check "the host's mount, reaching the scheduler over TCP, shows the cluster" \
+wait_for "the host's mount, reaching the scheduler over TCP, shows the cluster" 30 \
 	grep -q '^hosts: 3 (3 up' "$(host_mnt h2)/status"
+pass "the host's mount, reaching the scheduler over TCP, shows the cluster"
 
 # Instances wait for their own gate file, so the test decides when each ends.
 cat >"$TEST_DIR/gate.sh" <<GATE
