@@ -208,22 +208,13 @@ static int conn_wait(struct conn *c, const int *count, int target, int64_t deadl
 	return 0;
 }
 
-/* Push queued requests to the socket and take the replies that arrived,
- * without waiting: emptying the socket lets the server go on sending
- * read-ahead while the caller is away. */
+/* Push queued requests to the socket and take what replies arrived, without waiting. */
 static void conn_pump(struct conn *c)
 {
-	for (int i = 0; i < 64 && !c->broken; i++) {
-		struct pollfd p = { .fd = nfs_get_fd(c->nfs), .events = (short)nfs_which_events(c->nfs) };
+	struct pollfd p = { .fd = nfs_get_fd(c->nfs), .events = (short)nfs_which_events(c->nfs) };
 
-		if (poll(&p, 1, 0) <= 0)
-			break;
-		if (nfs_service(c->nfs, p.revents) < 0)
-			c->broken = true;
-		/* Only sending is left to do: the socket has taken what it can. */
-		if (!(p.revents & POLLIN))
-			break;
-	}
+	if (poll(&p, 1, 0) > 0 && nfs_service(c->nfs, p.revents) < 0)
+		c->broken = true;
 }
 
 static void conn_close(struct conn *c)

@@ -42,7 +42,7 @@ struct fs_ctx {
 	struct timespec started; /* times of the fixed folders */
 	bool page_cache;         /* out/ and data/ files through the kernel's page cache
 				  * (parsafs --page-cache); else direct I/O: one copy less
-				  * each way, but no shared writable mmap */
+				  * each way, but no MAP_SHARED mmap */
 };
 
 enum { FS_PATH_ARGS = 3 };

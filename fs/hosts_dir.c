@@ -1,5 +1,6 @@
 /* hosts/ and the cluster status (see hosts_dir.h). */
 #include "hosts_dir.h"
+#include "ctl_file.h"
 #include "log.h"
 #include "sched_link.h"
 #include "util.h"
@@ -230,12 +231,6 @@ const struct node_ops cluster_status_ops = {
 
 /* ---- hosts/<h>/ctl: drain | resume | remove ---- */
 
-struct host_ctl_file {
-	struct fs_file base;
-	struct fs_ctx *fs;
-	char name[NAME_MAX + 1];
-};
-
 static const char host_ctl_help[] = "commands: drain | resume | remove\n";
 
 /* Root and the admin group may write it; the scheduler decides again. */
@@ -247,113 +242,20 @@ static int host_ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct s
 	return 0;
 }
 
-static int post_host_command(struct host_ctl_file *f, const struct fs_identity *who,
-			     const char *cmd, size_t n)
-{
-	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "command", cmd, n);
-	char *dump, *name, *url;
-	int ret;
-
-	if (!body) {
-		errno = EINVAL;
-		return -1;
-	}
-	dump = json_dumps(body, JSON_COMPACT);
-	name = fs_url_escape(f->name);
-	url = xasprintf("/v1/hosts/%s/ctl", name);
-	ret = sched_link_call(f->fs->link, who, "POST", url, dump, strlen(dump),
-			      SCHED_CALL_TIMEOUT_MS, &reply);
-	if (ret < 0 && reply.status) {
-		int saved = errno;
-		char *text = api_reply_error(&reply);
-
-		log_info("host %s: ctl '%.*s' by uid %u refused: %s", f->name, (int)n, cmd,
-			 (unsigned)who->uid, text);
-		free(text);
-		errno = saved;
-	}
-	api_reply_clear(&reply);
-	free(url);
-	free(name);
-	free(dump);
-	json_decref(body);
-	return ret;
-}
-
-static ssize_t host_ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
-{
-	struct host_ctl_file *f = (struct host_ctl_file *)file;
-	const char *p = buf, *end = buf + size;
-	struct fs_identity who;
-	ssize_t ret = (ssize_t)size;
-
-	(void)off;
-	fs_identity_current(f->fs, &who);
-	/* One command per line; blanks around it do not count. */
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *stop = nl ? nl : end, *a = p, *z = stop;
-
-		while (a < z && (*a == ' ' || *a == '\t' || *a == '\r'))
-			a++;
-		while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r'))
-			z--;
-		if (z > a && post_host_command(f, &who, a, (size_t)(z - a)) < 0) {
-			ret = -1;
-			break;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	fs_identity_clear(&who);
-	return ret;
-}
-
-static ssize_t host_ctl_read(struct fs_file *file, char *buf, size_t size, off_t off)
-{
-	size_t len = sizeof host_ctl_help - 1;
-
-	(void)file;
-	if (off < 0 || (size_t)off >= len)
-		return 0;
-	if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	memcpy(buf, host_ctl_help + off, size);
-	return (ssize_t)size;
-}
-
-static int host_ctl_file_truncate(struct fs_file *file, off_t size)
-{
-	(void)file;
-	(void)size;
-	return 0;
-}
-
-static void host_ctl_release(struct fs_file *file)
-{
-	free(file);
-}
-
-static const struct fs_file_ops host_ctl_file_ops = {
-	.read = host_ctl_read,
-	.write = host_ctl_write,
-	.truncate = host_ctl_file_truncate,
-	.release = host_ctl_release,
-};
-
 static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	struct host_ctl_file *f;
+	char *name, *url, *what;
 
 	(void)flags;
 	if (host_exists(fs->hosts, p->arg[0]) < 0)
 		return -1;
-	f = xcalloc(1, sizeof *f);
-	f->base.ops = &host_ctl_file_ops;
-	f->base.direct_io = true;
-	f->fs = fs;
-	snprintf(f->name, sizeof f->name, "%s", p->arg[0]);
-	*file = &f->base;
+	name = fs_url_escape(p->arg[0]);
+	url = xasprintf("/v1/hosts/%s/ctl", name);
+	what = xasprintf("host %s", p->arg[0]);
+	*file = ctl_file_create(fs, url, what, host_ctl_help);
+	free(what);
+	free(url);
+	free(name);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* jobs/ (see jobs_dir.h). Existence and ownership come from the job cache;
  * content comes from the scheduler at open, or from the storage for logs. */
 #include "jobs_dir.h"
+#include "ctl_file.h"
 #include "backend.h"
 #include "job_cache.h"
 #include "log.h"
@@ -450,104 +451,7 @@ const struct node_ops job_wait_ops = {
 
 /* ---- ctl ---- */
 
-struct ctl_file {
-	struct fs_file base;
-	struct fs_ctx *fs;
-	int64_t id;
-};
-
 static const char ctl_help[] = "commands: cancel | hold | release | retry | priority N | purge | keep | unkeep\n";
-
-/* One command as the writer: 400 EINVAL, 403 EACCES, 409 EBUSY. */
-static int post_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n)
-{
-	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "command", cmd, n);
-	char *dump, url[64];
-	int ret;
-
-	if (!body) {
-		errno = EINVAL;         /* not UTF-8: not a command */
-		return -1;
-	}
-	dump = json_dumps(body, JSON_COMPACT);
-	snprintf(url, sizeof url, "/v1/jobs/%lld/ctl", (long long)f->id);
-	ret = sched_link_call(f->fs->link, who, "POST", url, dump, strlen(dump),
-			      SCHED_CALL_TIMEOUT_MS, &reply);
-	if (ret < 0 && reply.status) {
-		int saved = errno;
-		char *text = api_reply_error(&reply);
-
-		log_debug("job %lld: ctl '%.*s' by uid %u: %s", (long long)f->id, (int)n, cmd,
-			  (unsigned)who->uid, text);
-		free(text);
-		errno = saved;
-	}
-	api_reply_clear(&reply);
-	free(dump);
-	json_decref(body);
-	return ret;
-}
-
-static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
-{
-	struct ctl_file *f = (struct ctl_file *)file;
-	struct fs_identity who;
-	const char *p = buf, *end = buf + size;
-	ssize_t ret = (ssize_t)size;
-
-	(void)off;
-	fs_identity_current(f->fs, &who);
-	/* One command per line; blank lines and surrounding blanks do not count. */
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *stop = nl ? nl : end, *a = p, *z = stop;
-
-		while (a < z && (*a == ' ' || *a == '\t' || *a == '\r'))
-			a++;
-		while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r'))
-			z--;
-		if (z > a && post_command(f, &who, a, (size_t)(z - a)) < 0) {
-			ret = -1;
-			break;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	fs_identity_clear(&who);
-	return ret;
-}
-
-static ssize_t ctl_read(struct fs_file *file, char *buf, size_t size, off_t off)
-{
-	size_t len = sizeof ctl_help - 1;
-
-	(void)file;
-	if (off < 0 || (size_t)off >= len)
-		return 0;
-	if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	memcpy(buf, ctl_help + off, size);
-	return (ssize_t)size;
-}
-
-static int ctl_truncate(struct fs_file *file, off_t size)
-{
-	(void)file;
-	(void)size;
-	return 0;
-}
-
-static void ctl_release(struct fs_file *file)
-{
-	free(file);
-}
-
-static const struct fs_file_ops ctl_file_ops = {
-	.read = ctl_read,
-	.write = ctl_write,
-	.truncate = ctl_truncate,
-	.release = ctl_release,
-};
 
 static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
@@ -563,7 +467,7 @@ static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	struct ctl_file *f;
+	char url[64], what[32];
 	struct where w;
 	const struct job_meta *m = resolve(fs, p, LEVEL_JOB, &w);
 
@@ -571,12 +475,9 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	if (!m)
 		return -1;
 	job_meta_put(m);
-	f = xcalloc(1, sizeof *f);
-	f->base.ops = &ctl_file_ops;
-	f->base.direct_io = true;
-	f->fs = fs;
-	f->id = w.id;
-	*file = &f->base;
+	snprintf(url, sizeof url, "/v1/jobs/%lld/ctl", (long long)w.id);
+	snprintf(what, sizeof what, "job %lld", (long long)w.id);
+	*file = ctl_file_create(fs, url, what, ctl_help);
 	return 0;
 }
 

@@ -80,7 +80,7 @@ static void usage(const char *prog)
 	       "  --admin-group GROUP members may write hosts/<h>/ctl and any job's ctl\n"
 	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
 	       "  --page-cache       keep out/ and data/ files in the kernel's page cache (allows\n"
-	       "                     shared writable mmap; slower streaming). Default: direct I/O\n"
+	       "                     MAP_SHARED mmap; slower streaming). Default: direct I/O\n"
 	       "  -f                 stay in the foreground (log to stderr)\n"
 	       "  -d                 debug output (implies -f)\n"
 	       "  -o OPTIONS         FUSE mount options; default_permissions is always on,\n"

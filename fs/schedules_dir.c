@@ -2,6 +2,7 @@
  * refused (<name>.conf, <name>.conf.rejected) belong to queue_dir.c; the
  * others are the scheduler's schedules. */
 #include "schedules_dir.h"
+#include "ctl_file.h"
 #include "log.h"
 #include "queue_dir.h"
 #include "sched_link.h"
@@ -374,108 +375,6 @@ const struct node_ops schedule_view_ops = {
 
 /* ---- schedules/<name>/ctl ---- */
 
-struct ctl_file {
-	struct fs_file base;
-	struct fs_ctx *fs;
-	char *name;
-};
-
-static int post_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n)
-{
-	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "command", cmd, n);
-	char *dump, *name, *url;
-	int ret;
-
-	if (!body) {
-		errno = EINVAL;
-		return -1;
-	}
-	dump = json_dumps(body, JSON_COMPACT);
-	name = fs_url_escape(f->name);
-	url = xasprintf("/v1/schedules/%s/ctl", name);
-	ret = sched_link_call(f->fs->link, who, "POST", url, dump, strlen(dump),
-			      SCHED_CALL_TIMEOUT_MS, &reply);
-	if (ret < 0 && reply.status) {
-		int saved = errno;
-		char *text = api_reply_error(&reply);
-
-		log_debug("schedule %s: ctl '%.*s' by uid %u: %s", f->name, (int)n, cmd,
-			  (unsigned)who->uid, text);
-		free(text);
-		errno = saved;
-	}
-	api_reply_clear(&reply);
-	free(url);
-	free(name);
-	free(dump);
-	json_decref(body);
-	return ret;
-}
-
-static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
-{
-	struct ctl_file *f = (struct ctl_file *)file;
-	const char *p = buf, *end = buf + size;
-	struct fs_identity who;
-	ssize_t ret = (ssize_t)size;
-
-	(void)off;
-	fs_identity_current(f->fs, &who);
-	/* One command per line, as jobs/<id>/ctl. */
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *stop = nl ? nl : end, *a = p, *z = stop;
-
-		while (a < z && (*a == ' ' || *a == '\t' || *a == '\r'))
-			a++;
-		while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r'))
-			z--;
-		if (z > a && post_command(f, &who, a, (size_t)(z - a)) < 0) {
-			ret = -1;
-			break;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	fs_identity_clear(&who);
-	return ret;
-}
-
-static ssize_t ctl_read(struct fs_file *file, char *buf, size_t size, off_t off)
-{
-	size_t len = sizeof ctl_help - 1;
-
-	(void)file;
-	if (off < 0 || (size_t)off >= len)
-		return 0;
-	if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	memcpy(buf, ctl_help + off, size);
-	return (ssize_t)size;
-}
-
-static int ctl_file_truncate(struct fs_file *file, off_t size)
-{
-	(void)file;
-	(void)size;
-	return 0;
-}
-
-static void ctl_release(struct fs_file *file)
-{
-	struct ctl_file *f = (struct ctl_file *)file;
-
-	free(f->name);
-	free(f);
-}
-
-static const struct fs_file_ops ctl_file_ops = {
-	.read = ctl_read,
-	.write = ctl_write,
-	.truncate = ctl_file_truncate,
-	.release = ctl_release,
-};
-
 static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	return file_getattr(fs, p, st, 0644);
@@ -483,19 +382,20 @@ static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	struct ctl_file *f;
+	char *name, *url, *what;
 	uid_t uid;
 	gid_t gid;
 
 	(void)flags;
 	if (owner_of(fs->schedules, p->arg[0], &uid, &gid) < 0)
 		return -1;
-	f = xcalloc(1, sizeof *f);
-	f->base.ops = &ctl_file_ops;
-	f->base.direct_io = true;
-	f->fs = fs;
-	f->name = xstrdup(p->arg[0]);
-	*file = &f->base;
+	name = fs_url_escape(p->arg[0]);
+	url = xasprintf("/v1/schedules/%s/ctl", name);
+	what = xasprintf("schedule %s", p->arg[0]);
+	*file = ctl_file_create(fs, url, what, ctl_help);
+	free(what);
+	free(url);
+	free(name);
 	return 0;
 }
 

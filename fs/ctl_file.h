@@ -1,0 +1,15 @@
+/* The open control files of the mount (jobs/<id>/ctl, hosts/<h>/ctl,
+ * schedules/<name>/ctl): each line written is one command, POSTed as
+ * {"command": LINE} to the scheduler as the writer, and the scheduler's answer
+ * becomes the write's errno; reading shows the commands. */
+#ifndef PARSA_FS_CTL_FILE_H
+#define PARSA_FS_CTL_FILE_H
+
+#include "fs_node.h"
+
+/* url is the route to POST to ("/v1/jobs/42/ctl"), what names the target in
+ * the log ("job 42"); both are copied. help must outlive the file. */
+struct fs_file *ctl_file_create(struct fs_ctx *fs, const char *url, const char *what,
+				const char *help);
+
+#endif
