@@ -1,5 +1,5 @@
 #include "launch.h"
-#include "progress.h"
+#include "scratch.h"
 #include "util.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "hostwin.h"
 #include "progress.h"
+#include "scratch.h"
 #include "timewin.h"
 #include "assign.h"
 #include "config.h"

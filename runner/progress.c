@@ -49,11 +49,6 @@ struct progress {
 	bool started;
 };
 
-char *progress_path(const char *scratch)
-{
-	return xasprintf("%s.progress", scratch);
-}
-
 int progress_parse(const char *text, size_t len, double *done, double *total)
 {
 	char line[128], *end;

@@ -27,8 +27,7 @@ struct progress *progress_create(const char *endpoint, const char *state_dir, ch
 /* Sends nothing more; removes no progress file. */
 void progress_destroy(struct progress *p);
 
-/* The progress file of the instance whose scratch folder is scratch. */
-char *progress_path(const char *scratch);
+/* progress_path() (scratch.h) names an instance's progress file. */
 
 /* Make an instance's progress file: empty when fresh (else kept as it is),
  * owned by uid:gid. 0, or -1 with *err. progress_watch() makes it too. */

@@ -116,3 +116,8 @@ out:
 	}
 	return rc;
 }
+
+char *progress_path(const char *scratch)
+{
+	return xasprintf("%s.progress", scratch);
+}

@@ -12,6 +12,10 @@
 /* The folder's path for an assignment (the caller frees it). */
 char *scratch_path(const char *root, const struct assignment *a);
 
+/* The progress file ($PARSA_PROGRESS) of the instance whose scratch folder is
+ * scratch: beside it, so that it lives and goes with it. Malloc'ed. */
+char *progress_path(const char *scratch);
+
 /* Create an empty folder at path (replacing a leftover one), mode 0700, owned
  * by uid:gid when the runner is root. 0, or -1 with errno and *err. */
 int scratch_prepare(const char *path, uid_t uid, gid_t gid, char **err);

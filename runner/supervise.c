@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,14 +111,38 @@ static struct supervised *handle(const char *dir)
 	return s;
 }
 
+/* The program to exec as the supervisor: parsa-supervise next to this
+ * runner (small, quick to start), else the runner itself with --supervise.
+ * Fills exe and the first arguments; returns how many. */
+static int supervisor_program(char *exe, size_t len, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+	char *slash;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash && (size_t)(slash - exe) + sizeof "/parsa-supervise" <= len) {
+			strcpy(slash, "/parsa-supervise");
+			if (access(exe, X_OK) == 0) {
+				argv[0] = "parsa-supervise";
+				return 1;
+			}
+		}
+	}
+	snprintf(exe, len, "/proc/self/exe");
+	argv[0] = "parsa-runner";
+	argv[1] = "--supervise";
+	return 2;
+}
+
 struct supervised *supervised_start(const char *dir, const json_t *assignment, const char *mount,
 				    const char *scratch, char **err)
 {
-	static const char exe[] = "/proc/self/exe";
 	struct supervised *s = handle(dir);
 	json_t *copy = json_deep_copy(assignment);
-	char *text = NULL, *argv[4];
-	int fds[2] = { -1, -1 };
+	char *text = NULL, *argv[4], exe[PATH_MAX];
+	int fds[2] = { -1, -1 }, nargs;
 	pid_t pid;
 
 	/* Beside the assignment's own members (its "scratch" is a size). */
@@ -134,10 +159,9 @@ struct supervised *supervised_start(const char *dir, const json_t *assignment, c
 		errprintf(err, "cannot start: cannot create a pipe: %s", strerror(errno));
 		goto fail;
 	}
-	argv[0] = "parsa-runner";
-	argv[1] = "--supervise";
-	argv[2] = s->dir;
-	argv[3] = NULL;
+	nargs = supervisor_program(exe, sizeof exe, argv);
+	argv[nargs++] = s->dir;
+	argv[nargs] = NULL;
 	pid = fork();
 	if (pid < 0) {
 		errprintf(err, "cannot start: cannot fork: %s", strerror(errno));
@@ -274,6 +298,10 @@ static const struct state_name {
 
 void supervised_status(struct supervised *s, struct sup_status *st)
 {
+	/* Whether the supervisor is gone is asked before its status is read: it
+	 * writes its last word and then exits, so a status read first and a
+	 * "gone" seen after could be the moment in between, not a kill. */
+	int gone = supervised_done(s);
 	json_t *json = read_json(s->dir, "status");
 	const char *state = json ? json_string_value(json_object_get(json, "state")) : NULL;
 	const char *reason = json ? json_string_value(json_object_get(json, "reason")) : NULL;
@@ -292,7 +320,7 @@ void supervised_status(struct supervised *s, struct sup_status *st)
 			st->reason = xstrdup(reason);
 	}
 	json_decref(json);
-	if ((st->state == SUP_STARTING || st->state == SUP_RUNNING) && supervised_done(s)) {
+	if ((st->state == SUP_STARTING || st->state == SUP_RUNNING) && gone) {
 		/* Gone without a last word (killed, or it could not even start). */
 		if (st->state == SUP_STARTING && st->pid <= 0) {
 			st->state = SUP_FAILED;
