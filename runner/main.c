@@ -64,6 +64,7 @@ struct runner {
 	int sigfd;
 	struct probe *probe;
 	struct report_queue *reports;
+	char *run_dir;               /* supervisors' state and kept reports */
 	struct instances *inst;
 	struct session *session;
 	struct work_poll *work;
@@ -130,6 +131,35 @@ static char *user_state_dir(void)
 	if (xdg && xdg[0] == '/')
 		return xasprintf("%s/parsa", xdg);
 	return xasprintf("%s/.local/state/parsa", home && home[0] ? home : "/tmp");
+}
+
+/* Where the instances' supervisors and the undelivered reports are kept: it
+ * must outlive the runner (a new one reattaches) but not the machine, and
+ * every instance creates and deletes a few files there. On a tmpfs (/run, or
+ * $XDG_RUNTIME_DIR) that churn stays off the disk, where ext4's inode
+ * allocator slows down under it (it scans recently deleted inodes). One
+ * folder per state folder, so that runners of different hosts on one machine
+ * (tests) never share it. Falls back to the state folder. */
+static char *runtime_dir_for(const char *state)
+{
+	const char *base = geteuid() == 0 ? "/run/parsa" : getenv("XDG_RUNTIME_DIR");
+	char *escaped, *dir, *p;
+	struct stat st;
+
+	if (!base || base[0] != '/')
+		return xstrdup(state);
+	escaped = xstrdup(state);
+	for (p = escaped; *p; p++)
+		if (*p == '/')
+			*p = '%';
+	dir = xasprintf("%s%s/runner-%s", base, geteuid() == 0 ? "" : "/parsa", escaped);
+	free(escaped);
+	if (mkdir_p(dir, 0700) < 0 || stat(dir, &st) < 0 || st.st_uid != geteuid()) {
+		log_warnx("cannot use %s for the instances' state; using %s", dir, state);
+		free(dir);
+		return xstrdup(state);
+	}
+	return dir;
 }
 
 static void config_defaults(struct config *cfg)
@@ -807,7 +837,8 @@ int main(int argc, char **argv)
 	r.probe = probe_create("/proc", r.cfg.scratch, &err);
 	if (!r.probe)
 		goto fail;
-	r.reports = report_queue_create(r.cfg.state, &err);
+	r.run_dir = runtime_dir_for(r.cfg.state);
+	r.reports = report_queue_create(r.run_dir, &err);
 	if (!r.reports)
 		goto fail;
 	r.clock = clock_create(r.cfg.clock_file);
@@ -821,7 +852,7 @@ int main(int argc, char **argv)
 		err = NULL;
 	}
 	icfg = (struct instances_config){
-		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .state_dir = r.cfg.state,
+		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .state_dir = r.run_dir,
 		.grace_ms = r.cfg.grace_ms, .on_event = on_event, .arg = &r,
 		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
 	};
@@ -860,6 +891,7 @@ out:
 	probe_destroy(r.probe);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
+	free(r.run_dir);
 	config_free(&r.cfg);
 	free(err);
 	return rc;

@@ -98,6 +98,8 @@ cleanup() {
 			sleep 0.2
 		done
 	done
+	# Runners keep their instances' state under /run (named after their state folder).
+	rm -rf /run/parsa/runner-"${TEST_DIR//\//%}"* 2>/dev/null || true
 	if [ "$rc" -eq 0 ] && [ "$TEST_FAILED" -eq 0 ]; then
 		printf '1..%d\n' "$TEST_COUNT"
 		rm -rf "$TEST_DIR" 2>/dev/null || true
