@@ -891,6 +891,18 @@ out:
 	probe_destroy(r.probe);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
+	if (r.run_dir && strcmp(r.run_dir, r.cfg.state) != 0) {
+		/* Left with nothing running and nothing to report: leave no trace
+		 * in /run. Non-empty folders stay (rmdir fails) for the next runner. */
+		char *sub = xasprintf("%s/instances", r.run_dir);
+
+		rmdir(sub);
+		free(sub);
+		sub = xasprintf("%s/reports", r.run_dir);
+		rmdir(sub);
+		free(sub);
+		rmdir(r.run_dir);
+	}
 	free(r.run_dir);
 	config_free(&r.cfg);
 	free(err);
