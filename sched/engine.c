@@ -1284,15 +1284,22 @@ static int ctl_purge(struct engine *e, struct job *job, const char *who, const c
 	return 0;
 }
 
+/* keep and unkeep: protect a job's outputs from the retention clean-up, or not. */
+static int set_keep(struct engine *e, struct job *job, const char *who, int64_t now, bool keep)
+{
+	model_job_event(e->model, job, now, keep ? "outputs kept (no automatic clean-up) by %s" :
+			"outputs no longer kept, by %s", who);
+	model_dirty_job(e->model, job);
+	lifecycle_keep(e->lifecycle, job->id, keep);
+	return 0;
+}
+
 static int ctl_keep(struct engine *e, struct job *job, const char *who, const char *arg,
 		    int64_t now, char **err)
 {
 	(void)arg;
 	(void)err;
-	model_job_event(e->model, job, now, "outputs kept (no automatic clean-up) by %s", who);
-	model_dirty_job(e->model, job);
-	lifecycle_keep(e->lifecycle, job->id, true);
-	return 0;
+	return set_keep(e, job, who, now, true);
 }
 
 static int ctl_unkeep(struct engine *e, struct job *job, const char *who, const char *arg,
@@ -1300,10 +1307,7 @@ static int ctl_unkeep(struct engine *e, struct job *job, const char *who, const 
 {
 	(void)arg;
 	(void)err;
-	model_job_event(e->model, job, now, "outputs no longer kept, by %s", who);
-	model_dirty_job(e->model, job);
-	lifecycle_keep(e->lifecycle, job->id, false);
-	return 0;
+	return set_keep(e, job, who, now, false);
 }
 
 static const struct ctl_command {
