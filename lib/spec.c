@@ -2107,7 +2107,7 @@ static int window_from_json(const json_t *obj, char **text, struct timewin **win
 static int time_from_json(const json_t *json, struct spec *spec, char **err)
 {
 	const json_t *notify = json_object_get(json, "notify");
-	long long v;
+	long long v = 0;
 
 	if (json_object_get(json, "start_at_s")) {
 		if (json_get_int(json, "start_at_s", 0, INT64_MAX, &v, "spec", err) < 0)
@@ -2130,7 +2130,8 @@ static int time_from_json(const json_t *json, struct spec *spec, char **err)
 
 static int stage_from_json(const json_t *j, struct spec_stage *st, const char *where, char **err)
 {
-	long long line, cpus, mem, disk, scratch, instances, walltime, retries, progress = 0;
+	long long line = 0, cpus = 0, mem = 0, disk = 0, scratch = 0, instances = 0, walltime = 0;
+	long long retries = 0, progress = 0;
 	char *foreach = NULL;
 	int rc = -1;
 
@@ -2213,7 +2214,7 @@ struct spec *spec_from_json(const json_t *json, char **err)
 {
 	struct spec *spec = xcalloc(1, sizeof *spec);
 	const json_t *after, *stages;
-	long long priority;
+	long long priority = 0;
 	size_t n;
 
 	if (!json_is_object(json)) {

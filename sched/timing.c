@@ -32,7 +32,7 @@ void timing_when(int64_t at, int64_t now, char *buf, size_t len)
 	if (at > now) {
 		/* Whole seconds, rounded up: "in 0s" would read as "now". */
 		format_duration((uint64_t)((at - now + 999) / 1000), in, sizeof in);
-		snprintf(buf, len, "%s (in %s)", iso, in);
+		snprintf(buf, len, "%.32s (in %.20s)", iso, in);
 	} else {
 		snprintf(buf, len, "%s", iso);
 	}
