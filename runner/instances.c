@@ -1,5 +1,6 @@
 #include "instances.h"
 #include "clock.h"
+#include "identity.h"
 #include "log.h"
 #include "scratch.h"
 #include "supervise.h"
@@ -28,6 +29,7 @@ struct instance {
 	struct assignment *a;
 	struct supervised *sup;
 	char *scratch;
+	char *progress;
 	enum inst_state state;
 	pid_t pid;                /* the instance's, once running */
 	int64_t started_ms;
@@ -45,6 +47,7 @@ struct finished {
 struct instances {
 	struct instances_config cfg;
 	char *dir;                /* <state_dir>/instances */
+	struct scratch_pool *pool; /* NULL: scratch folders are made and removed */
 	struct instance **live;
 	size_t nlive, caplive;
 	struct finished ring[FINISHED_MAX]; /* oldest at ring_head */
@@ -105,14 +108,21 @@ static struct instance *find(const struct instances *t, int64_t id, int64_t atte
 struct instances *instances_create(const struct instances_config *cfg)
 {
 	struct instances *t = xcalloc(1, sizeof *t);
+	char *err = NULL;
 
 	t->cfg = *cfg;
 	t->cfg.mount = xstrdup(cfg->mount);
 	t->cfg.scratch_root = xstrdup(cfg->scratch_root);
+	t->cfg.progress_dir = xstrdup(cfg->progress_dir ? cfg->progress_dir : cfg->scratch_root);
 	t->cfg.state_dir = NULL;
 	t->dir = xasprintf("%s/instances", cfg->state_dir ? cfg->state_dir : cfg->scratch_root);
 	if (mkdir_p(t->dir, 0700) < 0)
 		log_warn("cannot create %s", t->dir);
+	t->pool = scratch_pool_create(cfg->scratch_root, &err);
+	if (!t->pool) {
+		log_warnx("%s: scratch folders will not be reused", err);
+		free(err);
+	}
 	return t;
 }
 
@@ -123,6 +133,7 @@ static void instance_free(struct instance *in)
 	supervised_destroy(in->sup);
 	assignment_destroy(in->a);
 	free(in->scratch);
+	free(in->progress);
 	free(in->stop_reason);
 	free(in);
 }
@@ -136,15 +147,17 @@ void instances_destroy(struct instances *t)
 	free(t->live);
 	free((char *)t->cfg.mount);
 	free((char *)t->cfg.scratch_root);
+	free((char *)t->cfg.progress_dir);
+	scratch_pool_destroy(t->pool);
 	free(t->dir);
 	free(t);
 }
 
-static void remove_scratch(const char *path)
+static void remove_scratch(struct instances *t, const char *path)
 {
 	char *err = NULL;
 
-	if (scratch_remove(path, &err) < 0)
+	if (scratch_release(t->pool, path, &err) < 0)
 		log_warnx("%s", err);
 	free(err);
 }
@@ -170,9 +183,9 @@ static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 		}
 	}
 	remember(t, in->a->id, in->a->attempt, now_ms);
-	remove_scratch(in->scratch);
+	remove_scratch(t, in->scratch);
 	if (t->cfg.on_retire)
-		t->cfg.on_retire(t->cfg.arg, in->a, in->scratch);
+		t->cfg.on_retire(t->cfg.arg, in->a, in->progress);
 	supervised_forget(in->sup);
 	instance_free(in);
 }
@@ -187,6 +200,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	struct instance *in = NULL;
 	json_t *json = NULL;
 	char *err = NULL, *dir = NULL;
+	json_t *identity;
 	int started = 0;
 
 	if (find(t, a->id, a->attempt) || finished_recently(t, a->id, a->attempt)) {
@@ -198,7 +212,8 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	in = xcalloc(1, sizeof *in);
 	in->a = a;
 	in->scratch = scratch_path(t->cfg.scratch_root, a);
-	if (scratch_prepare(in->scratch, a->uid, a->gid, &err) < 0) {
+	in->progress = progress_path(t->cfg.progress_dir, a);
+	if (scratch_prepare(t->pool, in->scratch, a->uid, a->gid, &err) < 0) {
 		char *reason = xasprintf("cannot start: %s", err);
 
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, reason);
@@ -208,17 +223,19 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 		goto out;
 	}
 	if (t->cfg.on_prepare)
-		t->cfg.on_prepare(t->cfg.arg, a, in->scratch, true);
+		t->cfg.on_prepare(t->cfg.arg, a, in->progress, true);
 	json = assignment_to_json(a);
 	dir = instance_dir(t, a);
-	in->sup = supervised_start(dir, json, t->cfg.mount, in->scratch, &err);
+	identity = identity_decide(a, in->scratch, &err);
+	in->sup = identity ? supervised_start(dir, json, t->cfg.mount, in->scratch, in->progress,
+					      identity, &err) : NULL;
 	if (!in->sup) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, err);
 		emit(t, INSTANCE_FAILED, a->id, a->attempt, 0, 0, 0, err);
 		remember(t, a->id, a->attempt, now_ms);
-		remove_scratch(in->scratch);
+		remove_scratch(t, in->scratch);
 		if (t->cfg.on_retire)
-			t->cfg.on_retire(t->cfg.arg, a, in->scratch);
+			t->cfg.on_retire(t->cfg.arg, a, in->progress);
 		goto out;
 	}
 	in->state = INST_STARTING;
@@ -421,7 +438,9 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 		/* A runner killed while it wrote the assignment: nothing ran. */
 		log_warnx("%s; removing it", err ? err : dir);
 		free(err);
-		remove_scratch(dir);
+		if (scratch_remove(dir, &err) < 0)
+			log_warnx("%s", err);
+		free(err);
 		return;
 	}
 	in = xcalloc(1, sizeof *in);
@@ -436,6 +455,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 		return;
 	}
 	in->scratch = scratch_path(t->cfg.scratch_root, in->a);
+	in->progress = progress_path(t->cfg.progress_dir, in->a);
 	if (supervised_stop_reason(sup))
 		in->stop_reason = xstrdup(supervised_stop_reason(sup));
 	supervised_status(sup, &st);
@@ -447,7 +467,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 		in->wall_deadline_ms = in->started_ms + clock_offset_ms(t->cfg.clock) +
 				       (int64_t)in->a->walltime_s * 1000;
 	if (t->cfg.on_prepare)
-		t->cfg.on_prepare(t->cfg.arg, in->a, in->scratch, false);
+		t->cfg.on_prepare(t->cfg.arg, in->a, in->progress, false);
 	add_live(t, in);
 	if (st.state == SUP_RUNNING)
 		log_info("reattached to job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64

@@ -39,6 +39,7 @@ struct instance_event {
 struct instances_config {
 	const char *mount;        /* where parsafs is mounted */
 	const char *scratch_root; /* instances' scratch folders go below it */
+	const char *progress_dir; /* and their progress files ($PARSA_PROGRESS) in it */
 	const char *state_dir;    /* <state_dir>/instances/<id>.<attempt>/: supervisors' state */
 	int64_t grace_ms;         /* SIGTERM, then SIGKILL this much later */
 	/* Called for every event, from inside the instances_* call that saw it. */
@@ -50,8 +51,8 @@ struct instances_config {
 	/* Called (when not NULL) with the same arg before an instance starts
 	 * (fresh) or is reattached (not fresh), and once it has been retired:
 	 * the progress watch of runner/progress.h. */
-	void (*on_prepare)(void *arg, const struct assignment *a, const char *scratch, bool fresh);
-	void (*on_retire)(void *arg, const struct assignment *a, const char *scratch);
+	void (*on_prepare)(void *arg, const struct assignment *a, const char *progress, bool fresh);
+	void (*on_retire)(void *arg, const struct assignment *a, const char *progress);
 };
 
 struct instances *instances_create(const struct instances_config *cfg);

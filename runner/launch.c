@@ -1,12 +1,11 @@
 #include "launch.h"
-#include "scratch.h"
+#include "identity.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,19 +44,6 @@ struct launch {
 	char *scratch;
 };
 
-/* Who the instance runs as, resolved in the parent: NSS lookups are not safe
- * between fork and exec in a process with threads. */
-struct identity {
-	int change;          /* set groups, gid and uid in the child (root runner) */
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups;
-	int ngroups;
-	char *user;
-	char *home;
-	char *shell;
-};
-
 struct envv {
 	char **v;
 	size_t n, cap;
@@ -94,117 +80,32 @@ static void env_free(struct envv *e)
 	free(e->v);
 }
 
-static void identity_free(struct identity *id)
+/* The identity identity_decide() chose. 0, or -1 with *err. */
+static int identity_from_json(const json_t *json, struct identity *id, char **err)
 {
-	free(id->groups);
-	free(id->user);
-	free(id->home);
-	free(id->shell);
-}
-
-/* This host's group list for a user known to passwd, as initgroups() would set it. */
-static int host_groups(const char *user, gid_t gid, gid_t **groups, int *ngroups)
-{
-	int n = 32;
-
-	for (int tries = 0; tries < 8; tries++) {
-		int got = n;
-		gid_t *list = xcalloc((size_t)n, sizeof *list);
-
-		if (getgrouplist(user, gid, list, &got) >= 0) {
-			*groups = list;
-			*ngroups = got;
-			return 0;
-		}
-		free(list);
-		n = got > n ? got : n * 2;
-	}
-	errno = E2BIG;
-	return -1;
-}
-
-/* Decide who the instance runs as (see launch_create). 0, or -1 with *err. */
-static int plan_identity(const struct assignment *a, const char *scratch,
-			 struct identity *id, char **err)
-{
-	struct passwd pwbuf, *pw = NULL;
-	uid_t euid = geteuid();
-	char *buf = NULL;
-	size_t buflen = 16384;
-	int rc = -1, e;
+	const json_t *groups = json_object_get(json, "groups");
+	const char *user = json_string_value(json_object_get(json, "user"));
+	const char *home = json_string_value(json_object_get(json, "home"));
+	const char *shell = json_string_value(json_object_get(json, "shell"));
+	size_t i;
+	json_t *g;
 
 	memset(id, 0, sizeof *id);
-	for (;;) {
-		buf = xrealloc(buf, buflen);
-		if (a->user[0])
-			e = getpwnam_r(a->user, &pwbuf, buf, buflen, &pw);
-		else
-			e = getpwuid_r(a->uid, &pwbuf, buf, buflen, &pw);
-		if (e != ERANGE || buflen >= (1 << 20))
-			break;
-		buflen *= 2;
+	if (!json_is_integer(json_object_get(json, "uid")) || !json_is_integer(json_object_get(json, "gid")) ||
+	    !json_is_array(groups) || !user || !home || !shell) {
+		errno = EINVAL;
+		return errprintf(err, "cannot start: the assignment's identity is incomplete");
 	}
-	if (e != 0)
-		pw = NULL;
-	if (pw && pw->pw_uid != a->uid) {
-		errno = EPERM;
-		errprintf(err, "cannot start: user '%s' is uid %u on this host, but the job "
-			  "belongs to uid %u", a->user, (unsigned)pw->pw_uid, (unsigned)a->uid);
-		goto out;
-	}
-	id->uid = a->uid;
-	id->gid = a->gid;
-	if (euid == 0) {
-		/* uid 0 only when the scheduler says root itself submitted the job:
-		 * anything else is a bug or an attack, never a reason for a root shell. */
-		if (a->uid == 0 && strcmp(a->user, "root") != 0) {
-			errno = EPERM;
-			errprintf(err, "cannot start: refusing to run as uid 0 a job not submitted by root");
-			goto out;
-		}
-		id->change = 1;
-		if (pw) {
-			if (host_groups(pw->pw_name, a->gid, &id->groups, &id->ngroups) < 0) {
-				errprintf(err, "cannot start: cannot list the groups of '%s': %s",
-					  pw->pw_name, strerror(errno));
-				goto out;
-			}
-		} else {
-			id->groups = xcalloc(a->ngroups + 1, sizeof *id->groups);
-			id->groups[id->ngroups++] = a->gid;
-			for (size_t i = 0; i < a->ngroups; i++)
-				if (a->groups[i] != a->gid)
-					id->groups[id->ngroups++] = a->groups[i];
-		}
-	} else if (a->uid != euid) {
-		errno = EPERM;
-		errprintf(err, "cannot start: this runner runs as uid %u and can only start "
-			  "jobs of that user, not of uid %u (run parsa-runner as root to serve "
-			  "several users)", (unsigned)euid, (unsigned)a->uid);
-		goto out;
-	}
-	if (pw) {
-		id->user = xstrdup(pw->pw_name);
-		id->home = xstrdup(pw->pw_dir);
-		id->shell = xstrdup(pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
-	} else {
-		/* A user this host does not know (no shared passwd): the scratch
-		 * folder is the one place that surely belongs to them. */
-		id->user = a->user[0] ? xstrdup(a->user) : xasprintf("%u", (unsigned)a->uid);
-		id->home = xstrdup(scratch);
-		id->shell = xstrdup("/bin/sh");
-	}
-	rc = 0;
-out:
-	free(buf);
-	if (rc < 0) {
-		int saved = errno;
-
-		identity_free(id);
-		memset(id, 0, sizeof *id);
-		errno = saved;
-	}
-	return rc;
+	id->change = json_is_true(json_object_get(json, "change"));
+	id->uid = (uid_t)json_integer_value(json_object_get(json, "uid"));
+	id->gid = (gid_t)json_integer_value(json_object_get(json, "gid"));
+	id->groups = xcalloc(json_array_size(groups) + 1, sizeof *id->groups);
+	json_array_foreach(groups, i, g)
+		id->groups[id->ngroups++] = (gid_t)json_integer_value(g);
+	id->user = xstrdup(user);
+	id->home = xstrdup(home);
+	id->shell = xstrdup(shell);
+	return 0;
 }
 
 char *launch_log_path(const char *mount, const struct assignment *a)
@@ -246,9 +147,8 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 	free(v);
 	env_set(e, "PARSA_SCRATCH", req->scratch);
 	/* Made by the runner before the start (runner/progress.h). */
-	v = progress_path(req->scratch);
-	env_set(e, "PARSA_PROGRESS", v);
-	free(v);
+	if (req->progress)
+		env_set(e, "PARSA_PROGRESS", req->progress);
 	snprintf(num, sizeof num, "%" PRId64, a->cpus);
 	env_set(e, "PARSA_CPUS", num);
 }
@@ -356,7 +256,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	l->log_path = launch_log_path(req->mount, a);
 	l->out_dir = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
 	l->scratch = xstrdup(req->scratch);
-	if (plan_identity(a, req->scratch, &id, err) < 0) {
+	if (identity_from_json(req->identity, &id, err) < 0) {
 		memset(&id, 0, sizeof id);
 		goto out;
 	}

@@ -10,20 +10,23 @@
 
 #include "assign.h"
 
+#include <jansson.h>
+
 struct launch;
 
 struct launch_request {
 	const struct assignment *a;
 	const char *mount;    /* where parsafs is mounted: PARSA_JOBDIR etc. and the log live there */
 	const char *scratch;  /* this instance's scratch folder (PARSA_SCRATCH), already created */
+	const char *progress; /* its progress file (PARSA_PROGRESS), already created; NULL: none */
+	/* Who it runs as, from identity_decide() (runner/identity.h); required. */
+	const json_t *identity;
 };
 
-/* Check that the instance may run here (identity rules below), then fork it.
+
+/* Fork the instance as the identity of req (runner/identity.h for the rules).
  * Returns the handle, or NULL with errno and *err = "cannot start: <why>" when
- * nothing was started. Identity: a root runner sets the assignment's groups (or
- * this host's group list for the user, when passwd knows that user with the same
- * uid), gid and uid, and refuses uid 0 unless the user named is root; a runner
- * that is not root starts only jobs of its own uid.
+ * nothing was started.
  * Call from the thread that will reap the child; the child only makes
  * async-signal-safe calls, so other threads do not matter. */
 struct launch *launch_create(const struct launch_request *req, char **err);

@@ -159,6 +159,27 @@ static char *runtime_dir_for(const char *state)
 		free(dir);
 		return xstrdup(state);
 	}
+	/* Instances reach their progress files in it by name (progress_dir_for);
+	 * what else is in it stays 0700. */
+	if (geteuid() == 0 && (chmod(base, 0711) < 0 || chmod(dir, 0711) < 0))
+		log_warn("cannot open %s to instances", dir);
+	return dir;
+}
+
+/* Where instances' progress files go: in the runtime folder when there is
+ * one (each instance makes and removes one), else beside the scratch folders. */
+static char *progress_dir_for(const char *run_dir, const char *state, const char *scratch)
+{
+	char *dir;
+
+	if (strcmp(run_dir, state) == 0)
+		return xstrdup(scratch);
+	dir = xasprintf("%s/progress", run_dir);
+	if ((mkdir(dir, 0711) < 0 && errno != EEXIST) || chmod(dir, 0711) < 0) {
+		log_warn("cannot use %s; progress files go to %s", dir, scratch);
+		free(dir);
+		return xstrdup(scratch);
+	}
 	return dir;
 }
 
@@ -483,13 +504,12 @@ static json_t *heartbeat_body(void *arg)
 }
 
 /* An instance's progress is watched from before it starts until it is retired. */
-static void on_prepare(void *arg, const struct assignment *a, const char *scratch, bool fresh)
+static void on_prepare(void *arg, const struct assignment *a, const char *file, bool fresh)
 {
 	struct runner *r = arg;
-	char *file, *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL;
 	int rc;
 
-	file = progress_path(scratch);
 	if (a->progress_files)
 		out = xasprintf("%s/jobs/%" PRId64 "/out/%s", r->cfg.mount, a->job, a->stage);
 	/* Without the watcher the file is still there: an instance that writes
@@ -505,22 +525,16 @@ static void on_prepare(void *arg, const struct assignment *a, const char *scratc
 		free(err);
 	}
 	free(out);
-	free(file);
 }
 
-static void on_retire(void *arg, const struct assignment *a, const char *scratch)
+static void on_retire(void *arg, const struct assignment *a, const char *file)
 {
 	struct runner *r = arg;
 
-	char *file;
-
-	if (r->progress) {
+	if (r->progress)
 		progress_forget(r->progress, a->id, a->attempt);
-		return;
-	}
-	file = progress_path(scratch);
-	unlink(file);
-	free(file);
+	else
+		unlink(file);
 }
 
 /* An instance event becomes a state report (docs/api.md). */
@@ -796,7 +810,7 @@ int main(int argc, char **argv)
 	struct session_hooks hooks;
 	sigset_t mask;
 	struct stat st;
-	char *err = NULL;
+	char *err = NULL, *progress_dir = NULL;
 	int rc = 1, flags;
 
 	/* The supervisor of one instance (supervise.h): started by the runner. */
@@ -838,13 +852,14 @@ int main(int argc, char **argv)
 	if (!r.probe)
 		goto fail;
 	r.run_dir = runtime_dir_for(r.cfg.state);
+	progress_dir = progress_dir_for(r.run_dir, r.cfg.state, r.cfg.scratch);
 	r.reports = report_queue_create(r.run_dir, &err);
 	if (!r.reports)
 		goto fail;
 	r.clock = clock_create(r.cfg.clock_file);
 	if (r.cfg.window && !(r.win = hostwin_create(r.cfg.window, r.cfg.window_drain, r.clock, &err)))
 		goto fail;
-	r.progress = progress_create(r.cfg.sched, r.cfg.state, &err);
+	r.progress = progress_create(r.cfg.sched, r.run_dir, &err);
 	if (!r.progress) {
 		/* Progress is a nicety: run without it rather than not at all. */
 		log_warnx("%s: instances' progress will not be reported", err);
@@ -853,6 +868,7 @@ int main(int argc, char **argv)
 	}
 	icfg = (struct instances_config){
 		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .state_dir = r.run_dir,
+		.progress_dir = progress_dir, 
 		.grace_ms = r.cfg.grace_ms, .on_event = on_event, .arg = &r,
 		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
 	};
@@ -901,9 +917,12 @@ out:
 		sub = xasprintf("%s/reports", r.run_dir);
 		rmdir(sub);
 		free(sub);
+		if (progress_dir && strcmp(progress_dir, r.cfg.scratch) != 0)
+			rmdir(progress_dir);
 		rmdir(r.run_dir);
 	}
 	free(r.run_dir);
+	free(progress_dir);
 	config_free(&r.cfg);
 	free(err);
 	return rc;

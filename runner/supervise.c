@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,17 +138,21 @@ static int supervisor_program(char *exe, size_t len, char **argv)
 }
 
 struct supervised *supervised_start(const char *dir, const json_t *assignment, const char *mount,
-				    const char *scratch, char **err)
+				    const char *scratch, const char *progress, json_t *identity,
+				    char **err)
 {
 	struct supervised *s = handle(dir);
 	json_t *copy = json_deep_copy(assignment);
 	char *text = NULL, *argv[4], exe[PATH_MAX];
-	int fds[2] = { -1, -1 }, nargs;
+	posix_spawn_file_actions_t actions;
+	int fds[2] = { -1, -1 }, nargs, rc;
 	pid_t pid;
 
 	/* Beside the assignment's own members (its "scratch" is a size). */
 	json_object_set_new(copy, "runner_mount", json_string(mount));
 	json_object_set_new(copy, "runner_scratch_dir", json_string(scratch));
+	json_object_set_new(copy, "runner_progress_file", json_string(progress));
+	json_object_set_new(copy, "runner_identity", identity);
 	text = json_dumps(copy, JSON_COMPACT);
 	json_decref(copy);
 	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || !text ||
@@ -162,18 +167,18 @@ struct supervised *supervised_start(const char *dir, const json_t *assignment, c
 	nargs = supervisor_program(exe, sizeof exe, argv);
 	argv[nargs++] = s->dir;
 	argv[nargs] = NULL;
-	pid = fork();
-	if (pid < 0) {
-		errprintf(err, "cannot start: cannot fork: %s", strerror(errno));
+	/* posix_spawn, not fork: it shares the runner's memory until the exec
+	 * instead of copying its page tables (and faulting them back) for every
+	 * instance. */
+	if ((rc = posix_spawn_file_actions_init(&actions)) != 0 ||
+	    (rc = posix_spawn_file_actions_adddup2(&actions, fds[1], 1)) != 0 ||
+	    (rc = posix_spawn(&pid, exe, &actions, NULL, argv, environ)) != 0) {
+		errno = rc;
+		errprintf(err, "cannot start: cannot start %s: %s", exe, strerror(rc));
+		posix_spawn_file_actions_destroy(&actions);
 		goto fail;
 	}
-	if (pid == 0) {
-		/* Async-signal-safe calls only: the runner has threads. */
-		if (dup2(fds[1], 1) < 0)
-			_exit(127);
-		execv(exe, argv);
-		_exit(127);
-	}
+	posix_spawn_file_actions_destroy(&actions);
 	close(fds[1]);
 	s->sup_pid = pid;
 	s->notify_fd = fds[0];
@@ -476,6 +481,8 @@ int supervise_main(const char *dir)
 		.a = a,
 		.mount = json_string_value(json_object_get(json, "runner_mount")),
 		.scratch = json_string_value(json_object_get(json, "runner_scratch_dir")),
+		.progress = json_string_value(json_object_get(json, "runner_progress_file")),
+		.identity = json_object_get(json, "runner_identity"),
 	};
 	if (!req.mount || !req.scratch) {
 		publish(&p, "failed", 0, 0, 0, 0, "cannot start: the assignment names no mount or scratch");

@@ -37,11 +37,13 @@ struct sup_status {
 
 void sup_status_clear(struct sup_status *st);
 
-/* Write DIR/assignment.json (the assignment as received, with the mount and
- * scratch folder) and start a supervisor for it. NULL with errno and *err when
- * nothing was started. */
+/* Write DIR/assignment.json (the assignment as received, with the mount,
+ * scratch folder, progress file and the identity of launch_identity(), whose
+ * reference it takes) and start a supervisor for it. NULL with errno and
+ * *err when nothing was started. */
 struct supervised *supervised_start(const char *dir, const json_t *assignment, const char *mount,
-				    const char *scratch, char **err);
+				    const char *scratch, const char *progress, json_t *identity,
+				    char **err);
 
 /* Take over the supervisor of DIR left by an earlier runner. *assignment gets
  * a new reference to DIR/assignment.json. NULL with errno ENOENT and *err when

@@ -2,6 +2,7 @@
  * failure path, identity rules, and stopping a whole process group. A plain
  * temporary folder stands in for the parsafs mount. */
 #include "assign.h"
+#include "identity.h"
 #include "launch.h"
 #include "tap.h"
 #include "util.h"
@@ -109,12 +110,17 @@ static int wait_exit(pid_t pid, int secs)
 	return -1;
 }
 
+/* As the runner does: the identity decided first, then the launch with it. */
 static struct launch *start(struct assignment *a, char **err)
 {
-	struct launch_request req = { .a = a, .mount = root_dir, .scratch = scratch };
+	json_t *identity = identity_decide(a, scratch, err);
+	struct launch_request req = { .a = a, .mount = root_dir, .scratch = scratch, .identity = identity };
+	struct launch *l = identity ? launch_create(&req, err) : NULL;
 
-	return launch_create(&req, err);
+	json_decref(identity);
+	return l;
 }
+
 
 static const char *env_value(const char *env, const char *name, char *buf, size_t len)
 {
