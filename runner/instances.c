@@ -19,6 +19,8 @@
  * than the scheduler takes to stop re-sending an assignment it has seen confirmed. */
 #define FINISHED_KEEP_MS (10 * 60 * 1000)
 #define FINISHED_MAX 4096
+/* How long a start waits to be reported (see settle). */
+#define RUNNING_REPORT_DELAY_MS 50
 
 enum inst_state {
 	INST_STARTING,   /* the supervisor has not said how set-up went */
@@ -30,6 +32,8 @@ struct instance {
 	struct supervised *sup;
 	char *scratch;
 	char *progress;
+	struct instance *next_retired; /* retired, waiting for instances_cleanup() */
+	int64_t tell_running_ms;       /* when to report it running; 0: done (or not yet) */
 	enum inst_state state;
 	pid_t pid;                /* the instance's, once running */
 	int64_t started_ms;
@@ -48,6 +52,7 @@ struct instances {
 	struct instances_config cfg;
 	char *dir;                /* <state_dir>/instances */
 	struct scratch_pool *pool; /* NULL: scratch folders are made and removed */
+	struct instance *retired;  /* ended, not yet cleaned up */
 	struct instance **live;
 	size_t nlive, caplive;
 	struct finished ring[FINISHED_MAX]; /* oldest at ring_head */
@@ -142,6 +147,7 @@ void instances_destroy(struct instances *t)
 {
 	if (!t)
 		return;
+	instances_cleanup(t);
 	for (size_t i = 0; i < t->nlive; i++)
 		instance_free(t->live[i]);
 	free(t->live);
@@ -171,9 +177,20 @@ static void add_live(struct instances *t, struct instance *in)
 	t->live[t->nlive++] = in;
 }
 
-/* Take an ended instance out of the table, remember it, clean up after it.
- * Its end has been reported (and the report kept on disk) by now, so its
- * supervisor's folder can go. */
+/* What retire() leaves to instances_cleanup(). */
+static void clean_up(struct instances *t, struct instance *in)
+{
+	remove_scratch(t, in->scratch);
+	if (t->cfg.on_retire)
+		t->cfg.on_retire(t->cfg.arg, in->a, in->progress);
+	supervised_forget(in->sup);
+	instance_free(in);
+}
+
+/* Take an ended instance out of the table and remember it. Its end has been
+ * queued as a report (kept on disk) by now, so its supervisor's folder can
+ * go; that and the rest of the clean-up wait for instances_cleanup(), so
+ * that the report is sent first: the scheduler can reuse the slot sooner. */
 static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 {
 	for (size_t i = 0; i < t->nlive; i++) {
@@ -183,11 +200,18 @@ static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 		}
 	}
 	remember(t, in->a->id, in->a->attempt, now_ms);
-	remove_scratch(t, in->scratch);
-	if (t->cfg.on_retire)
-		t->cfg.on_retire(t->cfg.arg, in->a, in->progress);
-	supervised_forget(in->sup);
-	instance_free(in);
+	in->next_retired = t->retired;
+	t->retired = in;
+}
+
+void instances_cleanup(struct instances *t)
+{
+	while (t->retired) {
+		struct instance *in = t->retired;
+
+		t->retired = in->next_retired;
+		clean_up(t, in);
+	}
 }
 
 static char *instance_dir(const struct instances *t, const struct assignment *a)
@@ -265,9 +289,12 @@ static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 
 	supervised_status(in->sup, &st);
 	if (in->state == INST_STARTING && st.state != SUP_STARTING && st.state != SUP_FAILED) {
+		/* Told a little later (instances_tick): an instance that ends before
+		 * then is reported once, its end carrying its pid, which saves the
+		 * scheduler a request and a commit per short instance. */
 		in->state = INST_RUNNING;
 		in->pid = st.pid;
-		emit(t, INSTANCE_RUNNING, a->id, a->attempt, st.pid, 0, 0, NULL);
+		in->tell_running_ms = now_ms + RUNNING_REPORT_DELAY_MS;
 	}
 	if (st.state == SUP_FAILED) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index,
@@ -402,6 +429,12 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 	for (size_t i = 0; i < t->nlive; i++) {
 		struct instance *in = t->live[i];
 
+		if (in->tell_running_ms && now_ms >= in->tell_running_ms) {
+			in->tell_running_ms = 0;
+			emit(t, INSTANCE_RUNNING, in->a->id, in->a->attempt, in->pid, 0, 0, NULL);
+		}
+		if (in->tell_running_ms && (next < 0 || in->tell_running_ms < next))
+			next = in->tell_running_ms;
 		if (in->wall_deadline_ms && now_ms + shift >= in->wall_deadline_ms) {
 			in->wall_deadline_ms = 0;
 			log_info("instance %" PRId64 " reached its walltime of %" PRIu64 " s",

@@ -91,6 +91,10 @@ void instances_stop_all(struct instances *t, const char *reason, int kill_now, i
  * left in its process group: nothing outlives the reservation it ran under. */
 void instances_reap(struct instances *t, int64_t now_ms);
 
+/* Clean up after the instances that ended since the last call (scratch
+ * folder, progress watch, supervisor's folder): after their reports went. */
+void instances_cleanup(struct instances *t);
+
 /* Descriptors to poll for POLLIN: supervisors' notifications and pidfds;
  * returns how many were written to fds (at most max). */
 size_t instances_status_fds(const struct instances *t, int *fds, size_t max);

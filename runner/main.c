@@ -550,6 +550,9 @@ static void on_event(void *arg, const struct instance_event *ev)
 		break;
 	case INSTANCE_EXITED:
 		json_object_set_new(body, "state", json_string("exited"));
+		/* Its start may not have been reported (runner/instances.c). */
+		if (ev->pid > 0)
+			json_object_set_new(body, "pid", json_integer(ev->pid));
 		if (ev->signal)
 			json_object_set_new(body, "signal", json_integer(ev->signal));
 		else
@@ -768,6 +771,7 @@ static int run_loop(struct runner *r)
 				instances_status_ready(r->inst, pfds[i].fd, now);
 		/* Starts and ends reach the scheduler now, not at the next heartbeat. */
 		session_flush(r->session, r->reports, now);
+		instances_cleanup(r->inst);
 	}
 	free(pfds);
 	free(fds);

@@ -115,26 +115,66 @@ static int flush(struct engine *e, char **err)
 
 /* ---- storage folders ---- */
 
-static int make_job_folders(struct engine *e, const struct job *job)
+/* What a job's folders need, copied so that they can be made without the
+ * engine's lock (a slow disk or NFS server must not stall scheduling). */
+struct folder_plan {
+	int64_t id;
+	struct backend_cred cred;
+	size_t nstages;
+	char **stages;
+};
+
+static struct folder_plan *folder_plan_of(const struct job *job)
 {
-	struct backend_cred cred = { job->uid, job->gid };
+	struct folder_plan *p = xcalloc(1, sizeof *p);
+
+	p->id = job->id;
+	p->cred = (struct backend_cred){ job->uid, job->gid };
+	p->nstages = job->nstages;
+	p->stages = xcalloc(job->nstages, sizeof *p->stages);
+	for (size_t s = 0; s < job->nstages; s++)
+		p->stages[s] = xstrdup(job->stages[s].spec->name);
+	return p;
+}
+
+static void folder_plan_free(struct folder_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t s = 0; s < p->nstages; s++)
+		free(p->stages[s]);
+	free(p->stages);
+	free(p);
+}
+
+static int folder_plan_make(struct engine *e, const struct folder_plan *p)
+{
 	char path[512];
 	int ret = 0;
 
 	if (!e->storage)
 		return 0;
-	for (size_t s = 0; s < job->nstages; s++) {
+	for (size_t s = 0; s < p->nstages; s++) {
 		static const char *const kinds[] = { "out", "log" };
 
 		for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
-			snprintf(path, sizeof path, "jobs/%lld/%s/%s", (long long)job->id, kinds[k],
-				 job->stages[s].spec->name);
-			if (backend_mkdir_p(e->storage, &cred, path, 0755) < 0 && errno != EEXIST) {
-				log_warn("job %lld: cannot create %s", (long long)job->id, path);
+			snprintf(path, sizeof path, "jobs/%lld/%s/%s", (long long)p->id, kinds[k],
+				 p->stages[s]);
+			if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
+				log_warn("job %lld: cannot create %s", (long long)p->id, path);
 				ret = -1;
 			}
 		}
 	}
+	return ret;
+}
+
+static int make_job_folders(struct engine *e, const struct job *job)
+{
+	struct folder_plan *p = folder_plan_of(job);
+	int ret = folder_plan_make(e, p);
+
+	folder_plan_free(p);
 	return ret;
 }
 
@@ -767,7 +807,7 @@ static size_t place(struct engine *e, int64_t now)
 		struct job *job = model_active_at(e->model, j);
 		double usage;
 
-		if (job_ended(job) || job->held || job->ending != ENDING_NONE)
+		if (job_ended(job) || job->held || job->ending != ENDING_NONE || job->folders_pending)
 			continue;
 		usage = fairshare_usage(e->fair, job->team, now);
 		for (size_t s = 0; s < job->nstages; s++) {
@@ -1095,6 +1135,7 @@ static char *group_name(gid_t gid)
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *text, size_t len, int64_t *id, char **err)
 {
+	struct folder_plan *plan = NULL;
 	struct spec *spec;
 	struct job *job = NULL;
 	char *user = NULL, *team = NULL;
@@ -1127,12 +1168,27 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	if (store_insert_job(e->store, job, err) < 0)
 		goto out;
 	*id = job->id;
-	engine_job_adopt(e, job);
+	/* Committed: the job is the model's now, placed once its folders exist. */
+	model_add_job(e->model, job);
+	job->folders_pending = true;
+	plan = folder_plan_of(job);
+	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
 	job = NULL;
 	ret = 0;
 out:
 	saved = errno;
 	pthread_mutex_unlock(&e->lock);
+	if (plan) {
+		folder_plan_make(e, plan);
+		pthread_mutex_lock(&e->lock);
+		job = model_job(e->model, plan->id);
+		if (job)
+			job->folders_pending = false;
+		job = NULL;
+		kick(e);
+		pthread_mutex_unlock(&e->lock);
+		folder_plan_free(plan);
+	}
 	model_job_free(job);
 	free(user);
 	free(team);
@@ -1757,8 +1813,14 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
 	switch (r->kind) {
 	case REPORT_RUNNING:
 		mark_running(e, inst, r->pid, now, mono, "");
+		/* A start frees nothing, so no placement pass: only its job's
+		 * roll-up changes, and that is cheap to do here. */
+		update_job(e, inst->job, now);
 		break;
 	case REPORT_EXITED:
+		/* A short instance's runner reports its start with its end. */
+		if (inst->state == INST_ASSIGNED && r->pid > 0)
+			mark_running(e, inst, r->pid, now, mono, "");
 		end_attempt(e, inst, r->signal ? -1 : r->exit_code, r->signal, r->reason, now);
 		break;
 	case REPORT_FAILED:
@@ -1767,7 +1829,10 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
 	}
 	if (flush(e, err) < 0)
 		goto out;
-	kick(e);
+	if (r->kind == REPORT_RUNNING)
+		pthread_cond_broadcast(&e->changed);
+	else
+		kick(e);
 	ret = 0;
 out:
 	saved = errno;

@@ -99,6 +99,7 @@ struct job {
 	size_t nevents, events_cap, nflushed_events;
 	bool persisted;           /* its row exists (inserted at submission) */
 	bool dirty;
+	bool folders_pending;     /* its folders are being made: not placed yet */
 };
 
 struct host {

@@ -117,6 +117,8 @@ static int drive(struct instances *t, int ms, int (*cond)(void *), void *arg)
 				instances_status_ready(t, pfd[i].fd, time_mono_ms());
 		instances_reap(t, time_mono_ms());
 		instances_tick(t, time_mono_ms());
+		/* As the runner's loop does, once the reports went. */
+		instances_cleanup(t);
 		if (cond && cond(arg))
 			return 1;
 	}
@@ -192,6 +194,22 @@ static void test_lifecycle(struct instances *t)
 	free(log);
 	free(logpath);
 	free(scratch);
+}
+
+/* An instance that ends before its start is told is reported once: its end,
+ * with its pid (the scheduler takes that as the start). */
+static void test_short(struct instances *t)
+{
+	const struct recorded *end;
+
+	make_dirs(120, "quick", 0);
+	is_int(instances_start(t, assignment(20, 1, 120, "quick", "exit 0", 0), time_mono_ms()), 1,
+	       "a short instance starts");
+	ok(wait_event(t, 20, 1, INSTANCE_EXITED, 5000), "it reports its end");
+	end = find_event(20, 1, INSTANCE_EXITED);
+	ok(end && end->ev.pid > 0, "with the pid it ran as");
+	ok(!find_event(20, 1, INSTANCE_RUNNING), "and no separate start");
+	is_int(count_events(20, 1), 1, "one event in all");
 }
 
 static void test_failed_start(struct instances *t)
@@ -339,6 +357,7 @@ int main(int argc, char **argv)
 	t = instances_create(&cfg);
 
 	test_lifecycle(t);
+	test_short(t);
 	test_failed_start(t);
 	test_cancel(t);
 	test_walltime(t);

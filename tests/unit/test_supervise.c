@@ -105,6 +105,8 @@ static int drive(struct instances *t, int64_t id, enum instance_event_kind kind,
 			if (pfd[i].revents)
 				instances_status_ready(t, pfd[i].fd, time_mono_ms());
 		instances_reap(t, time_mono_ms());
+		instances_tick(t, time_mono_ms());
+		instances_cleanup(t);
 		if (count(id, kind))
 			return 1;
 	}
