@@ -39,6 +39,9 @@ wait_for "three instances run, one per host" 30 sh -c "[ \$(ls '$out' | grep -c 
 started() { wc -l <"$out/started-$1"; }
 
 # -- kill -9 of a runner: the instance survives and is reattached.
+# (The runner reports a start 50 ms after it, so the pid may lag the marker.)
+has_pid() { [ -n "$(inst_field "$1" "$2" "$3" pid)" ]; }
+wait_for "instance 0 is running with its pid" 10 has_pid "$id" work 0
 h=$(inst_field "$id" work 0 host)
 pid=$(inst_field "$id" work 0 pid)
 [ -n "$h" ] && [ -n "$pid" ] || fail "instance 0 has no host or pid"
