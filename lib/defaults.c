@@ -1,15 +1,22 @@
 #include "defaults.h"
 #include "util.h"
 
+#include <pwd.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 char *default_state_dir(uid_t uid, const char *home, const char *xdg_state)
 {
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
 	if (uid == 0)
 		return xstrdup(PARSA_SYSTEM_STATE);
-	if (xdg_state && *xdg_state)
+	/* The XDG spec says a relative path is invalid and to be ignored. */
+	if (xdg_state && xdg_state[0] == '/')
 		return xasprintf("%s/parsa", xdg_state);
+	if ((!home || !*home) && getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
+		home = pw.pw_dir;
 	return xasprintf("%s/.local/state/parsa", home && *home ? home : "/tmp");
 }
 

@@ -10,8 +10,9 @@
 #define PARSA_SYSTEM_STATE "/var/lib/parsa"
 
 /* The state folder of a parsa run by uid: PARSA_SYSTEM_STATE for root, else
- * $XDG_STATE_HOME/parsa (xdg_state may be NULL or empty), else
- * HOME/.local/state/parsa. Malloc'ed. */
+ * $XDG_STATE_HOME/parsa (xdg_state may be NULL, empty or relative: then
+ * ignored), else HOME/.local/state/parsa (home NULL or empty: passwd's).
+ * Malloc'ed. */
 char *default_state_dir(uid_t uid, const char *home, const char *xdg_state);
 
 /* The scheduler endpoint when none is given: $PARSA_SCHED (env_sched) if set;

@@ -11,6 +11,7 @@
 #include "timewin.h"
 #include "assign.h"
 #include "config.h"
+#include "defaults.h"
 #include "instances.h"
 #include "log.h"
 #include "probe.h"
@@ -122,16 +123,6 @@ static void config_free(struct config *cfg)
 	free(cfg->clock_file);
 }
 
-/* $XDG_STATE_HOME/parsa, else ~/.local/state/parsa: where `parsa up` keeps a
- * user's state, and so its scheduler's socket. */
-static char *user_state_dir(void)
-{
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/parsa", xdg);
-	return xasprintf("%s/.local/state/parsa", home && home[0] ? home : "/tmp");
-}
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
  * must outlive the runner (a new one reattaches) but not the machine, and
@@ -188,7 +179,7 @@ static void config_defaults(struct config *cfg)
 	int root = geteuid() == 0;
 	const char *env = getenv("PARSA_SCHED"), *home = getenv("HOME");
 	char host[HOST_NAME_MAX + 1] = "";
-	char *state = root ? xstrdup("/var/lib/parsa") : user_state_dir();
+	char *state = default_state_dir(geteuid(), home, getenv("XDG_STATE_HOME"));
 
 	if (!cfg->sched)
 		cfg->sched = env && env[0] ? xstrdup(env) : xasprintf("unix:%s/sched.sock", state);

@@ -4,6 +4,7 @@
 #include "api.h"
 #include "clock.h"
 #include "config.h"
+#include "defaults.h"
 #include "engine.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -74,21 +75,6 @@ static void usage(FILE *out)
 		"                      see lib/clock.h) instead of the system clock\n"
 		"  -v              debug logging\n"
 		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n");
-}
-
-static char *default_state_dir(void)
-{
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (geteuid() == 0)
-		return xstrdup("/var/lib/parsa");
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/parsa", xdg);
-	if ((!home || !*home) && getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) == 0 && res)
-		home = pw.pw_dir;
-	return xasprintf("%s/.local/state/parsa", home && *home ? home : "/tmp");
 }
 
 /* One scheduler per state folder: a second one would share the database. */
@@ -279,7 +265,7 @@ int main(int argc, char **argv)
 	if (apply_config(&s, &cfg, &err) < 0)
 		goto fail;
 	if (!s.state_dir)
-		s.state_dir = default_state_dir();
+		s.state_dir = default_state_dir(geteuid(), getenv("HOME"), getenv("XDG_STATE_HOME"));
 	if (!s.socket_path)
 		s.socket_path = xasprintf("%s/sched.sock", s.state_dir);
 	if (!s.storage_url)
