@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <grp.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
