@@ -38,41 +38,48 @@ void backend_destroy(struct backend *b)
 		b->ops->destroy(b);
 }
 
+/* An existing path must be a folder. */
+static int is_folder(struct backend *b, const char *path)
+{
+	struct stat st;
+
+	if (b->ops->getattr(b, path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
 int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode)
 {
-	char *copy = xstrdup(path);
-	char *p = copy;
-	struct stat st;
+	char *parent = NULL, *slash;
 	int ret = -1;
 
-	/* Walk the prefixes "a", "a/b", "a/b/c": each must be a folder or be made one. */
-	for (;;) {
-		char *slash = strchr(p, '/');
-		bool last = slash == NULL;
-
-		if (slash)
-			*slash = '\0';
-		if (*copy && b->ops->getattr(b, copy, &st) < 0) {
-			if (errno != ENOENT)
-				goto out;
-			/* Somebody else may create it at the same moment: that is fine. */
-			if (b->ops->mkdir(b, cred, copy, mode) < 0 && errno != EEXIST)
-				goto out;
-			if (b->ops->getattr(b, copy, &st) < 0)
-				goto out;
-		}
-		if (*copy && !S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			goto out;
-		}
-		if (last)
-			break;
-		*slash = '/';
-		p = slash + 1;
-	}
-	ret = 0;
+	/* The deepest folder first: for a new job's folders, or one that is
+	 * there already, that is one call instead of a walk from the top (each
+	 * step a round trip on NFS). Somebody else may create one at the same
+	 * moment: EEXIST is fine when it is a folder. */
+	if (b->ops->mkdir(b, cred, path, mode) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return is_folder(b, path);
+	if (errno != ENOENT)
+		return -1;
+	parent = xstrdup(path);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		goto out;  /* ENOENT: the volume's root is missing */
+	*slash = '\0';
+	if (backend_mkdir_p(b, cred, parent, mode) < 0)
+		goto out;
+	if (b->ops->mkdir(b, cred, path, mode) == 0)
+		ret = 0;
+	else if (errno == EEXIST)
+		ret = is_folder(b, path);
 out:
-	free(copy);
+	free(parent);
 	return ret;
 }
 

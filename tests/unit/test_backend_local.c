@@ -76,6 +76,8 @@ static void test_ops(const char *root)
 	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p makes every level");
 	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p again is fine");
 	ok(b->ops->getattr(b, "jobs/42/out/warm", &st) == 0 && S_ISDIR(st.st_mode), "the folder exists");
+	is_int(backend_mkdir_p(b, &me, "jobs/42/log/warm", 0755), 0, "mkdir -p beside an existing branch");
+	ok(b->ops->getattr(b, "jobs/42/log/warm", &st) == 0 && S_ISDIR(st.st_mode), "that folder exists too");
 
 	is_int(b->ops->open(b, &me, "jobs/42/out/warm/ckpt", O_CREAT | O_RDWR, 0640, &f), 0, "create a file");
 	is_int(b->ops->pwrite(f, "hello world", 11, 0), 11, "pwrite");
@@ -94,6 +96,10 @@ static void test_ops(const char *root)
 	is_int(b->ops->open(b, &me, "jobs/42/out/warm/ckpt", O_CREAT | O_EXCL | O_WRONLY, 0600, &f), -1,
 	       "O_EXCL on an existing file fails");
 	is_int(errno, EEXIST, "with EEXIST");
+	ok(backend_mkdir_p(b, &me, "jobs/42/out/warm/ckpt", 0755) < 0 && errno == ENOTDIR,
+	   "mkdir -p where a file is: ENOTDIR");
+	ok(backend_mkdir_p(b, &me, "jobs/42/out/warm/ckpt/x/y", 0755) < 0 && errno == ENOTDIR,
+	   "mkdir -p below a file: ENOTDIR");
 
 	is_int(b->ops->truncate(b, "jobs/42/out/warm/ckpt", 100), 0, "truncate by path");
 	ok(b->ops->getattr(b, "jobs/42/out/warm/ckpt", &st) == 0 && st.st_size == 100, "size 100");
