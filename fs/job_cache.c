@@ -193,20 +193,15 @@ static void owner_from_json(struct job_meta *m, json_t *job)
 	m->submitted_ms = json_integer_value(json_object_get(job, "submitted_ms"));
 }
 
-/* GET /v1/jobs/<id> into a new full entry (one reference, the caller's). */
-static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity *who, int64_t id)
+/* A new full entry from the scheduler's JSON of a job (one reference, the
+ * caller's). */
+static struct job_meta *meta_from_json(int64_t id, const json_t *root)
 {
-	struct job_meta *m;
-	json_t *root, *stages, *st;
-	char path[64];
+	struct job_meta *m = meta_new(id);
+	json_t *stages, *st;
 	size_t i;
 
-	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
-	root = sched_link_get_json(cache->link, who, path);
-	if (!root)
-		return NULL;
-	m = meta_new(id);
-	owner_from_json(m, root);
+	owner_from_json(m, (json_t *)root);
 	stages = json_object_get(root, "stages");
 	m->nstages = json_is_array(stages) ? json_array_size(stages) : 0;
 	m->stages = xcalloc(m->nstages ? m->nstages : 1, sizeof *m->stages);
@@ -218,8 +213,29 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 	}
 	m->full = true;
 	m->fetched_ms = time_mono_ms();
+	return m;
+}
+
+/* GET /v1/jobs/<id> into a new full entry (one reference, the caller's). */
+static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity *who, int64_t id)
+{
+	struct job_meta *m;
+	json_t *root;
+	char path[64];
+
+	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+	root = sched_link_get_json(cache->link, who, path);
+	if (!root)
+		return NULL;
+	m = meta_from_json(id, root);
 	json_decref(root);
 	return m;
+}
+
+void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
+{
+	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
+		store(cache, meta_from_json(id, job));
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */

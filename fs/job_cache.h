@@ -7,6 +7,7 @@
 #ifndef PARSA_JOB_CACHE_H
 #define PARSA_JOB_CACHE_H
 
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,6 +52,11 @@ void job_cache_destroy(struct job_cache *cache);
 const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_identity *who,
 				     int64_t id, int flags);
 void job_meta_put(const struct job_meta *meta);
+
+/* What the scheduler answered to a submission ("job" of POST /v1/jobs: uid,
+ * gid, submitted_ms, stages with their instances), so that the first look at
+ * the new job (its first instance's log) needs no request. */
+void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job);
 
 /* Index of the stage called name in meta, or -1. */
 int job_meta_stage(const struct job_meta *meta, const char *name);

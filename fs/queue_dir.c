@@ -2,6 +2,7 @@
  * holding the text in memory; the named ones are listed in the folder until
  * they are submitted. The .rejected files live only in memory too. */
 #include "queue_dir.h"
+#include "job_cache.h"
 #include "log.h"
 #include "sched_link.h"
 #include "spec.h"
@@ -320,6 +321,7 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		goto out;
 	}
 	*id = json_integer_value(json_object_get(answer, "id"));
+	job_cache_prime(q->fs->jobs, *id, json_object_get(answer, "job"));
 	ret = 0;
 out:
 	json_decref(answer);

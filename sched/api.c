@@ -256,7 +256,8 @@ static void h_submit(struct call *c)
 		reply_errno(c, errno, err);
 		goto out;
 	}
-	reply_json(c, MHD_HTTP_CREATED, json_pack("{s:I}", "id", (json_int_t)id));
+	reply_json(c, MHD_HTTP_CREATED, json_pack("{s:I,s:o}", "id", (json_int_t)id,
+						  "job", engine_job_meta_json(c->api->engine, id)));
 out:
 	json_decref(json);
 }

@@ -1196,6 +1196,27 @@ out:
 	return ret;
 }
 
+json_t *engine_job_meta_json(struct engine *e, int64_t id)
+{
+	json_t *json = json_object(), *stages = json_array();
+	const struct job *job;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job) {
+		for (size_t s = 0; s < job->nstages; s++)
+			json_array_append_new(stages, json_pack("{s:s,s:I}", "name", job->stages[s].spec->name,
+							"instances", (json_int_t)job->stages[s].ninst));
+		json_object_set_new(json, "uid", json_integer(job->uid));
+		json_object_set_new(json, "gid", json_integer(job->gid));
+		json_object_set_new(json, "submitted_ms", json_integer(job->submitted_ms));
+		json_object_set(json, "stages", stages);
+	}
+	pthread_mutex_unlock(&e->lock);
+	json_decref(stages);
+	return json;
+}
+
 /* ---- ctl ---- */
 
 /* Root, or a member of the admin group (engine_config.admin_gid). */

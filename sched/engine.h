@@ -108,6 +108,11 @@ int engine_host_up(struct engine *e, const struct host *h);
 /* Parse, check and commit a spec; *id is the new job's. */
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *text, size_t len, int64_t *id, char **err);
+
+/* What a mount needs to know of job id at once (uid, gid, submitted_ms, the
+ * stages' names and instances): the answer to a submission carries it. An
+ * empty object for an unknown job. */
+json_t *engine_job_meta_json(struct engine *e, int64_t id);
 /* cancel | hold | release | retry | priority N | purge | keep | unkeep */
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err);
