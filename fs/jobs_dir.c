@@ -115,6 +115,19 @@ static int fill_names(fs_fill_fn fill, void *arg, const char *const *names, size
 	return 0;
 }
 
+/* The fixed entries of a folder of a job, a stage or an instance that exists. */
+static int level_readdir(struct fs_ctx *fs, const struct fs_path *p, enum level level,
+			 fs_fill_fn fill, void *arg, const char *const *names, size_t n)
+{
+	struct where w;
+	const struct job_meta *m = resolve(fs, p, level, &w);
+
+	if (!m)
+		return -1;
+	job_meta_put(m);
+	return fill_names(fill, arg, names, n);
+}
+
 /* A view: GET url as the caller, once, into a read-only buffer. */
 static int open_view(struct fs_ctx *fs, const char *url, bool exact, int flags, struct fs_file **file)
 {
@@ -218,13 +231,7 @@ static int job_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int job_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_JOB, &w);
-
-	if (!m)
-		return -1;
-	job_meta_put(m);
-	return fill_names(fill, arg, job_entries, ARRAY_LEN(job_entries));
+	return level_readdir(fs, p, LEVEL_JOB, fill, arg, job_entries, ARRAY_LEN(job_entries));
 }
 
 const struct node_ops job_dir_ops = {
@@ -542,13 +549,7 @@ static int stage_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 
 static int stage_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_STAGE, &w);
-
-	if (!m)
-		return -1;
-	job_meta_put(m);
-	return fill_names(fill, arg, stage_entries, ARRAY_LEN(stage_entries));
+	return level_readdir(fs, p, LEVEL_STAGE, fill, arg, stage_entries, ARRAY_LEN(stage_entries));
 }
 
 const struct node_ops stage_dir_ops = {
@@ -752,13 +753,7 @@ static int instance_getattr(struct fs_ctx *fs, const struct fs_path *p, struct s
 
 static int instance_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_INSTANCE, &w);
-
-	if (!m)
-		return -1;
-	job_meta_put(m);
-	return fill_names(fill, arg, instance_entries, ARRAY_LEN(instance_entries));
+	return level_readdir(fs, p, LEVEL_INSTANCE, fill, arg, instance_entries, ARRAY_LEN(instance_entries));
 }
 
 const struct node_ops instance_dir_ops = {
