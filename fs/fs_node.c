@@ -100,6 +100,15 @@ int fs_check_read_only(int flags)
 	return 0;
 }
 
+int fs_refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
+{
+	(void)fs;
+	(void)p;
+	(void)size;
+	errno = EACCES;
+	return -1;
+}
+
 int fs_parse_id(const char *text, int64_t *id)
 {
 	int64_t v = 0;

@@ -137,6 +137,9 @@ void fs_identity_basic(const struct fs_ctx *fs, struct fs_identity *who);
 /* Refuse an open for writing with EACCES: read-only even for root. */
 int fs_check_read_only(int flags);
 
+/* The truncate of a read-only file (`: > status`): EACCES. */
+int fs_refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size);
+
 /* The job id of a path component: digits only, no leading zero; -1/ENOENT otherwise. */
 int fs_parse_id(const char *text, int64_t *id);
 

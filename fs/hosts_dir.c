@@ -194,19 +194,10 @@ static int host_status_open(struct fs_ctx *fs, const struct fs_path *p, int flag
 	return ret;
 }
 
-static int refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	(void)fs;
-	(void)p;
-	(void)size;
-	errno = EACCES;
-	return -1;
-}
-
 const struct node_ops host_status_ops = {
 	.getattr = host_status_getattr,
 	.open = host_status_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 };
 
 /* Always there, so `test -e MOUNT/status` tells that the mount answers. */
@@ -226,7 +217,7 @@ static int cluster_open(struct fs_ctx *fs, const struct fs_path *p, int flags, s
 const struct node_ops cluster_status_ops = {
 	.getattr = cluster_getattr,
 	.open = cluster_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 };
 
 /* ---- hosts/<h>/ctl: drain | resume | remove ---- */

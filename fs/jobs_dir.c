@@ -289,15 +289,6 @@ static int spec_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 }
 
 /* Read-only for everyone, root included. */
-static int refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	(void)fs;
-	(void)p;
-	(void)size;
-	errno = EACCES;
-	return -1;
-}
-
 static int refuse_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
 {
 	(void)fs;
@@ -310,14 +301,14 @@ static int refuse_utimens(struct fs_ctx *fs, const struct fs_path *p, const stru
 const struct node_ops job_view_ops = {
 	.getattr = view_getattr,
 	.open = view_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
 const struct node_ops job_spec_ops = {
 	.getattr = spec_getattr,
 	.open = view_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
@@ -452,7 +443,7 @@ static int job_wait_open(struct fs_ctx *fs, const struct fs_path *p, int flags, 
 const struct node_ops job_wait_ops = {
 	.getattr = view_getattr,
 	.open = job_wait_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
@@ -580,7 +571,7 @@ static int stage_status_open(struct fs_ctx *fs, const struct fs_path *p, int fla
 const struct node_ops stage_status_ops = {
 	.getattr = stage_file_getattr,
 	.open = stage_status_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
@@ -592,7 +583,7 @@ static int stage_wait_open(struct fs_ctx *fs, const struct fs_path *p, int flags
 const struct node_ops stage_wait_ops = {
 	.getattr = stage_file_getattr,
 	.open = stage_wait_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
@@ -713,7 +704,7 @@ static int stage_log_open(struct fs_ctx *fs, const struct fs_path *p, int flags,
 const struct node_ops stage_log_ops = {
 	.getattr = stage_file_getattr,
 	.open = stage_log_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 
@@ -786,7 +777,7 @@ static int instance_status_open(struct fs_ctx *fs, const struct fs_path *p, int 
 const struct node_ops instance_status_ops = {
 	.getattr = instance_status_getattr,
 	.open = instance_status_open,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 	.utimens = refuse_utimens,
 };
 

@@ -357,20 +357,11 @@ static int view_unlink(struct fs_ctx *fs, const struct fs_path *p)
 	return owner_of(fs->schedules, p->arg[0], &uid, &gid);
 }
 
-static int refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	(void)fs;
-	(void)p;
-	(void)size;
-	errno = EACCES;
-	return -1;
-}
-
 const struct node_ops schedule_view_ops = {
 	.getattr = view_getattr,
 	.open = view_open,
 	.unlink = view_unlink,
-	.truncate = refuse_truncate,
+	.truncate = fs_refuse_truncate,
 };
 
 /* ---- schedules/<name>/ctl ---- */
