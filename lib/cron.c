@@ -215,28 +215,6 @@ static int64_t cron_next(const struct every *e, int64_t after_ms)
 	return -1;
 }
 
-/* The text with runs of blanks squeezed to one space, for display. */
-static char *squeeze(const char *text)
-{
-	char *out = xmalloc(strlen(text) + 1), *o = out;
-	bool blank = false;
-
-	while (*text == ' ' || *text == '\t')
-		text++;
-	for (; *text; text++) {
-		if (*text == ' ' || *text == '\t') {
-			blank = true;
-			continue;
-		}
-		if (blank && o > out)
-			*o++ = ' ';
-		blank = false;
-		*o++ = *text;
-	}
-	*o = '\0';
-	return out;
-}
-
 struct every *every_parse(const char *text, char **err)
 {
 	struct every *e = xcalloc(1, sizeof *e);
@@ -282,7 +260,7 @@ struct every *every_parse(const char *text, char **err)
 			goto fail;
 		}
 	}
-	e->text = squeeze(text);
+	e->text = squeeze_blanks(text);
 	return e;
 fail:
 	free(e);

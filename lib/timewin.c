@@ -154,28 +154,6 @@ static int parse_part(struct timewin *w, char *part, char **err)
 	return 0;
 }
 
-/* The text with runs of blanks squeezed to one space. */
-static char *squeeze(const char *text)
-{
-	char *out = xmalloc(strlen(text) + 1), *o = out;
-	bool blank = false;
-
-	while (*text == ' ' || *text == '\t')
-		text++;
-	for (; *text; text++) {
-		if (*text == ' ' || *text == '\t') {
-			blank = true;
-			continue;
-		}
-		if (blank && o > out)
-			*o++ = ' ';
-		blank = false;
-		*o++ = *text;
-	}
-	*o = '\0';
-	return out;
-}
-
 struct timewin *timewin_parse(const char *text, char **err)
 {
 	struct timewin *w = xcalloc(1, sizeof *w);
@@ -191,7 +169,7 @@ struct timewin *timewin_parse(const char *text, char **err)
 		errprintf(err, "empty: want e.g. 22:00-07:00 or sat,sun 00:00-24:00; mon-fri 20:00-08:00");
 		goto fail;
 	}
-	w->text = squeeze(text);
+	w->text = squeeze_blanks(text);
 	free(copy);
 	return w;
 fail:

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,4 +208,25 @@ char *xasprintf(const char *fmt, ...)
 		fatalx("out of memory");
 	va_end(ap);
 	return p;
+}
+
+char *squeeze_blanks(const char *text)
+{
+	char *out = xmalloc(strlen(text) + 1), *o = out;
+	bool blank = false;
+
+	while (*text == ' ' || *text == '\t')
+		text++;
+	for (; *text; text++) {
+		if (*text == ' ' || *text == '\t') {
+			blank = true;
+			continue;
+		}
+		if (blank && o > out)
+			*o++ = ' ';
+		blank = false;
+		*o++ = *text;
+	}
+	*o = '\0';
+	return out;
 }

@@ -40,4 +40,8 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* text without leading blanks and with every run of blanks (spaces, tabs) as
+ * one space, for display. Malloc'ed. */
+char *squeeze_blanks(const char *text);
+
 #endif
