@@ -218,14 +218,14 @@ void views_stage_summary(const struct stage *stage, char *buf, size_t len)
 	} else if (stage->state == STAGE_WAITING) {
 		snprintf(buf, len, "waiting 0/%zu", stage->ninst);
 	} else {
-		int n = snprintf(buf, len, "%s %d running, %d done, %d queued, %d failed",
+		int n = snprintf(buf, len, "%s (%d running, %d done, %d queued, %d failed",
 				 stage_state_name(stage->state), c[INST_RUNNING] + c[INST_ASSIGNED],
 				 c[INST_SUCCEEDED], c[INST_QUEUED], c[INST_FAILED]);
 
 		if (n >= 0 && (size_t)n < len && c[INST_CANCELLED])
 			n += snprintf(buf + n, len - (size_t)n, ", %d cancelled", c[INST_CANCELLED]);
 		if (n >= 0 && (size_t)n < len)
-			snprintf(buf + n, len - (size_t)n, " of %zu", stage->ninst);
+			snprintf(buf + n, len - (size_t)n, " of %zu)", stage->ninst);
 	}
 }
 

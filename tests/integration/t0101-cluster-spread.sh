@@ -42,7 +42,7 @@ wait_for "six instances run (2 cores x 3 hosts)" 30 \
 for h in h1 h2 h3; do
 	check "host $h runs 2 instances (packed to its cores)" test "$(running_on "$h")" = 2
 done
-check "two instances wait: the cluster is full" grep -q 'running 6 running, 0 done, 2 queued' "$MNT/jobs/$id/status"
+check "two instances wait: the cluster is full" grep -q 'running (6 running, 0 done, 2 queued' "$MNT/jobs/$id/status"
 check "why says, host by host, that they are full" grep -q 'h1: needs 1 cpus, 0 of 2 free' "$MNT/jobs/$id/why"
 
 # A new machine joins mid-run: the queued instances go there, nothing restarts.

@@ -92,7 +92,7 @@ check "the events say who cancelled it" grep -q 'cancelled by parsa-carol' "$MNT
 touch "$TEST_DIR/open-busy"
 wait_job "$a1" 30 succeeded
 wait_for "bob's three instances run" 30 grep -q 'running 3 running' "$MNT/jobs/$b1/status"
-check "alice's older job waits: nothing of it was placed" grep -q ' 0 running, 0 done, 3 queued' "$MNT/jobs/$a2/status"
+check "alice's older job waits: nothing of it was placed" grep -q '(0 running, 0 done, 3 queued' "$MNT/jobs/$a2/status"
 touch "$TEST_DIR/open-bob"
 wait_job "$b1" 30 succeeded
 wait_job "$a2" 30 succeeded

@@ -43,7 +43,7 @@ wait_for "the folder's count reaches status" 20 grep -q '^progress files: 1/4 (2
 touch "$TEST_DIR/open-more"
 wait_for "a new entry is counted as it appears (not dot files)" 20 grep -q '^progress files: 2/4 (50%)' "$J/status"
 wait_for "the fan-out's sum reaches status" 20 grep -q '^progress fan: 200/400 (50%)' "$J/status"
-check "the fan-out's status counts its instances" grep -q '^stage fan: running 4 running, 0 done, 0 queued, 0 failed of 4' "$J/status"
+check "the fan-out's status counts its instances" grep -q '^stage fan: running (4 running, 0 done, 0 queued, 0 failed of 4)' "$J/status"
 check "the stage's status has progress, rate and end" \
 	sh -c "grep -q '^progress: 3/10 (30%)' '$J/stages/lines/status' && grep -q '^rate: ' '$J/stages/lines/status' && grep -q '^estimated end: ' '$J/stages/lines/status'"
 check "the instance's status has its own" grep -q '^progress: 50/100 (50%)' "$J/stages/fan/instances/2/status"
