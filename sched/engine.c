@@ -154,16 +154,14 @@ static int folder_plan_make(struct engine *e, const struct folder_plan *p)
 
 	if (!e->storage)
 		return 0;
+	/* The stages' output folders, which instances run in. Their logs'
+	 * folders (jobs/<id>/log/<stage>) are made by the mount that opens the
+	 * first log: one folder less per stage in each submission. */
 	for (size_t s = 0; s < p->nstages; s++) {
-		static const char *const kinds[] = { "out", "log" };
-
-		for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
-			snprintf(path, sizeof path, "jobs/%lld/%s/%s", (long long)p->id, kinds[k],
-				 p->stages[s]);
-			if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
-				log_warn("job %lld: cannot create %s", (long long)p->id, path);
-				ret = -1;
-			}
+		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
+		if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
+			log_warn("job %lld: cannot create %s", (long long)p->id, path);
+			ret = -1;
 		}
 	}
 	return ret;
