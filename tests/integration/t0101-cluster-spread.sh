@@ -75,7 +75,7 @@ instances = 8
 run = "$TEST_DIR/gate.sh" "more-\$PARSA_INDEX"
 SPEC
 id2=$(submit "$TEST_DIR/more.conf") || fail "submit failed"
-wait_for "six of eight run on the three undrained hosts" 30 grep -q 'running 6 running' "$MNT/jobs/$id2/status"
+wait_for "six of eight run on the three undrained hosts" 30 grep -q 'running (6 running' "$MNT/jobs/$id2/status"
 check "nothing new went to the drained host" test "$(running_on h4)" = 0
 check "why says h4 is draining" grep -q 'h4: draining' "$MNT/jobs/$id2/why"
 echo resume >"$MNT/hosts/h4/ctl" || fail "resume failed"
@@ -107,7 +107,7 @@ hosts = feature:bigmem
 run = hostname > /dev/null; "$TEST_DIR/gate.sh" "big-\$PARSA_INDEX"
 SPEC
 id3=$(submit "$TEST_DIR/big.conf") || fail "submit failed"
-wait_for "two run, on the bigmem host" 30 grep -q 'running 2 running' "$MNT/jobs/$id3/status"
+wait_for "two run, on the bigmem host" 30 grep -q 'running (2 running' "$MNT/jobs/$id3/status"
 check "they run on h3" test "$(running_on h3)" = 2
 grep -q 'h1: lacks feature bigmem' "$MNT/jobs/$id3/why" || { sed 's/^/#   /' "$MNT/jobs/$id3/why"; fail "why does not say h1 lacks the feature"; }
 pass "why says the others lack the feature"

@@ -43,7 +43,7 @@ wait_job "$a0" 60 succeeded
 check "the cluster status shows alice's team's usage" grep -q '^team parsa-arch: usage [1-9]' "$MNT/status"
 spec busy 3 "\"$TEST_DIR/gate.sh\" busy"
 a1=$(submit_as parsa-alice busy)
-wait_for "alice's busy job fills the three slots" 30 grep -q 'running 3 running' "$MNT/jobs/$a1/status"
+wait_for "alice's busy job fills the three slots" 30 grep -q 'running (3 running' "$MNT/jobs/$a1/status"
 spec alice-next 3 "true"
 spec bob-next 3 "\"$TEST_DIR/gate.sh\" bob"
 a2=$(submit_as parsa-alice alice-next)
@@ -91,7 +91,7 @@ check "the events say who cancelled it" grep -q 'cancelled by parsa-carol' "$MNT
 # alice's next job is older. Bob's instances then hold the slots (their gate).
 touch "$TEST_DIR/open-busy"
 wait_job "$a1" 30 succeeded
-wait_for "bob's three instances run" 30 grep -q 'running 3 running' "$MNT/jobs/$b1/status"
+wait_for "bob's three instances run" 30 grep -q 'running (3 running' "$MNT/jobs/$b1/status"
 check "alice's older job waits: nothing of it was placed" grep -q '(0 running, 0 done, 3 queued' "$MNT/jobs/$a2/status"
 touch "$TEST_DIR/open-bob"
 wait_job "$b1" 30 succeeded
