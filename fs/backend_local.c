@@ -5,27 +5,46 @@
  * a symlink planted in a job's output can never lead the daemon, which runs as
  * root, out of the volume. */
 #include "backend.h"
+#include "local_wb.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+/* Writes at least this large go to the disk directly, written behind
+ * (local_wb.h); smaller ones through the page cache, where they gather. */
+#define DIRECT_MIN (128u << 10)
 
 struct local_backend {
 	struct backend base;    /* first: the generic header */
 	int root_fd;            /* O_PATH directory fd of the volume root */
 	bool chown_created;     /* running as root: hand new files to the caller */
+	pthread_mutex_t wb_lock; /* guards wb_files and every file's wb_next */
+	struct backend_file *wb_files; /* open files with a write-behind */
 };
 
+enum direct_state { DIRECT_UNTRIED, DIRECT_ON, DIRECT_OFF };
+
 struct backend_file {
+	struct local_backend *lb;
 	int fd;
+	int flags;              /* as opened */
+	pthread_mutex_t lock;   /* guards direct; wb changes under it and wb_lock */
+	enum direct_state direct;
+	struct local_wb *wb;    /* set once (DIRECT_ON), until close */
+	dev_t dev;              /* the file, while it is in wb_files */
+	ino_t ino;
+	struct backend_file *wb_next;
 };
 
 /* A path split into an open parent directory and the last component. */
@@ -144,12 +163,125 @@ static int give_away(struct local_backend *lb, int dirfd, const char *name,
 	return fchownat(dirfd, name, cred->uid, cred->gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/* Start writing f behind on its first large write. Files opened for
+ * appending keep to their one descriptor (O_APPEND decides the offset there),
+ * and so does a file O_DIRECT is not for. Returns f's write-behind or NULL. */
+static struct local_wb *wb_start(struct backend_file *f)
+{
+	struct local_backend *lb = f->lb;
+	struct local_wb *wb;
+	struct statx stx;
+	char proc[64];
+	int fd = -1;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->direct != DIRECT_UNTRIED)
+		goto out;
+	f->direct = DIRECT_OFF;
+	if ((f->flags & O_APPEND) || (f->flags & O_ACCMODE) == O_RDONLY)
+		goto out;
+	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_DIOALIGN, &stx) < 0 ||
+	    !S_ISREG(stx.stx_mode) || !(stx.stx_mask & STATX_DIOALIGN) ||
+	    !stx.stx_dio_mem_align || !stx.stx_dio_offset_align ||
+	    stx.stx_dio_mem_align > 4096 || stx.stx_dio_offset_align > 4096)
+		goto out;
+	/* The same open file, not the same name: a rename meanwhile cannot matter. */
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
+	fd = open(proc, O_WRONLY | O_DIRECT | O_CLOEXEC | (f->flags & (O_SYNC | O_DSYNC)));
+	if (fd < 0)
+		goto out;
+	pthread_mutex_lock(&lb->wb_lock);
+	f->wb = local_wb_create(fd, f->fd, stx.stx_dio_offset_align);
+	if (f->wb) {
+		f->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		f->ino = stx.stx_ino;
+		f->wb_next = lb->wb_files;
+		lb->wb_files = f;
+		f->direct = DIRECT_ON;
+	}
+	pthread_mutex_unlock(&lb->wb_lock);
+	if (!f->wb)
+		close(fd);
+out:
+	wb = f->wb;
+	pthread_mutex_unlock(&f->lock);
+	return wb;
+}
+
+/* f's write-behind if it has one; it stays until f is closed. */
+static struct local_wb *wb_of(struct backend_file *f)
+{
+	struct local_wb *wb;
+
+	pthread_mutex_lock(&f->lock);
+	wb = f->wb;
+	pthread_mutex_unlock(&f->lock);
+	return wb;
+}
+
+/* What is written behind through other descriptors of the file (dev, ino)
+ * lands before anything looks at or changes the file through this mount:
+ * as on a local disk, a write that returned is seen by everybody. Their
+ * errors stay theirs. The lock is held while waiting: writer threads never
+ * take it, and a close cannot free a write-behind under us. */
+static void wb_drain_others(struct local_backend *lb, const struct backend_file *self,
+			    dev_t dev, ino_t ino)
+{
+	int saved = errno;
+
+	pthread_mutex_lock(&lb->wb_lock);
+	for (struct backend_file *o = lb->wb_files; o; o = o->wb_next)
+		if (o != self && o->ino == ino && o->dev == dev)
+			local_wb_drain(o->wb);
+	pthread_mutex_unlock(&lb->wb_lock);
+	errno = saved;
+}
+
+static bool wb_any(struct local_backend *lb)
+{
+	bool any;
+
+	pthread_mutex_lock(&lb->wb_lock);
+	any = lb->wb_files != NULL;
+	pthread_mutex_unlock(&lb->wb_lock);
+	return any;
+}
+
+/* Everything written to f through this mount is in the file; 0, or -1 with
+ * the error of f's own write-behind. */
+static int wb_settle(struct backend_file *f)
+{
+	struct local_wb *wb = wb_of(f);
+	struct stat st;
+
+	if (wb_any(f->lb)) {
+		if (wb)
+			wb_drain_others(f->lb, f, f->dev, f->ino);
+		else if (fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode))
+			wb_drain_others(f->lb, f, st.st_dev, st.st_ino);
+	}
+	return wb ? local_wb_drain(wb) : 0;
+}
+
+/* The same for a path, before a call that goes by name. */
+static void wb_settle_at(struct local_backend *lb, const struct at *at)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (wb_any(lb) && fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		wb_drain_others(lb, NULL, st.st_dev, st.st_ino);
+	errno = saved;
+}
+
 static void local_destroy(struct backend *b)
 {
 	struct local_backend *lb = local(b);
 
 	if (lb->root_fd >= 0)
 		close(lb->root_fd);
+	pthread_mutex_destroy(&lb->wb_lock);
 	free(lb);
 }
 
@@ -160,6 +292,7 @@ static int local_getattr(struct backend *b, const char *path, struct stat *st)
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
+	wb_settle_at(local(b), &at);
 	ret = fstatat(at.dirfd, at.name, st, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -344,6 +477,8 @@ static int local_chmod(struct backend *b, const char *path, mode_t mode)
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
+	/* A write landing later would clear the set-id bits chmod gives. */
+	wb_settle_at(local(b), &at);
 	/* fchmodat() cannot refuse to follow a symlink: pin the entry with an
 	 * O_PATH fd first and change the mode through /proc, as passthrough_ll does. */
 	fd = openat(at.dirfd, at.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -373,6 +508,7 @@ static int local_chown(struct backend *b, const char *path, uid_t uid, gid_t gid
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
+	wb_settle_at(local(b), &at);
 	ret = fchownat(at.dirfd, at.name, uid, gid, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -386,6 +522,7 @@ static int local_truncate(struct backend *b, const char *path, off_t size)
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
+	wb_settle_at(local(b), &at);
 	/* O_NONBLOCK: a FIFO must fail, not hang the worker thread. */
 	fd = openat(at.dirfd, at.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -409,6 +546,8 @@ static int local_utimens(struct backend *b, const char *path, const struct times
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
+	/* A write landing later would set the mtime cp -p and rsync just gave. */
+	wb_settle_at(local(b), &at);
 	ret = utimensat(at.dirfd, at.name, tv, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -456,7 +595,10 @@ static int local_open(struct backend *b, const struct backend_cred *cred, const 
 		goto out;
 	}
 	*file = xcalloc(1, sizeof **file);
+	(*file)->lb = lb;
 	(*file)->fd = fd;
+	(*file)->flags = flags;
+	pthread_mutex_init(&(*file)->lock, NULL);
 	ret = 0;
 out:
 	at_close(&at);
@@ -466,6 +608,10 @@ out:
 static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t off)
 {
 	size_t done = 0;
+
+	/* What was written behind is read back from the file; its error, if
+	 * any, is for the writer's next write, flush and fsync. */
+	wb_settle(f);
 
 	/* FUSE treats a short read as end of file: fill the buffer unless at EOF. */
 	while (done < size) {
@@ -485,7 +631,18 @@ static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t
 
 static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
+	struct local_wb *wb = size >= DIRECT_MIN ? wb_start(f) : wb_of(f);
 	size_t done = 0;
+
+	if (wb && size >= DIRECT_MIN && local_wb_fits(wb, size, off)) {
+		if (wb_any(f->lb))
+			wb_drain_others(f->lb, f, f->dev, f->ino);
+		return local_wb_write(wb, buf, size, off);
+	}
+	/* A write through the page cache goes after those written behind: the
+	 * two may overlap. */
+	if (wb_settle(f) < 0)
+		return -1;
 
 	while (done < size) {
 		ssize_t n = pwrite(f->fd, (const char *)buf + done, size - done, off + (off_t)done);
@@ -502,36 +659,70 @@ static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size
 
 static int local_ftruncate(struct backend_file *f, off_t size)
 {
+	if (wb_settle(f) < 0)
+		return -1;
 	return ftruncate(f->fd, size);
 }
 
 static int local_fstat(struct backend_file *f, struct stat *st)
 {
+	/* The size counts what is written behind; its error waits for flush. */
+	wb_settle(f);
 	return fstat(f->fd, st);
 }
 
 static int local_fsync(struct backend_file *f, int datasync)
 {
+	/* Direct writes passed the page cache, but the disk's cache and the
+	 * file's size are still fsync's to flush. */
+	if (wb_settle(f) < 0)
+		return -1;
 	return datasync ? fdatasync(f->fd) : fsync(f->fd);
 }
 
 static int local_flush(struct backend_file *f)
 {
-	/* pwrite went straight to the kernel: nothing is held back here. */
-	(void)f;
-	return 0;
+	/* Small writes went straight to the kernel; large ones may still be on
+	 * their way: close(2) learns how they ended. */
+	struct local_wb *wb = wb_of(f);
+
+	return wb ? local_wb_drain(wb) : 0;
 }
 
 static int local_fd(struct backend_file *f)
 {
+	/* The caller splices at once: what is written behind must be there. */
+	wb_settle(f);
 	return f->fd;
 }
 
 static int local_close(struct backend_file *f)
 {
-	int ret = close(f->fd);
-	int saved = errno;
+	struct local_backend *lb = f->lb;
+	int ret = 0, saved = 0;
 
+	if (f->wb) {
+		/* Out of the list only once nothing of f is on its way, so that
+		 * others waiting for the file wait for this too. */
+		if (local_wb_drain(f->wb) < 0) {
+			ret = -1;
+			saved = errno;
+		}
+		pthread_mutex_lock(&lb->wb_lock);
+		for (struct backend_file **p = &lb->wb_files; *p; p = &(*p)->wb_next) {
+			if (*p == f) {
+				*p = f->wb_next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&lb->wb_lock);
+		local_wb_destroy(f->wb);
+	}
+	if (close(f->fd) < 0 && ret == 0) {
+		ret = -1;
+		saved = errno;
+	}
+	pthread_mutex_destroy(&f->lock);
 	free(f);
 	errno = saved;
 	return ret;
@@ -582,6 +773,7 @@ struct backend *backend_local_create(const char *root, char **err)
 	}
 	lb = xcalloc(1, sizeof *lb);
 	lb->base.ops = &local_ops;
+	pthread_mutex_init(&lb->wb_lock, NULL);
 	lb->root_fd = fd;
 	lb->chown_created = geteuid() == 0;
 	return &lb->base;

@@ -330,7 +330,9 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 	(void)path;
 	if (!f->ops->write)
 		return -EACCES;
-	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	/* Data already in memory goes through the backend's write, which may
+	 * send it to the disk directly; only spliced data goes fd to fd. */
+	fd = f->ops->splice_fd && (buf->buf[0].flags & FUSE_BUF_IS_FD) ? f->ops->splice_fd(f) : -1;
 	if (fd >= 0) {
 		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
 

@@ -168,6 +168,72 @@ out:
 	free(err);
 }
 
+/* Large aligned writes are written behind with O_DIRECT (where the folder's
+ * filesystem has it): what they wrote is there at once for the same and other
+ * descriptors and by name, and smaller writes over them land after them. */
+static void test_write_behind(const char *root)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL, *g = NULL;
+	const size_t mib = 1u << 20, big = 3 * mib;
+	char *url = xasprintf("file://%s", root), *err = NULL;
+	char *data = xmalloc(big + mib), *back = xmalloc(big + mib);
+	struct timespec tv[2] = { { 1000, 0 }, { 2000, 0 } };
+	struct backend *b;
+	struct stat st;
+
+	for (size_t i = 0; i < big + mib; i++)
+		data[i] = (char)(i * 7 + i / 4096);
+	b = backend_create(url, &err);
+	ok(b != NULL, "file:// volume opens");
+	if (!b)
+		goto out;
+	is_int(b->ops->open(b, &me, "big", O_CREAT | O_WRONLY | O_TRUNC, 0644, &f), 0, "create for writing");
+	is_int(b->ops->open(b, &me, "big", O_RDONLY, 0, &g), 0, "open it again for reading");
+	is_int(b->ops->pwrite(f, data, 2 * mib, 0), (int)(2 * mib), "a 2 MiB write (two buffers)");
+	is_int(b->ops->pwrite(f, data + 2 * mib, mib, (off_t)(2 * mib)), (int)mib, "a 1 MiB write after it");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_size == (off_t)big, "getattr by name sees the whole size");
+	ok(b->ops->fstat(g, &st) == 0 && st.st_size == (off_t)big, "so does fstat of another descriptor");
+	memset(back, 0, big);
+	is_int(b->ops->pread(g, back, big, 0), (int)big, "another descriptor reads everything");
+	ok(memcmp(back, data, big) == 0, "the bytes written");
+
+	/* More than the queue holds, then a small write over the middle of it. */
+	for (int i = 0; i < 6; i++)
+		b->ops->pwrite(f, data + (size_t)i % 4 * mib, mib, (off_t)((size_t)i * mib));
+	is_int(b->ops->pwrite(f, "overwritten", 11, (off_t)(5 * mib + 100)), 11, "a small write over a queued one");
+	is_int(b->ops->pwrite(f, data, mib + 1, (off_t)(6 * mib)), (int)(mib + 1), "an unaligned large write");
+	is_int(b->ops->utimens(b, "big", tv), 0, "utimens by name");
+	is_int(b->ops->flush(f), 0, "flush reports no error");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_mtime == 2000 && st.st_size == (off_t)(7 * mib + 1),
+	   "no write landed after utimens, the size is right");
+	memset(back, 0, big);
+	is_int(b->ops->pread(g, back, 11, (off_t)(5 * mib + 100)), 11, "read the small write back");
+	ok(memcmp(back, "overwritten", 11) == 0, "it is there, not the 1 MiB under it");
+	is_int(b->ops->pread(g, back, mib, (off_t)(4 * mib)), (int)mib, "read the fifth MiB");
+	ok(memcmp(back, data, mib) == 0, "it is right");
+	is_int(b->ops->pread(g, back, mib + 1, (off_t)(6 * mib)), (int)(mib + 1), "read the unaligned write");
+	ok(memcmp(back, data, mib + 1) == 0, "it is right");
+	is_int(b->ops->ftruncate(f, (off_t)mib), 0, "ftruncate");
+	ok(b->ops->fstat(f, &st) == 0 && st.st_size == (off_t)mib, "the size is what ftruncate gave");
+	is_int(b->ops->fsync(f, 0), 0, "fsync");
+	is_int(b->ops->close(f), 0, "close");
+	is_int(b->ops->close(g), 0, "close the reader");
+
+	/* Appending keeps to O_APPEND: every write at the end. */
+	is_int(b->ops->open(b, &me, "big", O_WRONLY | O_APPEND, 0, &f), 0, "open for appending");
+	is_int(b->ops->pwrite(f, data, mib, 0), (int)mib, "a 1 MiB append");
+	is_int(b->ops->close(f), 0, "close");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_size == (off_t)(2 * mib), "it went to the end");
+	is_int(b->ops->unlink(b, "big"), 0, "unlink");
+	backend_destroy(b);
+out:
+	free(err);
+	free(url);
+	free(data);
+	free(back);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-backend.XXXXXX";
@@ -178,6 +244,7 @@ int main(void)
 	}
 	test_create_errors();
 	test_ops(root);
+	test_write_behind(root);
 	rmdir(root);
 	return done_testing();
 }
