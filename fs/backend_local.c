@@ -5,6 +5,7 @@
  * a symlink planted in a job's output can never lead the daemon, which runs as
  * root, out of the volume. */
 #include "backend.h"
+#include "local_ra.h"
 #include "local_wb.h"
 #include "util.h"
 
@@ -22,29 +23,34 @@
 #include <unistd.h>
 
 /* Writes at least this large go to the disk directly, written behind
- * (local_wb.h); smaller ones through the page cache, where they gather. */
+ * (local_wb.h); smaller ones through the page cache, where they gather.
+ * Sequential reads this large are read ahead (local_ra.h). */
 #define DIRECT_MIN (128u << 10)
+#define READ_AHEAD_MIN (128u << 10)
 
 struct local_backend {
 	struct backend base;    /* first: the generic header */
 	int root_fd;            /* O_PATH directory fd of the volume root */
 	bool chown_created;     /* running as root: hand new files to the caller */
-	pthread_mutex_t wb_lock; /* guards wb_files and every file's wb_next */
-	struct backend_file *wb_files; /* open files with a write-behind */
+	pthread_mutex_t track_lock; /* guards tracked and every file's track_next */
+	struct backend_file *tracked; /* open files with a write-behind or read-ahead */
 };
 
-enum direct_state { DIRECT_UNTRIED, DIRECT_ON, DIRECT_OFF };
+enum helper_state { HELPER_UNTRIED, HELPER_ON, HELPER_OFF };
 
 struct backend_file {
 	struct local_backend *lb;
 	int fd;
 	int flags;              /* as opened */
-	pthread_mutex_t lock;   /* guards direct; wb changes under it and wb_lock */
-	enum direct_state direct;
-	struct local_wb *wb;    /* set once (DIRECT_ON), until close */
-	dev_t dev;              /* the file, while it is in wb_files */
+	pthread_mutex_t lock;   /* guards the states; wb and ra are set under it
+				 * and track_lock, once, and stay until close */
+	enum helper_state direct, ahead;
+	struct local_wb *wb;
+	struct local_ra *ra;
+	bool tracked;           /* in lb->tracked; dev and ino are set */
+	dev_t dev;
 	ino_t ino;
-	struct backend_file *wb_next;
+	struct backend_file *track_next;
 };
 
 /* A path split into an open parent directory and the last component. */
@@ -163,6 +169,33 @@ static int give_away(struct local_backend *lb, int dirfd, const char *name,
 	return fchownat(dirfd, name, cred->uid, cred->gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/* Put f in the list of tracked files (once), with the identity st gives.
+ * Called with f->lock and lb->track_lock held. */
+static void track(struct backend_file *f, dev_t dev, ino_t ino)
+{
+	if (f->tracked)
+		return;
+	f->dev = dev;
+	f->ino = ino;
+	f->track_next = f->lb->tracked;
+	f->lb->tracked = f;
+	f->tracked = true;
+}
+
+static void untrack(struct backend_file *f)
+{
+	struct local_backend *lb = f->lb;
+
+	pthread_mutex_lock(&lb->track_lock);
+	for (struct backend_file **p = &lb->tracked; *p; p = &(*p)->track_next) {
+		if (*p == f) {
+			*p = f->track_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lb->track_lock);
+}
+
 /* Start writing f behind on its first large write. Files opened for
  * appending keep to their one descriptor (O_APPEND decides the offset there),
  * and so does a file O_DIRECT is not for. Returns f's write-behind or NULL. */
@@ -175,9 +208,9 @@ static struct local_wb *wb_start(struct backend_file *f)
 	int fd = -1;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->direct != DIRECT_UNTRIED)
+	if (f->direct != HELPER_UNTRIED)
 		goto out;
-	f->direct = DIRECT_OFF;
+	f->direct = HELPER_OFF;
 	if ((f->flags & O_APPEND) || (f->flags & O_ACCMODE) == O_RDONLY)
 		goto out;
 	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_DIOALIGN, &stx) < 0 ||
@@ -190,16 +223,13 @@ static struct local_wb *wb_start(struct backend_file *f)
 	fd = open(proc, O_WRONLY | O_DIRECT | O_CLOEXEC | (f->flags & (O_SYNC | O_DSYNC)));
 	if (fd < 0)
 		goto out;
-	pthread_mutex_lock(&lb->wb_lock);
+	pthread_mutex_lock(&lb->track_lock);
 	f->wb = local_wb_create(fd, f->fd, stx.stx_dio_offset_align);
 	if (f->wb) {
-		f->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-		f->ino = stx.stx_ino;
-		f->wb_next = lb->wb_files;
-		lb->wb_files = f;
-		f->direct = DIRECT_ON;
+		track(f, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+		f->direct = HELPER_ON;
 	}
-	pthread_mutex_unlock(&lb->wb_lock);
+	pthread_mutex_unlock(&lb->track_lock);
 	if (!f->wb)
 		close(fd);
 out:
@@ -208,15 +238,73 @@ out:
 	return wb;
 }
 
-/* f's write-behind if it has one; it stays until f is closed. */
-static struct local_wb *wb_of(struct backend_file *f)
+static void ra_settle(void *arg);
+
+/* Start reading f ahead on its first large read (regular files only). */
+static struct local_ra *ra_start(struct backend_file *f)
 {
-	struct local_wb *wb;
+	struct local_backend *lb = f->lb;
+	struct local_ra *ra;
+	struct stat st;
 
 	pthread_mutex_lock(&f->lock);
-	wb = f->wb;
+	if (f->ahead != HELPER_UNTRIED)
+		goto out;
+	f->ahead = HELPER_OFF;
+	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto out;
+	pthread_mutex_lock(&lb->track_lock);
+	f->ra = local_ra_create(f->fd, ra_settle, f);
+	if (f->ra) {
+		track(f, st.st_dev, st.st_ino);
+		f->ahead = HELPER_ON;
+	}
+	pthread_mutex_unlock(&lb->track_lock);
+out:
+	ra = f->ra;
 	pthread_mutex_unlock(&f->lock);
-	return wb;
+	return ra;
+}
+
+/* f's write-behind and read-ahead if it has them. */
+static void helpers_of(struct backend_file *f, struct local_wb **wb, struct local_ra **ra)
+{
+	pthread_mutex_lock(&f->lock);
+	*wb = f->wb;
+	*ra = f->ra;
+	pthread_mutex_unlock(&f->lock);
+}
+
+static bool tracked_any(struct local_backend *lb)
+{
+	bool any;
+
+	pthread_mutex_lock(&lb->track_lock);
+	any = lb->tracked != NULL;
+	pthread_mutex_unlock(&lb->track_lock);
+	return any;
+}
+
+/* The identity of f's file for the tracked list: 0, or -1 when it cannot be
+ * among them (not a regular file). */
+static int file_id(struct backend_file *f, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	bool tracked;
+
+	pthread_mutex_lock(&f->lock);
+	tracked = f->tracked;
+	pthread_mutex_unlock(&f->lock);
+	if (tracked) {
+		*dev = f->dev;
+		*ino = f->ino;
+		return 0;
+	}
+	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
 }
 
 /* What is written behind through other descriptors of the file (dev, ino)
@@ -224,54 +312,82 @@ static struct local_wb *wb_of(struct backend_file *f)
  * as on a local disk, a write that returned is seen by everybody. Their
  * errors stay theirs. The lock is held while waiting: writer threads never
  * take it, and a close cannot free a write-behind under us. */
-static void wb_drain_others(struct local_backend *lb, const struct backend_file *self,
-			    dev_t dev, ino_t ino)
+static void drain_others(struct local_backend *lb, const struct backend_file *self,
+			 dev_t dev, ino_t ino)
 {
 	int saved = errno;
 
-	pthread_mutex_lock(&lb->wb_lock);
-	for (struct backend_file *o = lb->wb_files; o; o = o->wb_next)
-		if (o != self && o->ino == ino && o->dev == dev)
+	pthread_mutex_lock(&lb->track_lock);
+	for (struct backend_file *o = lb->tracked; o; o = o->track_next)
+		if (o != self && o->wb && o->ino == ino && o->dev == dev)
 			local_wb_drain(o->wb);
-	pthread_mutex_unlock(&lb->wb_lock);
+	pthread_mutex_unlock(&lb->track_lock);
 	errno = saved;
-}
-
-static bool wb_any(struct local_backend *lb)
-{
-	bool any;
-
-	pthread_mutex_lock(&lb->wb_lock);
-	any = lb->wb_files != NULL;
-	pthread_mutex_unlock(&lb->wb_lock);
-	return any;
 }
 
 /* Everything written to f through this mount is in the file; 0, or -1 with
  * the error of f's own write-behind. */
-static int wb_settle(struct backend_file *f)
+static int settle(struct backend_file *f)
 {
-	struct local_wb *wb = wb_of(f);
-	struct stat st;
+	struct local_wb *wb;
+	struct local_ra *ra;
+	dev_t dev;
+	ino_t ino;
 
-	if (wb_any(f->lb)) {
-		if (wb)
-			wb_drain_others(f->lb, f, f->dev, f->ino);
-		else if (fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode))
-			wb_drain_others(f->lb, f, st.st_dev, st.st_ino);
-	}
+	helpers_of(f, &wb, &ra);
+	if (tracked_any(f->lb) && file_id(f, &dev, &ino) == 0)
+		drain_others(f->lb, f, dev, ino);
 	return wb ? local_wb_drain(wb) : 0;
 }
 
+/* The read-ahead thread's settle: the error is for the writers to report. */
+static void ra_settle(void *arg)
+{
+	settle(arg);
+}
+
 /* The same for a path, before a call that goes by name. */
-static void wb_settle_at(struct local_backend *lb, const struct at *at)
+static void settle_at(struct local_backend *lb, const struct at *at)
 {
 	struct stat st;
 	int saved = errno;
 
-	if (wb_any(lb) && fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (tracked_any(lb) && fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
-		wb_drain_others(lb, NULL, st.st_dev, st.st_ino);
+		drain_others(lb, NULL, st.st_dev, st.st_ino);
+	errno = saved;
+}
+
+/* The file (dev, ino) changed through this mount (the change is queued or
+ * done): what any descriptor of it read ahead before is stale. */
+static void changed(struct local_backend *lb, dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&lb->track_lock);
+	for (struct backend_file *o = lb->tracked; o; o = o->track_next)
+		if (o->ra && o->ino == ino && o->dev == dev)
+			local_ra_changed(o->ra);
+	pthread_mutex_unlock(&lb->track_lock);
+}
+
+static void changed_file(struct backend_file *f)
+{
+	int saved = errno;
+	dev_t dev;
+	ino_t ino;
+
+	if (tracked_any(f->lb) && file_id(f, &dev, &ino) == 0)
+		changed(f->lb, dev, ino);
+	errno = saved;
+}
+
+static void changed_at(struct local_backend *lb, const struct at *at)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (tracked_any(lb) && fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		changed(lb, st.st_dev, st.st_ino);
 	errno = saved;
 }
 
@@ -281,7 +397,7 @@ static void local_destroy(struct backend *b)
 
 	if (lb->root_fd >= 0)
 		close(lb->root_fd);
-	pthread_mutex_destroy(&lb->wb_lock);
+	pthread_mutex_destroy(&lb->track_lock);
 	free(lb);
 }
 
@@ -292,7 +408,7 @@ static int local_getattr(struct backend *b, const char *path, struct stat *st)
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
-	wb_settle_at(local(b), &at);
+	settle_at(local(b), &at);
 	ret = fstatat(at.dirfd, at.name, st, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -478,7 +594,7 @@ static int local_chmod(struct backend *b, const char *path, mode_t mode)
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
 	/* A write landing later would clear the set-id bits chmod gives. */
-	wb_settle_at(local(b), &at);
+	settle_at(local(b), &at);
 	/* fchmodat() cannot refuse to follow a symlink: pin the entry with an
 	 * O_PATH fd first and change the mode through /proc, as passthrough_ll does. */
 	fd = openat(at.dirfd, at.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -508,7 +624,7 @@ static int local_chown(struct backend *b, const char *path, uid_t uid, gid_t gid
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
-	wb_settle_at(local(b), &at);
+	settle_at(local(b), &at);
 	ret = fchownat(at.dirfd, at.name, uid, gid, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -522,12 +638,13 @@ static int local_truncate(struct backend *b, const char *path, off_t size)
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
-	wb_settle_at(local(b), &at);
+	settle_at(local(b), &at);
 	/* O_NONBLOCK: a FIFO must fail, not hang the worker thread. */
 	fd = openat(at.dirfd, at.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
 	ret = ftruncate(fd, size);
+	changed_at(local(b), &at);
 out:
 	if (fd >= 0) {
 		int saved = errno;
@@ -547,7 +664,7 @@ static int local_utimens(struct backend *b, const char *path, const struct times
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
 	/* A write landing later would set the mtime cp -p and rsync just gave. */
-	wb_settle_at(local(b), &at);
+	settle_at(local(b), &at);
 	ret = utimensat(at.dirfd, at.name, tv, AT_SYMLINK_NOFOLLOW);
 out:
 	at_close(&at);
@@ -605,17 +722,13 @@ out:
 	return ret;
 }
 
-static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t off)
+/* FUSE treats a short read as end of file: fill the buffer unless at EOF. */
+static ssize_t read_full(int fd, char *buf, size_t size, off_t off)
 {
 	size_t done = 0;
 
-	/* What was written behind is read back from the file; its error, if
-	 * any, is for the writer's next write, flush and fsync. */
-	wb_settle(f);
-
-	/* FUSE treats a short read as end of file: fill the buffer unless at EOF. */
 	while (done < size) {
-		ssize_t n = pread(f->fd, (char *)buf + done, size - done, off + (off_t)done);
+		ssize_t n = pread(fd, buf + done, size - done, off + (off_t)done);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -629,45 +742,91 @@ static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t
 	return (ssize_t)done;
 }
 
+static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t off)
+{
+	/* What was written behind is read back from the file; its error, if
+	 * any, is for the writer's next write, flush and fsync. */
+	settle(f);
+	return read_full(f->fd, buf, size, off);
+}
+
+/* The data path of reads: large sequential reads come from the read-ahead. */
+static ssize_t local_pread_take(struct backend_file *f, size_t size, off_t off, char **buf)
+{
+	struct local_ra *ra = size >= READ_AHEAD_MIN ? ra_start(f) : NULL;
+	ssize_t n;
+
+	settle(f);
+	if (ra)
+		return local_ra_take(ra, size, off, buf);
+	*buf = xmalloc(size ? size : 1);
+	n = read_full(f->fd, *buf, size, off);
+	if (n < 0) {
+		int saved = errno;
+
+		free(*buf);
+		*buf = NULL;
+		errno = saved;
+	}
+	return n;
+}
+
 static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
-	struct local_wb *wb = size >= DIRECT_MIN ? wb_start(f) : wb_of(f);
+	struct local_wb *wb = NULL;
+	struct local_ra *ra;
 	size_t done = 0;
+	ssize_t ret;
 
+	if (size >= DIRECT_MIN)
+		wb = wb_start(f);
+	else
+		helpers_of(f, &wb, &ra);
 	if (wb && size >= DIRECT_MIN && local_wb_fits(wb, size, off)) {
-		if (wb_any(f->lb))
-			wb_drain_others(f->lb, f, f->dev, f->ino);
-		return local_wb_write(wb, buf, size, off);
+		if (tracked_any(f->lb))
+			drain_others(f->lb, f, f->dev, f->ino);
+		ret = local_wb_write(wb, buf, size, off);
+		goto out;
 	}
 	/* A write through the page cache goes after those written behind: the
 	 * two may overlap. */
-	if (wb_settle(f) < 0)
+	if (settle(f) < 0)
 		return -1;
-
 	while (done < size) {
 		ssize_t n = pwrite(f->fd, (const char *)buf + done, size - done, off + (off_t)done);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return done ? (ssize_t)done : -1;
+			if (!done)
+				return -1;
+			break;
 		}
 		done += (size_t)n;
 	}
-	return (ssize_t)done;
+	ret = (ssize_t)done;
+out:
+	/* Only now: a piece read ahead before the write was queued or done
+	 * must not be handed out after it. */
+	changed_file(f);
+	return ret;
 }
 
 static int local_ftruncate(struct backend_file *f, off_t size)
 {
-	if (wb_settle(f) < 0)
+	int ret;
+
+	if (settle(f) < 0)
 		return -1;
-	return ftruncate(f->fd, size);
+	ret = ftruncate(f->fd, size);
+	changed_file(f);
+	return ret;
 }
 
 static int local_fstat(struct backend_file *f, struct stat *st)
 {
 	/* The size counts what is written behind; its error waits for flush. */
-	wb_settle(f);
+	settle(f);
 	return fstat(f->fd, st);
 }
 
@@ -675,7 +834,7 @@ static int local_fsync(struct backend_file *f, int datasync)
 {
 	/* Direct writes passed the page cache, but the disk's cache and the
 	 * file's size are still fsync's to flush. */
-	if (wb_settle(f) < 0)
+	if (settle(f) < 0)
 		return -1;
 	return datasync ? fdatasync(f->fd) : fsync(f->fd);
 }
@@ -684,40 +843,27 @@ static int local_flush(struct backend_file *f)
 {
 	/* Small writes went straight to the kernel; large ones may still be on
 	 * their way: close(2) learns how they ended. */
-	struct local_wb *wb = wb_of(f);
+	struct local_wb *wb;
+	struct local_ra *ra;
 
+	helpers_of(f, &wb, &ra);
 	return wb ? local_wb_drain(wb) : 0;
-}
-
-static int local_fd(struct backend_file *f)
-{
-	/* The caller splices at once: what is written behind must be there. */
-	wb_settle(f);
-	return f->fd;
 }
 
 static int local_close(struct backend_file *f)
 {
-	struct local_backend *lb = f->lb;
 	int ret = 0, saved = 0;
 
-	if (f->wb) {
-		/* Out of the list only once nothing of f is on its way, so that
-		 * others waiting for the file wait for this too. */
-		if (local_wb_drain(f->wb) < 0) {
-			ret = -1;
-			saved = errno;
-		}
-		pthread_mutex_lock(&lb->wb_lock);
-		for (struct backend_file **p = &lb->wb_files; *p; p = &(*p)->wb_next) {
-			if (*p == f) {
-				*p = f->wb_next;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&lb->wb_lock);
-		local_wb_destroy(f->wb);
+	/* Out of the list only once nothing of f is on its way, so that others
+	 * waiting for the file wait for this too. */
+	if (f->wb && local_wb_drain(f->wb) < 0) {
+		ret = -1;
+		saved = errno;
 	}
+	if (f->tracked)
+		untrack(f);
+	local_wb_destroy(f->wb);
+	local_ra_destroy(f->ra);
 	if (close(f->fd) < 0 && ret == 0) {
 		ret = -1;
 		saved = errno;
@@ -753,7 +899,7 @@ static const struct backend_ops local_ops = {
 	.fsync = local_fsync,
 	.flush = local_flush,
 	.close = local_close,
-	.fd = local_fd,
+	.pread_take = local_pread_take,
 };
 
 struct backend *backend_local_create(const char *root, char **err)
@@ -773,7 +919,7 @@ struct backend *backend_local_create(const char *root, char **err)
 	}
 	lb = xcalloc(1, sizeof *lb);
 	lb->base.ops = &local_ops;
-	pthread_mutex_init(&lb->wb_lock, NULL);
+	pthread_mutex_init(&lb->track_lock, NULL);
 	lb->root_fd = fd;
 	lb->chown_created = geteuid() == 0;
 	return &lb->base;

@@ -276,9 +276,9 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? edge(-1) : (int)n;
 }
 
-/* The data path without a copy where it can: a file of a local folder is
- * spliced from its descriptor straight into the reply; NFS read-ahead hands
- * over the buffer it read into. libfuse frees the memory buffers. */
+/* The data path without a copy where it can: a backend with a descriptor to
+ * splice from answers with it; the read-ahead of the NFS and local backends
+ * hands over the buffer it read into. libfuse frees the memory buffers. */
 static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -531,6 +531,11 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* read_buf may answer with a descriptor: let libfuse splice it. */
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	/* Not the other way: the data of a write (direct I/O, the writer's own
+	 * pages) is copied into the pipe anyway, and a backend wants it in
+	 * memory (NFS requests, the local write-behind's buffers). libfuse asks
+	 * for it whenever write_buf exists. */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	/* Open files carry their own state (fh); an unlinked open file keeps
 	 * working through it, without the high-level library's .fuse_hidden renames. */
 	cfg->hard_remove = 1;

@@ -234,6 +234,67 @@ out:
 	free(back);
 }
 
+/* Sequential large reads are read ahead; what was read ahead is never handed
+ * out after the file changed through the mount. */
+static void test_read_ahead(const char *root)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL, *g = NULL;
+	const size_t mib = 1u << 20;
+	char *url = xasprintf("file://%s", root), *err = NULL;
+	char *data = xmalloc(4 * mib), *other = xmalloc(mib), *got = NULL;
+	struct backend *b;
+	ssize_t n;
+
+	for (size_t i = 0; i < 4 * mib; i++)
+		data[i] = (char)(i * 13 + i / 4096);
+	memset(other, 'x', mib);
+	b = backend_create(url, &err);
+	ok(b != NULL && b->ops->pread_take, "file:// volume opens, with pread_take");
+	if (!b)
+		goto out;
+	is_int(b->ops->open(b, &me, "ra", O_CREAT | O_RDWR | O_TRUNC, 0644, &f), 0, "create");
+	is_int(b->ops->pwrite(f, data, 4 * mib, 0), (int)(4 * mib), "write 4 MiB");
+	is_int(b->ops->open(b, &me, "ra", O_RDONLY, 0, &g), 0, "open it for reading");
+	for (size_t i = 0; i < 2; i++) {
+		n = b->ops->pread_take(g, mib, (off_t)(i * mib), &got);
+		ok(n == (ssize_t)mib && memcmp(got, data + i * mib, mib) == 0, "sequential read %zu", i);
+		free(got);
+	}
+	/* The third MiB is being read ahead now: change it through another descriptor. */
+	is_int(b->ops->pwrite(f, "changed", 7, (off_t)(2 * mib + 10)), 7, "a small write into the next piece");
+	n = b->ops->pread_take(g, mib, (off_t)(2 * mib), &got);
+	ok(n == (ssize_t)mib && memcmp(got + 10, "changed", 7) == 0 && memcmp(got, data + 2 * mib, 10) == 0,
+	   "the read sees the write, not what was read ahead");
+	free(got);
+	/* The fourth is read ahead now: replace it with a large (written behind) write. */
+	is_int(b->ops->pwrite(f, other, mib, (off_t)(3 * mib)), (int)mib, "a large write over the next piece");
+	n = b->ops->pread_take(g, mib, (off_t)(3 * mib), &got);
+	ok(n == (ssize_t)mib && memcmp(got, other, mib) == 0, "the read sees it");
+	free(got);
+	n = b->ops->pread_take(g, mib, (off_t)(4 * mib), &got);
+	ok(n == 0, "end of file");
+	free(got);
+	/* Read again from the start, then cut the file under the read-ahead. */
+	for (size_t i = 0; i < 2; i++) {
+		n = b->ops->pread_take(g, mib, (off_t)(i * mib), &got);
+		free(got);
+	}
+	is_int(b->ops->truncate(b, "ra", (off_t)(2 * mib + 100)), 0, "truncate by name");
+	n = b->ops->pread_take(g, mib, (off_t)(2 * mib), &got);
+	is_int((int)n, 100, "the read sees the new end");
+	free(got);
+	is_int(b->ops->close(g), 0, "close the reader");
+	is_int(b->ops->close(f), 0, "close the writer");
+	is_int(b->ops->unlink(b, "ra"), 0, "unlink");
+	backend_destroy(b);
+out:
+	free(err);
+	free(url);
+	free(data);
+	free(other);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-backend.XXXXXX";
@@ -245,6 +306,7 @@ int main(void)
 	test_create_errors();
 	test_ops(root);
 	test_write_behind(root);
+	test_read_ahead(root);
 	rmdir(root);
 	return done_testing();
 }
