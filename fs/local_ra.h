@@ -1,10 +1,10 @@
 /* Read-ahead for sequential large reads of the local backend. FUSE hands a
  * reader one request at a time, so copying the next piece out of the page
  * cache (and starting the disk's read-ahead for it) was on the reader's path.
- * A thread of the file's own reads the next piece into a fresh buffer while
- * the current one goes to the reader, and the buffer is handed over to libfuse
- * without another copy. What was read ahead is used only if the file did not
- * change in between (local_ra_changed()). */
+ * A thread of the file's own reads the next pieces into fresh buffers while
+ * the current one goes to the reader, and each buffer is handed over to
+ * libfuse without another copy. What was read ahead is used only if the file
+ * did not change in between (local_ra_changed()). */
 #ifndef PARSA_LOCAL_RA_H
 #define PARSA_LOCAL_RA_H
 
