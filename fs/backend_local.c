@@ -862,8 +862,9 @@ static int local_close(struct backend_file *f)
 	}
 	if (f->tracked)
 		untrack(f);
-	local_wb_destroy(f->wb);
+	/* The read-ahead thread first: it may be waiting on the write-behind. */
 	local_ra_destroy(f->ra);
+	local_wb_destroy(f->wb);
 	if (close(f->fd) < 0 && ret == 0) {
 		ret = -1;
 		saved = errno;
