@@ -286,6 +286,27 @@ static void test_read_ahead(const char *root)
 	free(got);
 	is_int(b->ops->close(g), 0, "close the reader");
 	is_int(b->ops->close(f), 0, "close the writer");
+	/* One descriptor reading ahead and writing behind, closed at once. */
+	{
+		int bad = 0;
+
+		for (int round = 0; round < 20; round++) {
+			if (b->ops->open(b, &me, "ra", O_RDWR, 0, &f) < 0) {
+				bad++;
+				continue;
+			}
+			for (size_t i = 0; i < 3; i++) {
+				if (b->ops->pread_take(f, mib, (off_t)(i * mib), &got) < 0)
+					bad++;
+				free(got);
+				if (b->ops->pwrite(f, data, mib, (off_t)(i * mib)) != (ssize_t)mib)
+					bad++;
+			}
+			if (b->ops->close(f) < 0)
+				bad++;
+		}
+		is_int(bad, 0, "reading ahead and writing behind on one descriptor, then closing");
+	}
 	is_int(b->ops->unlink(b, "ra"), 0, "unlink");
 	backend_destroy(b);
 out:
