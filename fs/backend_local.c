@@ -15,6 +15,7 @@
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,16 @@
 #include <unistd.h>
 
 /* Writes at least this large go to the disk directly, written behind
- * (local_wb.h); smaller ones through the page cache, where they gather.
- * Sequential reads this large are read ahead (local_ra.h). */
+ * (local_wb.h), once a descriptor has written DIRECT_AFTER bytes that way;
+ * smaller ones, and the start of every file, through the page cache, where
+ * they gather. A write-behind costs a thread, and close waits for the disk:
+ * copying a thousand 256 KiB files took twice as long with it. Sequential
+ * reads this large are read ahead (local_ra.h) from READ_AHEAD_AFTER on, for
+ * the same reason. */
 #define DIRECT_MIN (128u << 10)
+#define DIRECT_AFTER (4u << 20)
 #define READ_AHEAD_MIN (128u << 10)
+#define READ_AHEAD_AFTER (1u << 20)
 
 struct local_backend {
 	struct backend base;    /* first: the generic header */
@@ -45,6 +52,7 @@ struct backend_file {
 	pthread_mutex_t lock;   /* guards the states; wb and ra are set under it
 				 * and track_lock, once, and stay until close */
 	enum helper_state direct, ahead;
+	uint64_t big_written;   /* bytes of large writes, up to DIRECT_AFTER */
 	struct local_wb *wb;
 	struct local_ra *ra;
 	bool tracked;           /* in lb->tracked; dev and ino are set */
@@ -196,10 +204,11 @@ static void untrack(struct backend_file *f)
 	pthread_mutex_unlock(&lb->track_lock);
 }
 
-/* Start writing f behind on its first large write. Files opened for
- * appending keep to their one descriptor (O_APPEND decides the offset there),
- * and so does a file O_DIRECT is not for. Returns f's write-behind or NULL. */
-static struct local_wb *wb_start(struct backend_file *f)
+/* Start writing f behind once it has had DIRECT_AFTER bytes of large writes
+ * (this one of size bytes counts). Files opened for appending keep to their
+ * one descriptor (O_APPEND decides the offset there), and so does a file
+ * O_DIRECT is not for. Returns f's write-behind or NULL. */
+static struct local_wb *wb_start(struct backend_file *f, size_t size)
 {
 	struct local_backend *lb = f->lb;
 	struct local_wb *wb;
@@ -210,6 +219,10 @@ static struct local_wb *wb_start(struct backend_file *f)
 	pthread_mutex_lock(&f->lock);
 	if (f->direct != HELPER_UNTRIED)
 		goto out;
+	if (f->big_written < DIRECT_AFTER) {
+		f->big_written += size;
+		goto out;
+	}
 	f->direct = HELPER_OFF;
 	if ((f->flags & O_APPEND) || (f->flags & O_ACCMODE) == O_RDONLY)
 		goto out;
@@ -753,8 +766,14 @@ static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t
 /* The data path of reads: large sequential reads come from the read-ahead. */
 static ssize_t local_pread_take(struct backend_file *f, size_t size, off_t off, char **buf)
 {
-	struct local_ra *ra = size >= READ_AHEAD_MIN ? ra_start(f) : NULL;
+	struct local_ra *ra = NULL;
+	struct local_wb *wb;
 	ssize_t n;
+
+	if (size >= READ_AHEAD_MIN && off >= (off_t)READ_AHEAD_AFTER)
+		ra = ra_start(f);
+	else if (size >= READ_AHEAD_MIN)
+		helpers_of(f, &wb, &ra);
 
 	settle(f);
 	if (ra)
@@ -771,6 +790,24 @@ static ssize_t local_pread_take(struct backend_file *f, size_t size, off_t off, 
 	return n;
 }
 
+/* Reads the read-ahead serves (or would start to) come through pread_take;
+ * the others are spliced from the page cache without a copy where libfuse's
+ * pipe is large enough (pipe-max-size, 1 MiB by default, less a few pages,
+ * unless the daemon has CAP_SYS_RESOURCE): reading a thousand 256 KiB files
+ * took 10% longer through pread_take. */
+static int local_fd(struct backend_file *f, size_t size, off_t off)
+{
+	struct local_wb *wb;
+	struct local_ra *ra;
+
+	helpers_of(f, &wb, &ra);
+	if (size >= READ_AHEAD_MIN && (off >= (off_t)READ_AHEAD_AFTER || ra))
+		return -1;
+	/* The caller splices at once: what is written behind must be there. */
+	settle(f);
+	return f->fd;
+}
+
 static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
 	struct local_wb *wb = NULL;
@@ -779,7 +816,7 @@ static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size
 	ssize_t ret;
 
 	if (size >= DIRECT_MIN)
-		wb = wb_start(f);
+		wb = wb_start(f, size);
 	else
 		helpers_of(f, &wb, &ra);
 	if (wb && size >= DIRECT_MIN && local_wb_fits(wb, size, off)) {
@@ -901,6 +938,7 @@ static const struct backend_ops local_ops = {
 	.flush = local_flush,
 	.close = local_close,
 	.pread_take = local_pread_take,
+	.fd = local_fd,
 };
 
 struct backend *backend_local_create(const char *root, char **err)

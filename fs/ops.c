@@ -292,7 +292,7 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	if (!f->ops->read)
 		return -EACCES;
 	bv = xmalloc(sizeof *bv);
-	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	fd = f->ops->splice_fd ? f->ops->splice_fd(f, size, off) : -1;
 	if (fd >= 0) {
 		*bv = FUSE_BUFVEC_INIT(size);
 		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -332,7 +332,7 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 		return -EACCES;
 	/* Data already in memory goes through the backend's write, which may
 	 * send it to the disk directly; only spliced data goes fd to fd. */
-	fd = f->ops->splice_fd && (buf->buf[0].flags & FUSE_BUF_IS_FD) ? f->ops->splice_fd(f) : -1;
+	fd = f->ops->splice_fd && (buf->buf[0].flags & FUSE_BUF_IS_FD) ? f->ops->splice_fd(f, size, off) : -1;
 	if (fd >= 0) {
 		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
 
