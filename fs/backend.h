@@ -61,7 +61,7 @@ struct backend_ops {
 	 * when the backend would rather hand them over with pread_take.
 	 * pread_take: like pread, but the data comes back in a malloc'ed buffer
 	 * the caller frees (*buf), which a backend that already holds the bytes
-	 * (NFS and local read-ahead) hands over without copying. */
+	 * (NFS read-ahead) hands over without copying. */
 	int (*fd)(struct backend_file *f, size_t size, off_t off);
 	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
 };

@@ -276,9 +276,9 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? edge(-1) : (int)n;
 }
 
-/* The data path without a copy where it can: a backend with a descriptor to
- * splice from answers with it; the read-ahead of the NFS and local backends
- * hands over the buffer it read into. libfuse frees the memory buffers. */
+/* The data path without a copy where it can: a file of a local folder is
+ * spliced from its descriptor straight into the reply; NFS read-ahead hands
+ * over the buffer it read into. libfuse frees the memory buffers. */
 static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
