@@ -57,11 +57,12 @@ struct backend_ops {
 	/* Closes and frees the file whatever happens; returns the last write error. */
 	int (*close)(struct backend_file *f);
 	/* Optional, for zero-copy data paths. fd: a descriptor of the open file
-	 * that data may be spliced to and from at any offset (local folders).
+	 * that size bytes at off may be spliced to or from (local folders), or -1
+	 * when the backend would rather hand them over with pread_take.
 	 * pread_take: like pread, but the data comes back in a malloc'ed buffer
 	 * the caller frees (*buf), which a backend that already holds the bytes
 	 * (NFS read-ahead) hands over without copying. */
-	int (*fd)(struct backend_file *f);
+	int (*fd)(struct backend_file *f, size_t size, off_t off);
 	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
 };
 

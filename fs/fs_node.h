@@ -100,9 +100,10 @@ struct fs_file_ops {
 	void (*release)(struct fs_file *f);   /* frees f */
 	/* Optional, the zero-copy data path (ops.c read_buf/write_buf): read_take
 	 * returns up to size bytes at off in a malloc'ed *buf the caller frees;
-	 * splice_fd is a descriptor data may be spliced to and from, or -1. */
+	 * splice_fd is a descriptor size bytes at off may be spliced to or from,
+	 * or -1 (then read_take, if there is one). */
 	ssize_t (*read_take)(struct fs_file *f, size_t size, off_t off, char **buf);
-	int (*splice_fd)(struct fs_file *f);
+	int (*splice_fd)(struct fs_file *f, size_t size, off_t off);
 };
 
 struct fs_file {

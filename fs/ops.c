@@ -292,7 +292,7 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	if (!f->ops->read)
 		return -EACCES;
 	bv = xmalloc(sizeof *bv);
-	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	fd = f->ops->splice_fd ? f->ops->splice_fd(f, size, off) : -1;
 	if (fd >= 0) {
 		*bv = FUSE_BUFVEC_INIT(size);
 		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -330,7 +330,9 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 	(void)path;
 	if (!f->ops->write)
 		return -EACCES;
-	fd = f->ops->splice_fd ? f->ops->splice_fd(f) : -1;
+	/* Data already in memory goes through the backend's write, which may
+	 * send it to the disk directly; only spliced data goes fd to fd. */
+	fd = f->ops->splice_fd && (buf->buf[0].flags & FUSE_BUF_IS_FD) ? f->ops->splice_fd(f, size, off) : -1;
 	if (fd >= 0) {
 		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
 
@@ -529,6 +531,11 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* read_buf may answer with a descriptor: let libfuse splice it. */
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	/* Not the other way: the data of a write (direct I/O, the writer's own
+	 * pages) is copied into the pipe anyway, and a backend wants it in
+	 * memory (NFS requests, the local write-behind's buffers). libfuse asks
+	 * for it whenever write_buf exists. */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	/* Open files carry their own state (fh); an unlinked open file keeps
 	 * working through it, without the high-level library's .fuse_hidden renames. */
 	cfg->hard_remove = 1;

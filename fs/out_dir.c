@@ -78,11 +78,11 @@ static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, cha
 	return n;
 }
 
-static int bfile_splice_fd(struct fs_file *file)
+static int bfile_splice_fd(struct fs_file *file, size_t size, off_t off)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->fd ? f->b->ops->fd(f->bf) : -1;
+	return f->b->ops->fd ? f->b->ops->fd(f->bf, size, off) : -1;
 }
 
 static void bfile_release(struct fs_file *file)

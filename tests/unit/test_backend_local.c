@@ -5,8 +5,10 @@
 #include "tap.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +29,29 @@ static int add_name(void *arg, const char *name, const struct stat *st)
 	if (names->n < 8)
 		snprintf(names->seen[names->n++], sizeof names->seen[0], "%s", name);
 	return 0;
+}
+
+/* Open descriptors of this process: a write-behind has one of its own. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Whether the filesystem of path does direct I/O (statx DIOALIGN). */
+static bool does_direct(const char *path)
+{
+	struct statx stx;
+
+	return statx(AT_FDCWD, path, 0, STATX_DIOALIGN, &stx) == 0 &&
+	       (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align;
 }
 
 static int has_name(const struct names *names, const char *name)
@@ -174,6 +199,179 @@ out:
 	free(err);
 }
 
+/* Large aligned writes are written behind with O_DIRECT (where the folder's
+ * filesystem has it): what they wrote is there at once for the same and other
+ * descriptors and by name, and smaller writes over them land after them. */
+static void test_write_behind(const char *root)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL, *g = NULL;
+	const size_t mib = 1u << 20, big = 3 * mib;
+	char *url = xasprintf("file://%s", root), *err = NULL;
+	char *data = xmalloc(big + mib), *back = xmalloc(big + mib);
+	struct timespec tv[2] = { { 1000, 0 }, { 2000, 0 } };
+	struct backend *b;
+	struct stat st;
+	int fds;
+
+	for (size_t i = 0; i < big + mib; i++)
+		data[i] = (char)(i * 7 + i / 4096);
+	b = backend_create(url, &err);
+	ok(b != NULL, "file:// volume opens");
+	if (!b)
+		goto out;
+	is_int(b->ops->open(b, &me, "big", O_CREAT | O_WRONLY | O_TRUNC, 0644, &f), 0, "create for writing");
+	is_int(b->ops->open(b, &me, "big", O_RDONLY, 0, &g), 0, "open it again for reading");
+	fds = count_fds();
+	for (size_t i = 0; i < 4; i++)
+		b->ops->pwrite(f, data + i * mib, mib, (off_t)(i * mib));
+	is_int(count_fds(), fds, "the first 4 MiB go through the page cache");
+	is_int(b->ops->pwrite(f, data, 2 * mib, 0), (int)(2 * mib), "a 2 MiB write (two buffers)");
+	if (does_direct(root))
+		is_int(count_fds(), fds + 1, "then the write-behind starts, with a descriptor of its own");
+	is_int(b->ops->pwrite(f, data + 2 * mib, mib, (off_t)(2 * mib)), (int)mib, "a 1 MiB write after it");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_size == (off_t)(4 * mib), "getattr by name sees the whole size");
+	ok(b->ops->fstat(g, &st) == 0 && st.st_size == (off_t)(4 * mib), "so does fstat of another descriptor");
+	memset(back, 0, big);
+	is_int(b->ops->pread(g, back, big, 0), (int)big, "another descriptor reads everything");
+	ok(memcmp(back, data, big) == 0, "the bytes written");
+
+	/* More than the queue holds, then a small write over the middle of it. */
+	for (int i = 0; i < 6; i++)
+		b->ops->pwrite(f, data + (size_t)i % 4 * mib, mib, (off_t)((size_t)i * mib));
+	is_int(b->ops->pwrite(f, "overwritten", 11, (off_t)(5 * mib + 100)), 11, "a small write over a queued one");
+	is_int(b->ops->pwrite(f, data, mib + 1, (off_t)(6 * mib)), (int)(mib + 1), "an unaligned large write");
+	is_int(b->ops->utimens(b, "big", tv), 0, "utimens by name");
+	is_int(b->ops->flush(f), 0, "flush reports no error");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_mtime == 2000 && st.st_size == (off_t)(7 * mib + 1),
+	   "no write landed after utimens, the size is right");
+	memset(back, 0, big);
+	is_int(b->ops->pread(g, back, 11, (off_t)(5 * mib + 100)), 11, "read the small write back");
+	ok(memcmp(back, "overwritten", 11) == 0, "it is there, not the 1 MiB under it");
+	is_int(b->ops->pread(g, back, mib, (off_t)(4 * mib)), (int)mib, "read the fifth MiB");
+	ok(memcmp(back, data, mib) == 0, "it is right");
+	is_int(b->ops->pread(g, back, mib + 1, (off_t)(6 * mib)), (int)(mib + 1), "read the unaligned write");
+	ok(memcmp(back, data, mib + 1) == 0, "it is right");
+	is_int(b->ops->ftruncate(f, (off_t)mib), 0, "ftruncate");
+	ok(b->ops->fstat(f, &st) == 0 && st.st_size == (off_t)mib, "the size is what ftruncate gave");
+	is_int(b->ops->fsync(f, 0), 0, "fsync");
+	is_int(b->ops->close(f), 0, "close");
+	is_int(b->ops->close(g), 0, "close the reader");
+
+	/* Appending keeps to O_APPEND: every write at the end. */
+	is_int(b->ops->open(b, &me, "big", O_WRONLY | O_APPEND, 0, &f), 0, "open for appending");
+	is_int(b->ops->pwrite(f, data, mib, 0), (int)mib, "a 1 MiB append");
+	is_int(b->ops->close(f), 0, "close");
+	ok(b->ops->getattr(b, "big", &st) == 0 && st.st_size == (off_t)(2 * mib), "it went to the end");
+	is_int(b->ops->unlink(b, "big"), 0, "unlink");
+	backend_destroy(b);
+out:
+	free(err);
+	free(url);
+	free(data);
+	free(back);
+}
+
+/* A read as the mount does it: spliced from the descriptor the backend gives
+ * for (size, off), which also asks the disk ahead of a sequential reader. */
+static ssize_t read_like_mount(struct backend *b, struct backend_file *f, size_t size, off_t off,
+			       char **buf)
+{
+	int fd = b->ops->fd ? b->ops->fd(f, size, off) : -1;
+
+	*buf = xmalloc(size);
+	return fd < 0 ? b->ops->pread(f, *buf, size, off) : pread(fd, *buf, size, off);
+}
+
+/* Sequential large reads (the disk asked ahead of them) see every change
+ * made through the mount, by other descriptors too. */
+static void test_read_sequential(const char *root)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL, *g = NULL;
+	const size_t mib = 1u << 20;
+	char *url = xasprintf("file://%s", root), *err = NULL;
+	char *data = xmalloc(8 * mib), *other = xmalloc(mib), *got = NULL;
+	struct backend *b;
+	ssize_t n;
+
+	for (size_t i = 0; i < 8 * mib; i++)
+		data[i] = (char)(i * 13 + i / 4096);
+	memset(other, 'x', mib);
+	b = backend_create(url, &err);
+	ok(b != NULL && b->ops->fd, "file:// volume opens, with a descriptor to splice from");
+	if (!b)
+		goto out;
+	is_int(b->ops->open(b, &me, "ra", O_CREAT | O_RDWR | O_TRUNC, 0644, &f), 0, "create");
+	for (size_t i = 0; i < 8; i++)
+		b->ops->pwrite(f, data + i * mib, mib, (off_t)(i * mib));
+	is_int(b->ops->open(b, &me, "ra", O_RDONLY, 0, &g), 0, "open it for reading");
+	/* The disk is asked ahead from 1 MiB on. */
+	for (size_t i = 0; i < 4; i++) {
+		n = read_like_mount(b, g, mib, (off_t)(i * mib), &got);
+		ok(n == (ssize_t)mib && memcmp(got, data + i * mib, mib) == 0, "sequential read %zu", i);
+		free(got);
+	}
+	/* The next MiBs are being read from the disk: change one through another descriptor. */
+	is_int(b->ops->pwrite(f, "changed", 7, (off_t)(4 * mib + 10)), 7, "a small write ahead of the reader");
+	n = read_like_mount(b, g, mib, (off_t)(4 * mib), &got);
+	ok(n == (ssize_t)mib && memcmp(got + 10, "changed", 7) == 0 && memcmp(got, data + 4 * mib, 10) == 0,
+	   "the read sees the write");
+	free(got);
+	/* Replace the next with a large (written behind) write. */
+	is_int(b->ops->pwrite(f, other, mib, (off_t)(5 * mib)), (int)mib, "a large (written behind) write ahead of the reader");
+	n = read_like_mount(b, g, mib, (off_t)(5 * mib), &got);
+	ok(n == (ssize_t)mib && memcmp(got, other, mib) == 0, "the read sees it");
+	free(got);
+	for (size_t i = 6; i < 8; i++) {
+		n = read_like_mount(b, g, mib, (off_t)(i * mib), &got);
+		ok(n == (ssize_t)mib && memcmp(got, data + i * mib, mib) == 0, "sequential read %zu", i);
+		free(got);
+	}
+	n = read_like_mount(b, g, mib, (off_t)(8 * mib), &got);
+	ok(n == 0, "end of file");
+	free(got);
+	/* Read again from the start, then cut the file ahead of the reader. */
+	for (size_t i = 0; i < 4; i++) {
+		n = read_like_mount(b, g, mib, (off_t)(i * mib), &got);
+		free(got);
+	}
+	is_int(b->ops->truncate(b, "ra", (off_t)(4 * mib + 100)), 0, "truncate by name");
+	n = read_like_mount(b, g, mib, (off_t)(4 * mib), &got);
+	is_int((int)n, 100, "the read sees the new end");
+	free(got);
+	is_int(b->ops->close(g), 0, "close the reader");
+	is_int(b->ops->close(f), 0, "close the writer");
+	/* One descriptor reading and writing behind, closed at once. */
+	{
+		int bad = 0;
+
+		for (int round = 0; round < 20; round++) {
+			if (b->ops->open(b, &me, "ra", O_RDWR, 0, &f) < 0) {
+				bad++;
+				continue;
+			}
+			for (size_t i = 0; i < 6; i++) {
+				if (read_like_mount(b, f, mib, (off_t)(i * mib), &got) < 0)
+					bad++;
+				free(got);
+				if (b->ops->pwrite(f, data, mib, (off_t)(i * mib)) != (ssize_t)mib)
+					bad++;
+			}
+			if (b->ops->close(f) < 0)
+				bad++;
+		}
+		is_int(bad, 0, "reading and writing behind on one descriptor, then closing");
+	}
+	is_int(b->ops->unlink(b, "ra"), 0, "unlink");
+	backend_destroy(b);
+out:
+	free(err);
+	free(url);
+	free(data);
+	free(other);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-backend.XXXXXX";
@@ -184,6 +382,8 @@ int main(void)
 	}
 	test_create_errors();
 	test_ops(root);
+	test_write_behind(root);
+	test_read_sequential(root);
 	rmdir(root);
 	return done_testing();
 }
