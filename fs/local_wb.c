@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 /* Four 1 MiB buffers (one FUSE request each): the disk writes one while FUSE
- * brings the next; more in flight did not go faster, only cost memory per
- * open file. */
+ * brings the next. Each costs memory per open file being written; writing
+ * the queued ones with one pwritev was no faster. */
 #define WB_SLOTS 4
 #define WB_SLOT_SIZE (1u << 20)
 
