@@ -64,6 +64,10 @@ struct backend_ops {
 	 * (NFS read-ahead) hands over without copying. */
 	int (*fd)(struct backend_file *f, size_t size, off_t off);
 	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
+	/* Optional, best effort: the folder's entries are independent trees
+	 * (jobs/<id>), to be spread over the disk as top folders are (ext4:
+	 * the Orlov "top directory" flag). */
+	void (*spread)(struct backend *b, const char *path);
 };
 
 /* Who is acting when a call carries no credentials of its own: parsafs sets

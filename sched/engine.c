@@ -1024,6 +1024,8 @@ int engine_start(struct engine *e, char **err)
 	e->started_mono = mono;
 	if (e->storage && backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
 		log_warn("cannot create jobs/ on the storage volume");
+	else if (e->storage && e->storage->ops->spread)
+		e->storage->ops->spread(e->storage, "jobs");
 	fair_load(e);
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);

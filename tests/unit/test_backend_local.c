@@ -7,10 +7,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/fs.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -372,6 +374,31 @@ out:
 	free(other);
 }
 
+/* jobs/ marked as a top folder, where the filesystem has the flag (ext4). */
+static void test_spread(const char *root)
+{
+	char *err = NULL, *jobs = xasprintf("%s/jobs", root);
+	struct backend *b = backend_local_create(root, &err);
+	int fd, flags = 0;
+
+	mkdir(jobs, 0755);
+	ok(b && b->ops->spread, "the local backend spreads folders");
+	if (b && b->ops->spread)
+		b->ops->spread(b, "jobs");
+	fd = open(jobs, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0)
+		ok(flags & FS_TOPDIR_FL, "jobs/ is a top folder");
+	else
+		diag("this filesystem has no inode flags: nothing to check");
+	if (fd >= 0)
+		close(fd);
+	if (b)
+		b->ops->destroy(b);
+	rmdir(jobs);
+	free(jobs);
+	free(err);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-backend.XXXXXX";
@@ -384,6 +411,7 @@ int main(void)
 	test_ops(root);
 	test_write_behind(root);
 	test_read_sequential(root);
+	test_spread(root);
 	rmdir(root);
 	return done_testing();
 }
