@@ -18,7 +18,13 @@
  *   file); reads of a sequential stream are read ahead in chunks of the
  *   server's rtmax (RA_WINDOW bytes ahead). flush/close wait for every write
  *   reply and report the first error; fsync also COMMITs and checks the write
- *   verifier, so data fsync acknowledged is on the server's disk. */
+ *   verifier, so data fsync acknowledged is on the server's disk.
+ * - A pump thread (one per backend, started with the first file I/O) takes
+ *   the replies of files that nobody is waiting on and pushes their queued
+ *   requests: between two reads of a reader (while it writes what it read
+ *   somewhere) the read-ahead keeps arriving, and written-behind data keeps
+ *   leaving. It only ever tries a file's lock; a file whose lock is busy is
+ *   serviced by the holder, who wakes the pump when it lets go. */
 #include "backend.h"
 #include "log.h"
 #include "util.h"
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -52,6 +59,7 @@ struct nfs_fh {
 #define RA_WINDOW (8u << 20)        /* read-ahead bytes beyond a sequential read */
 #define RA_SLOTS 24                 /* chunks one file may hold */
 #define POOL_IDLE_MAX 16            /* idle connections kept */
+#define PUMP_MAX 128                /* files the pump watches at once; others wait for their callers */
 #define DCACHE_TTL_MS 2000          /* how long a directory's handle is trusted */
 #define DCACHE_BUCKETS 1024
 #define DCACHE_MAX 8192
@@ -105,6 +113,11 @@ struct nfs_backend {
 	size_t ndcache;
 	pthread_mutex_t reg_lock;
 	struct reg_entry *reg[REG_BUCKETS];  /* protected by reg_lock */
+	pthread_mutex_t pump_lock;           /* guards the pump's fields, here and in files */
+	struct backend_file *pumped;         /* open files that did I/O */
+	int pump_wake;                       /* eventfd: the pump's set changed */
+	bool pump_running, pump_stop;
+	pthread_t pump_thread;
 };
 
 /* One chunk of read-ahead: [off, off + len) of the file. */
@@ -142,6 +155,21 @@ struct backend_file {
 	int orphans;            /* read requests in flight nobody waits for */
 	uint64_t last_end;      /* where the previous read ended */
 	uint64_t eof_at;        /* a read saw the end here (UINT64_MAX: not yet) */
+	uint64_t pump_seq;      /* counts pump_state() calls (under lock) */
+	/* Under nb->pump_lock: what the pump polls for this file. */
+	struct backend_file *pump_next;
+	bool pump_listed;
+	bool pump_wanted;       /* the pump found the lock busy: wake it at unlock */
+	int pump_fd;            /* -1: nothing in flight */
+	short pump_events;
+	uint64_t pump_applied;  /* pump_seq of the state in pump_fd/pump_events */
+};
+
+/* A file's connection as the pump should poll it. */
+struct pump_state {
+	int fd;
+	short events;
+	uint64_t seq;
 };
 
 static struct nfs_backend *nfsb(struct backend *b)
@@ -1610,6 +1638,7 @@ static int vol_open(struct backend *b, const struct backend_cred *cred, const ch
 	whoami(nb, cred, &f->cred);
 	f->reg = reg_open(nb, a.attr.fileid);
 	f->eof_at = UINT64_MAX;
+	f->pump_fd = -1;
 	*file = f;
 	return 0;
 }
@@ -1749,6 +1778,179 @@ static void ra_drop(struct backend_file *f)
 	f->eof_at = UINT64_MAX;
 }
 
+/* ---- the pump ---- */
+
+/* Under f->lock: what is in flight on f's connection, for the pump. */
+static void pump_state(struct backend_file *f, struct pump_state *ps)
+{
+	bool busy = f->inflight > 0 || f->orphans > 0;
+
+	for (int i = 0; i < f->nra && !busy; i++)
+		busy = f->ra[i]->pending;
+	ps->seq = ++f->pump_seq;
+	ps->fd = -1;
+	ps->events = 0;
+	if (busy && f->c && !f->c->broken) {
+		ps->fd = nfs_get_fd(f->c->nfs);
+		ps->events = (short)nfs_which_events(f->c->nfs);
+	}
+}
+
+/* Under pump_lock: keep the newest state (two callers of one file may let
+ * go in either order); true if the pump has something new to poll. */
+static bool pump_apply(struct backend_file *f, const struct pump_state *ps)
+{
+	bool changed;
+
+	if (ps->seq <= f->pump_applied)
+		return false;
+	changed = ps->fd != f->pump_fd || ps->events != f->pump_events;
+	f->pump_applied = ps->seq;
+	f->pump_fd = ps->fd;
+	f->pump_events = ps->events;
+	return changed && ps->fd >= 0;
+}
+
+static bool pump_has(const struct nfs_backend *nb, const struct backend_file *f)
+{
+	for (const struct backend_file *g = nb->pumped; g; g = g->pump_next)
+		if (g == f)
+			return true;
+	return false;
+}
+
+static void *pump_main(void *arg)
+{
+	struct nfs_backend *nb = arg;
+	struct pollfd pfd[PUMP_MAX + 1];
+	struct backend_file *who[PUMP_MAX + 1];
+
+	pthread_mutex_lock(&nb->pump_lock);
+	while (!nb->pump_stop) {
+		nfds_t n = 1;
+
+		pfd[0] = (struct pollfd){ .fd = nb->pump_wake, .events = POLLIN };
+		for (struct backend_file *f = nb->pumped; f && n <= PUMP_MAX; f = f->pump_next) {
+			if (f->pump_fd < 0 || f->pump_wanted)
+				continue;
+			pfd[n] = (struct pollfd){ .fd = f->pump_fd, .events = f->pump_events };
+			who[n++] = f;
+		}
+		pthread_mutex_unlock(&nb->pump_lock);
+		/* Every change of the set comes with a wake-up; the time-out is
+		 * only a safety net. */
+		if (poll(pfd, n, 1000) < 0)
+			pfd[0].revents = 0;
+		if (pfd[0].revents & POLLIN) {
+			eventfd_t v;
+
+			(void)eventfd_read(nb->pump_wake, &v);
+		}
+		pthread_mutex_lock(&nb->pump_lock);
+		for (nfds_t i = 1; i < n; i++) {
+			struct backend_file *f = who[i];
+			struct pump_state ps;
+
+			/* Files closed while we polled are gone from the list. */
+			if (!pfd[i].revents || !pump_has(nb, f) || f->pump_fd != pfd[i].fd)
+				continue;
+			if (pthread_mutex_trylock(&f->lock) != 0) {
+				f->pump_wanted = true;
+				continue;
+			}
+			if (f->c && !f->c->broken)
+				conn_pump(f->c);
+			pump_state(f, &ps);
+			pthread_mutex_unlock(&f->lock);
+			pump_apply(f, &ps);
+		}
+	}
+	pthread_mutex_unlock(&nb->pump_lock);
+	return NULL;
+}
+
+/* Under pump_lock. Without a pump, callers still service their own files. */
+static int pump_start(struct nfs_backend *nb)
+{
+	nb->pump_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nb->pump_wake < 0)
+		goto fail;
+	errno = pthread_create(&nb->pump_thread, NULL, pump_main, nb);
+	if (errno != 0) {
+		close(nb->pump_wake);
+		nb->pump_wake = -1;
+		goto fail;
+	}
+	nb->pump_running = true;
+	return 0;
+fail:
+	log_warn("nfs: no I/O pump thread: reads and writes wait more");
+	nb->pump_stop = true;   /* do not try again for every file */
+	return -1;
+}
+
+static void pump_note(struct backend_file *f, const struct pump_state *ps)
+{
+	struct nfs_backend *nb = f->nb;
+	bool wake;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	if (!f->pump_listed && ps->fd >= 0) {
+		f->pump_next = nb->pumped;
+		nb->pumped = f;
+		f->pump_listed = true;
+	}
+	wake = pump_apply(f, ps) || f->pump_wanted;
+	f->pump_wanted = false;
+	if (wake && !nb->pump_running && (nb->pump_stop || pump_start(nb) < 0))
+		wake = false;
+	pthread_mutex_unlock(&nb->pump_lock);
+	if (wake)
+		(void)eventfd_write(nb->pump_wake, 1);
+}
+
+/* Let go of f, telling the pump what f has in flight now. */
+static void file_unlock(struct backend_file *f)
+{
+	struct pump_state ps;
+
+	pump_state(f, &ps);
+	pthread_mutex_unlock(&f->lock);
+	pump_note(f, &ps);
+}
+
+/* f is being freed: the pump must not find it any more. */
+static void pump_forget(struct backend_file *f)
+{
+	struct nfs_backend *nb = f->nb;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	for (struct backend_file **pp = &nb->pumped; *pp; pp = &(*pp)->pump_next) {
+		if (*pp == f) {
+			*pp = f->pump_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&nb->pump_lock);
+}
+
+static void pump_shutdown(struct nfs_backend *nb)
+{
+	bool running;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	nb->pump_stop = true;
+	running = nb->pump_running;
+	nb->pump_running = false;
+	pthread_mutex_unlock(&nb->pump_lock);
+	if (!running)
+		return;
+	(void)eventfd_write(nb->pump_wake, 1);
+	pthread_join(nb->pump_thread, NULL);
+	close(nb->pump_wake);
+	nb->pump_wake = -1;
+}
+
 static ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
 	ssize_t ret = -1;
@@ -1809,7 +2011,7 @@ fail:
 	if (done > 0)
 		ret = (ssize_t)done;
 out:
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -1979,7 +2181,7 @@ fail:
 		/* FUSE takes a short read as the end: report the error instead. */
 	}
 out:
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -2026,7 +2228,7 @@ static int vol_ftruncate(struct backend_file *f, off_t size)
 	if (ret == 0)
 		reg_size(f->nb, f->reg, (uint64_t)size, true);
 out:
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -2045,7 +2247,7 @@ static int vol_fstat(struct backend_file *f, struct stat *st)
 	if (ret == 0)
 		attr_to_stat_floor(f->nb, &call.attr, st);
 out:
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -2087,7 +2289,7 @@ static int vol_fsync(struct backend_file *f, int datasync)
 	f->have_verf = f->verf_changed = false;
 	ret = 0;
 out:
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -2097,7 +2299,7 @@ static int vol_flush(struct backend_file *f)
 
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
-	pthread_mutex_unlock(&f->lock);
+	file_unlock(f);
 	return ret;
 }
 
@@ -2114,6 +2316,7 @@ static int vol_close(struct backend_file *f)
 	conn_put(f->nb, f->c);
 	f->c = NULL;
 	pthread_mutex_unlock(&f->lock);
+	pump_forget(f);
 	pthread_mutex_destroy(&f->lock);
 	reg_close(f->nb, f->reg);
 	free(f);
@@ -2125,6 +2328,7 @@ static void vol_destroy(struct backend *b)
 {
 	struct nfs_backend *nb = nfsb(b);
 
+	pump_shutdown(nb);
 	while (nb->idle) {
 		struct conn *c = nb->idle;
 
@@ -2142,6 +2346,7 @@ static void vol_destroy(struct backend *b)
 	}
 	pthread_mutex_destroy(&nb->lock);
 	pthread_mutex_destroy(&nb->reg_lock);
+	pthread_mutex_destroy(&nb->pump_lock);
 	free(nb->url);
 	free(nb->server);
 	free(nb->export);
@@ -2258,6 +2463,8 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	nb->base.ops = &nfs_ops;
 	pthread_mutex_init(&nb->lock, NULL);
 	pthread_mutex_init(&nb->reg_lock, NULL);
+	pthread_mutex_init(&nb->pump_lock, NULL);
+	nb->pump_wake = -1;
 	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms, err) < 0)
 		goto fail;
 	/* Mount once now: a wrong URL or an unreachable server is said at start. */
