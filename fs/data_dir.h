@@ -6,9 +6,9 @@
 #ifndef PARSA_DATA_DIR_H
 #define PARSA_DATA_DIR_H
 
-#include "fs_node.h"
+#include "volume_dir.h"
 
-extern const struct node_ops data_ops;   /* data and everything below */
+extern const struct volume_dir data_dir;   /* data and everything below */
 
 /* Create data/ on the volume (mode 1777) unless it exists; 0 or -1/errno. */
 int data_dir_prepare(struct fs_ctx *fs);

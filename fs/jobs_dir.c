@@ -5,9 +5,9 @@
 #include "backend.h"
 #include "job_cache.h"
 #include "log.h"
-#include "out_dir.h"
 #include "sched_link.h"
 #include "util.h"
+#include "volume_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -41,8 +41,8 @@ int main(void)
 	matches("/jobs/42/stages/warm/wait", &stage_wait_ops, "a stage wait");
 	matches("/jobs/42/stages/warm/instances/3", &instance_dir_ops, "an instance");
 	matches("/jobs/42/stages/warm/instances/3/log", &instance_log_ops, "an instance log");
-	matches("/jobs/42/out", &out_ops, "out/");
-	matches("/jobs/42/out/warm/a/b", &out_ops, "a file in out/");
+	matches("/jobs/42/out", &out_dir.node, "out/");
+	matches("/jobs/42/out/warm/a/b", &out_dir.node, "a file in out/");
 	matches("/hosts/h1/status", &host_status_ops, "a host's status");
 
 	ok(fs_match("/jobs/42/stages/warm/instances/3/log", &p) == 0, "instance log again");

@@ -1,0 +1,348 @@
+/* Volume folders and backend files (see volume_dir.h). */
+#include "volume_dir.h"
+#include "backend.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+
+/* ---- an open file of the backend ---- */
+
+struct backend_fs_file {
+	struct fs_file base;
+	struct backend *b;
+	struct backend_file *bf;
+};
+
+static ssize_t bfile_read(struct fs_file *file, char *buf, size_t size, off_t off)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->pread(f->bf, buf, size, off);
+}
+
+static ssize_t bfile_write(struct fs_file *file, const char *buf, size_t size, off_t off)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->pwrite(f->bf, buf, size, off);
+}
+
+static int bfile_flush(struct fs_file *file)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->flush(f->bf);
+}
+
+static int bfile_fsync(struct fs_file *file, int datasync)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->fsync(f->bf, datasync);
+}
+
+static int bfile_truncate(struct fs_file *file, off_t size)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->ftruncate(f->bf, size);
+}
+
+static int bfile_getattr(struct fs_file *file, struct stat *st)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->fstat(f->bf, st);
+}
+
+static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+	ssize_t n;
+
+	if (f->b->ops->pread_take)
+		return f->b->ops->pread_take(f->bf, size, off, buf);
+	*buf = xmalloc(size ? size : 1);
+	n = f->b->ops->pread(f->bf, *buf, size, off);
+	if (n < 0) {
+		int saved = errno;
+
+		free(*buf);
+		*buf = NULL;
+		errno = saved;
+	}
+	return n;
+}
+
+static int bfile_splice_fd(struct fs_file *file, size_t size, off_t off)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	return f->b->ops->fd ? f->b->ops->fd(f->bf, size, off) : -1;
+}
+
+static void bfile_release(struct fs_file *file)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	/* Write errors were reported by flush; release has nobody to tell. */
+	f->b->ops->close(f->bf);
+	free(f);
+}
+
+static const struct fs_file_ops backend_fs_file_ops = {
+	.read = bfile_read,
+	.write = bfile_write,
+	.flush = bfile_flush,
+	.fsync = bfile_fsync,
+	.truncate = bfile_truncate,
+	.getattr = bfile_getattr,
+	.release = bfile_release,
+	.read_take = bfile_read_take,
+	.splice_fd = bfile_splice_fd,
+};
+
+struct fs_file *backend_fs_file_create(struct backend *b, struct backend_file *bf, bool direct_io)
+{
+	struct backend_fs_file *f = xcalloc(1, sizeof *f);
+
+	f->base.ops = &backend_fs_file_ops;
+	f->base.direct_io = direct_io;
+	f->b = b;
+	f->bf = bf;
+	return &f->base;
+}
+
+/* ---- the folder ---- */
+
+/* The routes point at &v->node, and node is v's first member. */
+static const struct volume_dir *volume_of(const struct fs_path *p)
+{
+	return (const struct volume_dir *)p->ops;
+}
+
+static char *path_of(const struct fs_path *p)
+{
+	return volume_of(p)->path(p);
+}
+
+/* The folder itself is part of a fixed layout. */
+static int refuse_top(const struct fs_path *p)
+{
+	if (!*p->rest) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* For what must leave the folder itself alone. */
+static char *entry_path(const struct fs_path *p)
+{
+	return refuse_top(p) < 0 ? NULL : path_of(p);
+}
+
+/* For mkdir, chmod and chown, which some folders refuse on themselves. */
+static char *change_path(const struct fs_path *p)
+{
+	return volume_of(p)->fixed_top ? entry_path(p) : path_of(p);
+}
+
+/* For unlink and rmdir: who may remove is asked only below the folder. */
+static char *removal_path(struct fs_ctx *fs, const struct fs_path *p)
+{
+	const struct volume_dir *v = volume_of(p);
+
+	if (refuse_top(p) < 0 || (v->may_remove && v->may_remove(fs, p) < 0))
+		return NULL;
+	return v->path(p);
+}
+
+int volume_dir_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+{
+	char *path = path_of(p);
+	int ret = path ? fs->backend->ops->getattr(fs->backend, path, st) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
+{
+	char *path = path_of(p);
+	int ret = path ? fs->backend->ops->readdir(fs->backend, path, fill, arg) : -1;
+
+	free(path);
+	return ret;
+}
+
+static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
+		       struct fs_file **file)
+{
+	struct backend_file *bf = NULL;
+	struct backend_cred cred;
+	char *path = path_of(p);
+	int ret = -1;
+
+	if (!path)
+		goto out;
+	fs_caller_cred(fs, &cred);
+	if (fs->backend->ops->open(fs->backend, &cred, path, flags, mode, &bf) < 0)
+		goto out;
+	*file = backend_fs_file_create(fs->backend, bf, !fs->page_cache);
+	ret = 0;
+out:
+	free(path);
+	return ret;
+}
+
+int volume_dir_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	return open_common(fs, p, flags & ~O_CREAT, 0, file);
+}
+
+int volume_dir_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mode_t mode,
+		      struct fs_file **file)
+{
+	return open_common(fs, p, flags | O_CREAT, mode, file);
+}
+
+ssize_t volume_dir_readlink(struct fs_ctx *fs, const struct fs_path *p, char *buf, size_t size)
+{
+	char *path = path_of(p);
+	ssize_t ret = path ? fs->backend->ops->readlink(fs->backend, path, buf, size) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
+{
+	struct backend_cred cred;
+	char *path = change_path(p);
+	int ret = -1;
+
+	if (path) {
+		fs_caller_cred(fs, &cred);
+		ret = fs->backend->ops->mkdir(fs->backend, &cred, path, mode);
+	}
+	free(path);
+	return ret;
+}
+
+int volume_dir_unlink(struct fs_ctx *fs, const struct fs_path *p)
+{
+	char *path = removal_path(fs, p);
+	int ret = path ? fs->backend->ops->unlink(fs->backend, path) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_rmdir(struct fs_ctx *fs, const struct fs_path *p)
+{
+	char *path = removal_path(fs, p);
+	int ret = path ? fs->backend->ops->rmdir(fs->backend, path) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_path *p)
+{
+	struct backend_cred cred;
+	char *path = entry_path(p);
+	int ret = -1;
+
+	if (path) {
+		fs_caller_cred(fs, &cred);
+		ret = fs->backend->ops->symlink(fs->backend, &cred, target, path);
+	}
+	free(path);
+	return ret;
+}
+
+/* The backend paths of both ends, once the folder's pair rule lets them be
+ * (it lets through only a to of the same kind, a volume folder too). */
+static int two_paths(const struct fs_path *from, const struct fs_path *to, char **a, char **z)
+{
+	*a = *z = NULL;
+	if (volume_of(from)->pair(from, to) < 0)
+		return -1;
+	*a = path_of(from);
+	*z = *a ? path_of(to) : NULL;
+	if (!*z) {
+		free(*a);
+		*a = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int volume_dir_rename(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
+		      unsigned int flags)
+{
+	const struct volume_dir *v = volume_of(from);
+	char *a = NULL, *z = NULL;
+	int ret = -1;
+
+	if (v->may_remove && v->may_remove(fs, from) < 0)
+		goto out;
+	if (two_paths(from, to, &a, &z) < 0)
+		goto out;
+	ret = fs->backend->ops->rename(fs->backend, a, z, flags);
+out:
+	free(a);
+	free(z);
+	return ret;
+}
+
+int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to)
+{
+	char *a, *z;
+	int ret = -1;
+
+	if (two_paths(from, to, &a, &z) == 0)
+		ret = fs->backend->ops->link(fs->backend, a, z);
+	free(a);
+	free(z);
+	return ret;
+}
+
+int volume_dir_chmod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
+{
+	char *path = change_path(p);
+	int ret = path ? fs->backend->ops->chmod(fs->backend, path, mode) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_chown(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_t gid)
+{
+	char *path = change_path(p);
+	int ret = path ? fs->backend->ops->chown(fs->backend, path, uid, gid) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
+{
+	char *path = path_of(p);
+	int ret = path ? fs->backend->ops->truncate(fs->backend, path, size) : -1;
+
+	free(path);
+	return ret;
+}
+
+int volume_dir_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
+{
+	char *path = path_of(p);
+	int ret = path ? fs->backend->ops->utimens(fs->backend, path, tv) : -1;
+
+	free(path);
+	return ret;
+}
