@@ -1863,6 +1863,11 @@ static void *pump_main(void *arg)
 			pump_state(f, &ps);
 			pthread_mutex_unlock(&f->lock);
 			pump_apply(f, &ps);
+			/* A socket in error stays "ready" while libnfs reconnects
+			 * or until a caller sees it broken: leave it to the
+			 * file's callers, who wake the pump when they let go. */
+			if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+				f->pump_wanted = true;
 		}
 	}
 	pthread_mutex_unlock(&nb->pump_lock);
