@@ -523,7 +523,11 @@ static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
 		model_job_event(e->model, job, now, "stage %s %s", stage->spec->name,
 				stage_state_name(end));
 	} else if (stage->state == STAGE_QUEUED &&
-		   (c[INST_RUNNING] || c[INST_SUCCEEDED] || c[INST_FAILED] || c[INST_CANCELLED])) {
+		   (c[INST_ASSIGNED] || c[INST_RUNNING] || c[INST_SUCCEEDED] || c[INST_FAILED] ||
+		    c[INST_CANCELLED])) {
+		/* Assigned counts: the summary shows those instances as running,
+		 * and a runner tells of a start up to 50 ms late (with its end,
+		 * for a short one). */
 		set_stage_state(e, stage, STAGE_RUNNING, now);
 	}
 }
@@ -655,6 +659,9 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 	set_reason(inst, "");
 	model_set_state(e->model, inst, INST_ASSIGNED);
 	model_set_host(e->model, inst, h);
+	/* Its summary counts the instance as running from now on. */
+	if (inst->stage->state == STAGE_QUEUED)
+		set_stage_state(e, inst->stage, STAGE_RUNNING, now);
 	log_debug("job %lld stage %s instance %d attempt %d -> %s", (long long)inst->job->id,
 		  inst->stage->spec->name, inst->index, inst->attempt, h->name);
 }

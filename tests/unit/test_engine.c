@@ -171,7 +171,7 @@ static void test_pipeline(struct world *w)
 	n = work(w, "h1", ids, att, 8, &nc);
 	is_int(n, 2, "two timing instances fit two cpus");
 	text = job_text(w, id, 0);
-	has(text, "stage timing: queued (2 running, 0 done, 1 queued, 0 failed of 3)", "status counts the foreach expansion");
+	has(text, "stage timing: running (2 running, 0 done, 1 queued, 0 failed of 3)", "status counts the foreach expansion");
 	free(text);
 	engine_lock(w->engine);
 	is_str(model_instance(engine_model(w->engine), ids[0])->item, "warm/ck-1", "items sorted");
