@@ -232,6 +232,14 @@ static int conn_wait(struct conn *c, const int *count, int target, int64_t deadl
 			errno = EIO;
 			return -1;
 		}
+		/* A server that is gone refuses the connection at once, and
+		 * libnfs reconnects from every nfs_service: without a pause that
+		 * is a busy loop (a core until the deadline, measured). */
+		if (rc > 0 && (p.revents & (POLLERR | POLLHUP))) {
+			left = deadline - time_mono_ms();
+			if (left > 0)
+				poll(NULL, 0, left > 100 ? 100 : (int)left);
+		}
 	}
 	return 0;
 }

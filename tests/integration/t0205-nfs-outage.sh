@@ -2,8 +2,9 @@
 # The NFS server killed (SIGKILL) in the middle of a large copy through the
 # mount: the copy fails cleanly (or, had it resumed, its data is right), calls
 # fail with EIO or ETIMEDOUT within the volume's timeout instead of hanging,
-# the scheduler keeps answering, and once the server is back the mount works
-# again by itself: a new copy is verified by checksum.
+# the scheduler keeps answering, the mount does not spin while it waits, and
+# once the server is back the mount works again by itself: a new copy is
+# verified by checksum.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/nfs.sh"
 
@@ -25,6 +26,11 @@ copied() { [ "$(stat -c %s "$NFS_EXPORT/jobs/$id/out/s/copy" 2>/dev/null || echo
 wait_for "the copy is under way" 60 copied
 kill_ganesha KILL
 pass "ganesha killed during the copy"
+# CPU time (ms) the mount's daemon has used: a refused reconnection must not
+# turn its waits into a busy loop (it did: a whole core until the time-out).
+fs_cpu_ms() { awk '{ print ($14 + $15) * 10 }' "/proc/${DAEMON_PID[fs]}/stat"; }
+cpu0=$(fs_cpu_ms)
+wall0=$(date +%s%N)
 
 # While it is down: errors, quickly; the scheduler still answers.
 t0=$(date +%s%N)
@@ -42,6 +48,10 @@ while kill -0 "$cp_pid" 2>/dev/null; do
 	[ "$(date +%s)" -lt "$deadline" ] || fail "cp still runs 30 s after the server died"
 	sleep 0.1
 done
+cpu1=$(fs_cpu_ms)
+wall=$((($(date +%s%N) - wall0) / 1000000))
+check "the mount waits for the server without spinning ($((cpu1 - cpu0)) ms of CPU in $wall ms)" \
+	test $((cpu1 - cpu0)) -lt $((wall / 2))
 if wait "$cp_pid"; then
 	check "the copy resumed and is complete" test "$(md5sum <"$out/copy")" = "$want"
 else
