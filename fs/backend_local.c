@@ -5,7 +5,6 @@
  * a symlink planted in a job's output can never lead the daemon, which runs as
  * root, out of the volume. */
 #include "backend.h"
-#include "local_ra.h"
 #include "local_wb.h"
 #include "log.h"
 #include "prefetch.h"
@@ -17,7 +16,6 @@
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,12 +40,6 @@
  * of the time; asked ahead it is busy 85-95%, as for a plain reader. The
  * asking is done by a thread (prefetch.h): in the FUSE thread it cost a
  * quarter of the time of each 1 MiB request on a fast disk. */
-/* A reader of this file only, in requests of RA_MIN or more, that has read
- * RA_AFTER bytes in order gets a read-ahead with O_DIRECT (local_ra.h); it
- * ends after RA_MISSES requests in a row it could not serve. */
-#define RA_MIN (256u << 10)
-#define RA_AFTER (4 << 20)
-#define RA_MISSES 4
 #define HINT_MIN (128u << 10)
 #define HINT_AFTER (1u << 20)
 #define HINT_AHEAD (16 << 20)
@@ -60,10 +52,6 @@ struct local_backend {
 	pthread_mutex_t track_lock; /* guards tracked and every file's track_next */
 	struct backend_file *tracked; /* open files with a write-behind */
 	struct prefetch *prefetch; /* read-ahead hints, off the FUSE threads */
-	pthread_mutex_t files_lock; /* guards files, readers_ahead and every
-				     * file's file_next, file_prev, read_ahead ON */
-	struct backend_file *files; /* every open file, for read-ahead to see writers */
-	unsigned int readers_ahead; /* open files with a read-ahead */
 };
 
 enum helper_state { HELPER_UNTRIED, HELPER_ON, HELPER_OFF };
@@ -75,13 +63,6 @@ struct backend_file {
 	pthread_mutex_t lock;   /* guards the fields up to wb; wb is set under it
 				 * and track_lock, once, and stays until close */
 	enum helper_state direct;
-	enum helper_state read_ahead;
-	struct local_ra *ra;    /* set once, under lock, and kept until close */
-	unsigned int ra_misses; /* requests in a row it could not serve */
-	atomic_bool ra_stopped; /* a writer of the file opened: no read-ahead */
-	dev_t file_dev;         /* what the descriptor is, for the above */
-	ino_t file_ino;
-	struct backend_file *file_next, *file_prev;
 	uint64_t big_written;   /* bytes of large writes, up to DIRECT_AFTER */
 	off_t next_off;         /* where a sequential reader reads next */
 	off_t hinted;           /* the disk was asked to read up to here */
@@ -376,7 +357,6 @@ static void local_destroy(struct backend *b)
 	if (lb->root_fd >= 0)
 		close(lb->root_fd);
 	pthread_mutex_destroy(&lb->track_lock);
-	pthread_mutex_destroy(&lb->files_lock);
 	free(lb);
 }
 
@@ -655,55 +635,6 @@ static int local_statfs(struct backend *b, const char *path, struct statvfs *st)
 	return fstatvfs(local(b)->root_fd, st);
 }
 
-static bool writable(const struct backend_file *f)
-{
-	return (f->flags & O_ACCMODE) != O_RDONLY;
-}
-
-/* Keep f in the list of open files; a writer stops the read-ahead of
- * readers of the same file, which would not see its writes. */
-static void list_open_file(struct backend_file *f)
-{
-	struct local_backend *lb = f->lb;
-	struct stat st;
-
-	if (fstat(f->fd, &st) == 0) {
-		f->file_dev = st.st_dev;
-		f->file_ino = st.st_ino;
-	}
-	pthread_mutex_lock(&lb->files_lock);
-	f->file_next = lb->files;
-	if (lb->files)
-		lb->files->file_prev = f;
-	lb->files = f;
-	if (writable(f) && lb->readers_ahead) {
-		for (struct backend_file *o = lb->files; o; o = o->file_next) {
-			if (o->read_ahead != HELPER_ON || o->file_dev != f->file_dev ||
-			    o->file_ino != f->file_ino)
-				continue;
-			atomic_store(&o->ra_stopped, true);
-			local_ra_stop(o->ra);
-		}
-	}
-	pthread_mutex_unlock(&lb->files_lock);
-}
-
-static void unlist_open_file(struct backend_file *f)
-{
-	struct local_backend *lb = f->lb;
-
-	pthread_mutex_lock(&lb->files_lock);
-	if (f->file_prev)
-		f->file_prev->file_next = f->file_next;
-	else
-		lb->files = f->file_next;
-	if (f->file_next)
-		f->file_next->file_prev = f->file_prev;
-	if (f->ra)
-		lb->readers_ahead--;
-	pthread_mutex_unlock(&lb->files_lock);
-}
-
 static int local_open(struct backend *b, const struct backend_cred *cred, const char *path,
 		      int flags, mode_t mode, struct backend_file **file)
 {
@@ -743,7 +674,6 @@ static int local_open(struct backend *b, const struct backend_cred *cred, const 
 	(*file)->fd = fd;
 	(*file)->flags = flags;
 	pthread_mutex_init(&(*file)->lock, NULL);
-	list_open_file(*file);
 	ret = 0;
 out:
 	at_close(&at);
@@ -778,57 +708,6 @@ static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t
 	return read_full(f->fd, buf, size, off);
 }
 
-/* Start f's read-ahead if its reader qualifies (see RA_MIN); true when f has
- * one for this request. Called with f->lock held. */
-static bool ra_wanted(struct backend_file *f, size_t size, off_t off)
-{
-	struct local_backend *lb = f->lb;
-	struct local_ra *ra;
-	bool writer = false;
-	struct statx stx;
-	char proc[64];
-	int fd;
-
-	if (f->read_ahead == HELPER_ON && atomic_load(&f->ra_stopped))
-		f->read_ahead = HELPER_OFF;
-	if (f->read_ahead != HELPER_UNTRIED)
-		return f->read_ahead == HELPER_ON;
-	if (size < RA_MIN || off != f->next_off || off < (off_t)RA_AFTER)
-		return false;
-	f->read_ahead = HELPER_OFF;
-	if (writable(f))
-		return false;   /* its own writes would only restart it */
-	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &stx) < 0 ||
-	    !S_ISREG(stx.stx_mode) || !(stx.stx_mask & STATX_DIOALIGN) ||
-	    !stx.stx_dio_mem_align || !stx.stx_dio_offset_align ||
-	    stx.stx_dio_mem_align > 4096 || stx.stx_dio_offset_align > 4096 ||
-	    size % stx.stx_dio_offset_align || off % stx.stx_dio_offset_align)
-		return false;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
-	fd = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ra = local_ra_create(fd, f->fd, size, stx.stx_dio_offset_align, off);
-	if (!ra) {
-		close(fd);
-		return false;
-	}
-	/* Under files_lock, so that a writer opening meanwhile either is seen
-	 * here or sees this read-ahead and stops it. */
-	pthread_mutex_lock(&lb->files_lock);
-	for (struct backend_file *o = lb->files; o && !writer; o = o->file_next)
-		writer = writable(o) && o->file_dev == f->file_dev && o->file_ino == f->file_ino;
-	if (!writer) {
-		f->ra = ra;
-		f->read_ahead = HELPER_ON;
-		lb->readers_ahead++;
-	}
-	pthread_mutex_unlock(&lb->files_lock);
-	if (writer)
-		local_ra_destroy(ra);
-	return !writer;
-}
-
 /* Data is spliced to and from the file's page cache; a sequential reader
  * has the disk asked ahead of it (HINT_AHEAD) on the way. */
 static int local_fd(struct backend_file *f, size_t size, off_t off)
@@ -836,12 +715,6 @@ static int local_fd(struct backend_file *f, size_t size, off_t off)
 	off_t end = off + (off_t)size, from = -1;
 
 	pthread_mutex_lock(&f->lock);
-	if (ra_wanted(f, size, off)) {
-		/* Not spliced: local_pread_take() hands over what was read ahead. */
-		f->next_off = off + (off_t)size;
-		pthread_mutex_unlock(&f->lock);
-		return -1;
-	}
 	if (size >= HINT_MIN && off == f->next_off && off >= (off_t)HINT_AFTER) {
 		if (f->hinted < end)
 			f->hinted = end;
@@ -857,36 +730,6 @@ static int local_fd(struct backend_file *f, size_t size, off_t off)
 	/* The caller splices at once: what is written behind must be there. */
 	settle(f);
 	return f->fd;
-}
-
-/* A request of a file with a read-ahead (local_fd() said so): what was read
- * ahead, or else read here. A reader it keeps missing goes back to splicing. */
-static ssize_t local_pread_take(struct backend_file *f, size_t size, off_t off, char **buf)
-{
-	ssize_t n = -1;
-
-	if (settle(f) < 0)
-		return -1;
-	if (f->ra)
-		n = local_ra_take(f->ra, size, off, buf);
-	pthread_mutex_lock(&f->lock);
-	if (n >= 0)
-		f->ra_misses = 0;
-	else if (f->ra && ++f->ra_misses >= RA_MISSES)
-		f->read_ahead = HELPER_OFF;     /* the thread stays until close */
-	pthread_mutex_unlock(&f->lock);
-	if (n >= 0)
-		return n;
-	*buf = xmalloc(size ? size : 1);
-	n = read_full(f->fd, *buf, size, off);
-	if (n < 0) {
-		int saved = errno;
-
-		free(*buf);
-		*buf = NULL;
-		errno = saved;
-	}
-	return n;
 }
 
 static ssize_t local_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
@@ -963,8 +806,6 @@ static int local_close(struct backend_file *f)
 	if (f->tracked)
 		untrack(f);
 	local_wb_destroy(f->wb);
-	unlist_open_file(f);
-	local_ra_destroy(f->ra);
 	if (close(f->fd) < 0 && ret == 0) {
 		ret = -1;
 		saved = errno;
@@ -1025,7 +866,6 @@ static const struct backend_ops local_ops = {
 	.flush = local_flush,
 	.close = local_close,
 	.fd = local_fd,
-	.pread_take = local_pread_take,
 	.spread = local_spread,
 };
 
@@ -1047,7 +887,6 @@ struct backend *backend_local_create(const char *root, char **err)
 	lb = xcalloc(1, sizeof *lb);
 	lb->base.ops = &local_ops;
 	pthread_mutex_init(&lb->track_lock, NULL);
-	pthread_mutex_init(&lb->files_lock, NULL);
 	lb->root_fd = fd;
 	lb->prefetch = prefetch_create();
 	lb->chown_created = geteuid() == 0;
