@@ -2,6 +2,7 @@
  * ownership of what it creates, and that no path or symlink leads out of the
  * volume. */
 #include "backend.h"
+#include "fds.h"
 #include "tap.h"
 #include "util.h"
 
@@ -31,20 +32,6 @@ static int add_name(void *arg, const char *name, const struct stat *st)
 	if (names->n < 8)
 		snprintf(names->seen[names->n++], sizeof names->seen[0], "%s", name);
 	return 0;
-}
-
-/* Open descriptors of this process: a write-behind has one of its own. */
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* Whether the filesystem of path does direct I/O (statx DIOALIGN). */

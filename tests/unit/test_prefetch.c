@@ -3,9 +3,9 @@
  * is left behind, whether the hints were given, given in place (queue full)
  * or dropped by destroy. */
 #include "prefetch.h"
+#include "fds.h"
 #include "tap.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,19 +18,6 @@ TAP_STATE;
 
 #define MIB (1 << 20)
 #define FILE_SIZE (16 * MIB)
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 /* Pages of [off, off + len) of the mapping in the page cache. */
 static long resident(unsigned char *map, size_t off, size_t len)
