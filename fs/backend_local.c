@@ -34,12 +34,10 @@
 #define DIRECT_MIN (128u << 10)
 #define DIRECT_AFTER (4u << 20)
 /* A sequential reader of requests this large, past the first MiB, has the
- * disk asked for HINT_AHEAD bytes ahead of it, HINT bytes at a time. The
- * kernel's own read-ahead starts its next window only when the reader reaches
- * it, and the daemon, slower than a plain reader, left the disk idle a third
- * of the time; asked ahead it is busy 85-95%, as for a plain reader. The
- * asking is done by a thread (prefetch.h): in the FUSE thread it cost a
- * quarter of the time of each 1 MiB request on a fast disk. */
+ * file read HINT_AHEAD bytes ahead of it, HINT bytes at a time, by the
+ * threads of prefetch.h. The kernel's own read-ahead starts its next window
+ * only when the reader reaches it, and the daemon, slower than a plain
+ * reader, left the disk idle a third of the time. */
 #define HINT_MIN (128u << 10)
 #define HINT_AFTER (1u << 20)
 #define HINT_AHEAD (16 << 20)
@@ -51,7 +49,7 @@ struct local_backend {
 	bool chown_created;     /* running as root: hand new files to the caller */
 	pthread_mutex_t track_lock; /* guards tracked and every file's track_next */
 	struct backend_file *tracked; /* open files with a write-behind */
-	struct prefetch *prefetch; /* read-ahead hints, off the FUSE threads */
+	struct prefetch *prefetch; /* read-ahead, off the FUSE threads */
 };
 
 enum helper_state { HELPER_UNTRIED, HELPER_ON, HELPER_OFF };
@@ -709,7 +707,7 @@ static ssize_t local_pread(struct backend_file *f, void *buf, size_t size, off_t
 }
 
 /* Data is spliced to and from the file's page cache; a sequential reader
- * has the disk asked ahead of it (HINT_AHEAD) on the way. */
+ * has the file read ahead of it (HINT_AHEAD) on the way. */
 static int local_fd(struct backend_file *f, size_t size, off_t off)
 {
 	off_t end = off + (off_t)size, from = -1;

@@ -1,7 +1,7 @@
-/* Read-ahead hints for the local backend, given from a thread of their own.
- * Asking the kernel to read ahead (POSIX_FADV_WILLNEED) allocates and submits
- * the pages there and then: about 0.2 ms per MiB, which a FUSE thread serving
- * one sequential reader cannot spare. */
+/* Read-ahead for the local backend, done by threads of its own. A range is
+ * brought into the page cache by sending it to /dev/null: that is the
+ * kernel's own sequential read-ahead (large folios, disk requests of several
+ * MiB) without a copy, but it waits for the disk, so no FUSE thread may do it. */
 #ifndef PARSA_PREFETCH_H
 #define PARSA_PREFETCH_H
 
@@ -10,15 +10,16 @@
 
 struct prefetch;
 
-/* The thread starts with the first hint. */
+/* Threads start with the first hints, a few at most. */
 struct prefetch *prefetch_create(void);
 
-/* Stop the thread; hints not yet given are dropped. */
+/* Stop the threads; hints not yet given are dropped. */
 void prefetch_destroy(struct prefetch *p);
 
-/* Have the kernel read len bytes of fd at off into the page cache, soon. The
- * caller may close fd at once (the queue keeps a duplicate). Given in place
- * when the queue is full or no thread can run. */
+/* Have len bytes of fd at off read into the page cache, soon. The caller may
+ * close fd at once (the queue keeps a duplicate). When the queue is full or
+ * no thread can run, the kernel is only asked to read the range
+ * (POSIX_FADV_WILLNEED), which does not wait. */
 void prefetch_ask(struct prefetch *p, int fd, off_t off, size_t len);
 
 #endif
