@@ -20,7 +20,8 @@
 #define PREFETCH_THREADS 4
 
 struct hint {
-	int key;                /* the caller's descriptor: its hints go in order */
+	int key;                /* the caller's descriptor: its hints go in order (a
+				 * number reused after a close only orders two files) */
 	int fd;                 /* a duplicate, closed once the hint is given */
 	off_t off;
 	size_t len;
@@ -71,17 +72,32 @@ static void read_ahead(const struct prefetch *p, const struct hint *h)
 		hint_only(h->fd, off, left);
 }
 
+/* Whether a thread is giving a hint of key. Called with p->lock held. */
+static bool key_busy(const struct prefetch *p, int key)
+{
+	for (unsigned int t = 0; t < p->started; t++)
+		if (p->busy_key[t] == key)
+			return true;
+	return false;
+}
+
+/* Whether a hint of key waits in the queue. Called with p->lock held. */
+static bool key_queued(const struct prefetch *p, int key)
+{
+	for (unsigned int i = 0; i < p->count; i++)
+		if (p->queue[(p->head + i) % PREFETCH_QUEUE].key == key)
+			return true;
+	return false;
+}
+
 /* Take out the first queued hint of a key no thread is giving; false if
  * there is none. Called with p->lock held. */
 static bool take_hint(struct prefetch *p, struct hint *h)
 {
 	for (unsigned int i = 0; i < p->count; i++) {
 		unsigned int at = (p->head + i) % PREFETCH_QUEUE;
-		bool busy = false;
 
-		for (unsigned int t = 0; t < p->started; t++)
-			busy |= p->busy_key[t] == p->queue[at].key;
-		if (busy)
+		if (key_busy(p, p->queue[at].key))
 			continue;
 		*h = p->queue[at];
 		/* Close the gap: the hints before it move up one place. */
@@ -173,8 +189,10 @@ void prefetch_ask(struct prefetch *p, int fd, off_t off, size_t len)
 	bool queued = false;
 
 	pthread_mutex_lock(&p->lock);
-	/* One more thread when every one is busy with a hint of its own. */
-	if (!p->stop && p->count >= p->idle && p->started < PREFETCH_THREADS)
+	/* One more thread when every one is busy and this file is not: its
+	 * hints wait for the thread that gives one of them. */
+	if (!p->stop && !p->idle && p->started < PREFETCH_THREADS && !key_busy(p, fd) &&
+	    !key_queued(p, fd))
 		start_thread(p);
 	if (p->started && !p->stop && p->count < PREFETCH_QUEUE) {
 		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
