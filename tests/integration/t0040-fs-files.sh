@@ -92,7 +92,7 @@ sys.exit(1)"
 check "out/ itself cannot be removed" sh -c "! rmdir '$MNT/jobs/$id1/out' 2>/dev/null"
 rm -r "$out/d" "$out/l" "$out/pub" || fail "rm -r in out/"
 
-# -- large files: written behind, read with hints ahead, and coherent --
+# -- large files: written behind, read ahead, and coherent --
 head -c $((40 * 1024 * 1024 + 12345)) /dev/urandom >"$TEST_DIR/big"
 dd if="$TEST_DIR/big" of="$out/big" bs=1M status=none || fail "dd of 40 MiB into out/"
 check "a 40 MiB file written in 1 MiB requests is intact" cmp -s "$TEST_DIR/big" "$out/big"
@@ -102,7 +102,7 @@ for bs in 1M 4M 512K 128K; do
 done
 check "read from its 10th MiB on, the same" bash -c \
 	"dd if='$out/big' bs=1M skip=10 status=none | cmp -s - <(dd if='$TEST_DIR/big' bs=1M skip=10 status=none)"
-# A reader 16 MiB on has the disk asked ahead of it; a write made meanwhile,
+# A reader 16 MiB on has the file read ahead of it; a write made meanwhile,
 # 4 MiB ahead of it, must be what it reads: through the mount, then behind it
 # (a read-ahead of the daemon's own, tried once, had to keep to this).
 coherent() {
