@@ -26,6 +26,7 @@
  *   leaving. It only ever tries a file's lock; a file whose lock is busy is
  *   serviced by the holder, who wakes the pump when it lets go. */
 #include "backend.h"
+#include "inflight.h"
 #include "log.h"
 #include "util.h"
 
@@ -91,11 +92,16 @@ struct dcache_entry {
 };
 
 /* What this mount has written to a file but the server may not show yet:
- * stat must not see a file shrink while its writes are in flight. */
+ * stat must not see a file shrink while its writes are in flight, and a
+ * write, read or SETATTR must not overtake an earlier write of the same bytes
+ * (the server may apply requests in any order). All under nb->reg_lock. */
 struct reg_entry {
 	uint64_t fileid;
-	int refs;               /* open files */
+	int refs;               /* open files, and callers waiting on writes */
 	uint64_t floor;         /* size at least this */
+	struct inflight *writes;        /* every open file's writes in flight */
+	uint64_t gen;           /* moves at each write sent or answered and each truncate */
+	pthread_cond_t settled; /* a write of writes was answered */
 	struct reg_entry *next;
 };
 
@@ -135,6 +141,7 @@ struct chunk {
 struct wreq {
 	struct backend_file *f;
 	uint32_t len;
+	struct inflight_range *range;   /* in f->reg->writes */
 };
 
 struct backend_file {
@@ -155,6 +162,7 @@ struct backend_file {
 	int orphans;            /* read requests in flight nobody waits for */
 	uint64_t last_end;      /* where the previous read ended */
 	uint64_t eof_at;        /* a read saw the end here (UINT64_MAX: not yet) */
+	uint64_t ra_gen;        /* reg->gen the read-ahead chunks were asked at */
 	uint64_t pump_seq;      /* counts pump_state() calls (under lock) */
 	/* Under nb->pump_lock: what the pump polls for this file. */
 	struct backend_file *pump_next;
@@ -551,23 +559,41 @@ static void dcache_drop(struct nfs_backend *nb, const char *path)
 
 /* ---- open files by fileid ---- */
 
+/* Under reg_lock. */
+static struct reg_entry *reg_find(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct reg_entry *e;
+
+	for (e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
+		if (e->fileid == fileid)
+			break;
+	return e;
+}
+
 static struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid)
 {
 	struct reg_entry **head = &nb->reg[fileid % REG_BUCKETS], *e;
 
 	pthread_mutex_lock(&nb->reg_lock);
-	for (e = *head; e; e = e->next)
-		if (e->fileid == fileid)
-			break;
+	e = reg_find(nb, fileid);
 	if (!e) {
 		e = xcalloc(1, sizeof *e);
 		e->fileid = fileid;
+		e->writes = inflight_create();
+		pthread_cond_init(&e->settled, NULL);
 		e->next = *head;
 		*head = e;
 	}
 	e->refs++;
 	pthread_mutex_unlock(&nb->reg_lock);
 	return e;
+}
+
+static void reg_free(struct reg_entry *e)
+{
+	inflight_destroy(e->writes);
+	pthread_cond_destroy(&e->settled);
+	free(e);
 }
 
 static void reg_close(struct nfs_backend *nb, struct reg_entry *r)
@@ -579,7 +605,7 @@ static void reg_close(struct nfs_backend *nb, struct reg_entry *r)
 		for (pe = &nb->reg[r->fileid % REG_BUCKETS]; *pe; pe = &(*pe)->next) {
 			if (*pe == r) {
 				*pe = r->next;
-				free(r);
+				reg_free(r);
 				break;
 			}
 		}
@@ -587,22 +613,44 @@ static void reg_close(struct nfs_backend *nb, struct reg_entry *r)
 	pthread_mutex_unlock(&nb->reg_lock);
 }
 
-/* floor = max(floor, end), or = end when set. */
+/* The order of writes, below with the file I/O: a write about to be sent
+ * and its answer; waiting for the writes of other open files. */
+static struct inflight_range *reg_write_sent(struct backend_file *f, uint64_t off, uint32_t len);
+static void reg_write_done(struct backend_file *f, struct inflight_range *range);
+static int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid);
+
+/* floor = max(floor, end), or = end when set (a truncate: what other open
+ * files read ahead is stale). */
 static void reg_size(struct nfs_backend *nb, struct reg_entry *r, uint64_t end, bool set)
 {
 	pthread_mutex_lock(&nb->reg_lock);
 	if (set || end > r->floor)
 		r->floor = end;
+	if (set)
+		r->gen++;
 	pthread_mutex_unlock(&nb->reg_lock);
 }
 
 static void reg_truncated(struct nfs_backend *nb, uint64_t fileid, uint64_t size)
 {
 	pthread_mutex_lock(&nb->reg_lock);
-	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
-		if (e->fileid == fileid)
+	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next) {
+		if (e->fileid == fileid) {
 			e->floor = size;
+			e->gen++;
+		}
+	}
 	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+static uint64_t reg_gen(struct nfs_backend *nb, struct reg_entry *r)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	gen = r->gen;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return gen;
 }
 
 static uint64_t reg_floor(struct nfs_backend *nb, uint64_t fileid)
@@ -1396,6 +1444,8 @@ static int do_setattr(struct op *op, void *arg)
 
 	if (lookup_path(op, a->path, &fh, &attr) < 0)
 		return -1;
+	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
+		return -1;
 	memset(&sa, 0, sizeof sa);
 	switch (a->flags) {
 	case 'm':
@@ -1621,7 +1671,7 @@ static int do_open(struct op *op, void *arg)
 
 		memset(&sa, 0, sizeof sa);
 		sa.size.set_it = 1;
-		if (rpc_setattr(op, &a->fh, &sa) < 0)
+		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa) < 0)
 			return -1;
 		a->attr.size = 0;
 		reg_truncated(op->nb, a->attr.fileid, 0);
@@ -1660,6 +1710,7 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 	(void)rpc;
 	f->inflight--;
 	f->inflight_bytes -= w->len;
+	reg_write_done(f, w->range);
 	if (status != RPC_STATUS_SUCCESS) {
 		if (!f->werr)
 			f->werr = status == RPC_STATUS_TIMEOUT ? ETIMEDOUT : EIO;
@@ -1964,11 +2015,116 @@ static void pump_shutdown(struct nfs_backend *nb)
 	nb->pump_wake = -1;
 }
 
+/* ---- the order of writes ---- */
+
+static struct inflight_range *reg_write_sent(struct backend_file *f, uint64_t off, uint32_t len)
+{
+	struct nfs_backend *nb = f->nb;
+	struct inflight_range *range;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	range = inflight_add(f->reg->writes, off, len, f);
+	f->reg->gen++;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return range;
+}
+
+/* Answered or cancelled (the callbacks run under f->lock). */
+static void reg_write_done(struct backend_file *f, struct inflight_range *range)
+{
+	struct nfs_backend *nb = f->nb;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	inflight_remove(f->reg->writes, range);
+	f->reg->gen++;
+	pthread_cond_broadcast(&f->reg->settled);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+/* Under f->lock: one of f's own writes in flight overlaps [off, end). */
+static bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end)
+{
+	bool found;
+
+	pthread_mutex_lock(&f->nb->reg_lock);
+	found = inflight_overlap(f->reg->writes, off, end, f, INFLIGHT_MINE) != NULL;
+	pthread_mutex_unlock(&f->nb->reg_lock);
+	return found;
+}
+
+/* Wait until no write in flight of an open file of r other than self (NULL:
+ * any) overlaps [off, end). Called holding no file's lock: the other files'
+ * writes are answered while their callers or the pump service them, and a
+ * file nobody is servicing is drained here. A write that failed stays that
+ * file's error, for its own flush and close. */
+static int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
+		    uint64_t off, uint64_t end)
+{
+	int64_t deadline = time_mono_ms() + nb->timeout_ms;
+	int ret = 0;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	for (;;) {
+		struct backend_file *g;
+		struct timespec until;
+
+		g = (struct backend_file *)inflight_overlap(r->writes, off, end, self, INFLIGHT_OTHERS);
+		if (!g)
+			break;
+		/* g has writes in flight, so it is not freed: its close
+		 * drains them under g->lock, which we now hold. */
+		if (pthread_mutex_trylock(&g->lock) == 0) {
+			pthread_mutex_unlock(&nb->reg_lock);
+			(void)file_drain(g);
+			file_unlock(g);
+			pthread_mutex_lock(&nb->reg_lock);
+			continue;
+		}
+		if (time_mono_ms() >= deadline) {
+			errno = ETIMEDOUT;
+			ret = -1;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	return ret;
+}
+
+/* Before a SETATTR by path: the writes of this mount's open files of the
+ * inode first, or one landing later would undo it (tar's times). */
+static int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct reg_entry *e;
+	int ret;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	if (e)
+		e->refs++;
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!e)
+		return 0;
+	ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
+	reg_close(nb, e);
+	return ret;
+}
+
 static ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
+	uint64_t start = (uint64_t)off, end = start + size;
 	ssize_t ret = -1;
 	size_t done = 0;
 
+	/* Another open file's write of these bytes goes first... */
+	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
+		return -1;
 	pthread_mutex_lock(&f->lock);
 	if (f->werr) {
 		errno = f->werr;
@@ -1976,6 +2132,10 @@ static ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, 
 	}
 	if (f->nra)
 		ra_drop(f);
+	/* ...and so does our own: only a writer going back over what it just
+	 * wrote waits here, a sequential one never does. */
+	if (f->inflight > 0 && reg_mine_overlap(f, start, end) && file_wait(f, &f->inflight, 0) < 0)
+		goto fail;
 	if (file_conn(f) < 0)
 		goto out;
 	while (done < size) {
@@ -2000,8 +2160,10 @@ static ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, 
 		w = xmalloc(sizeof *w);
 		w->f = f;
 		w->len = n;
+		w->range = reg_write_sent(f, args.offset, n);
 		/* libnfs copies the data into the request here. */
 		if (rpc_nfs3_write_async(f->c->rpc, write_cb, &args, w) < 0) {
+			reg_write_done(f, w->range);
 			free(w);
 			f->werr = EIO;
 			file_drop_conn(f);
@@ -2111,11 +2273,22 @@ static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t o
 	size_t copied = 0;
 	bool sequential;
 	ssize_t ret = -1;
+	uint64_t gen;
 
+	/* A read sees every write that returned before it, through any open
+	 * file of this mount: those must have reached the server. */
+	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
+		return -1;
 	pthread_mutex_lock(&f->lock);
-	/* Reads see this file's own writes: they must have reached the server. */
 	if (f->inflight > 0 && file_drain(f) < 0)
 		goto out;
+	/* Chunks read ahead before another file wrote or truncated may hold
+	 * what was there before. */
+	gen = reg_gen(f->nb, f->reg);
+	if (gen != f->ra_gen) {
+		ra_drop(f);
+		f->ra_gen = gen;
+	}
 	if (file_conn(f) < 0)
 		goto out;
 	csize = f->c->rmax;
@@ -2227,6 +2400,8 @@ static int vol_ftruncate(struct backend_file *f, off_t size)
 	sattr3 sa;
 	int ret = -1;
 
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
 	pthread_mutex_lock(&f->lock);
 	if (file_drain(f) < 0 || file_conn(f) < 0)
 		goto out;
@@ -2272,6 +2447,9 @@ static int vol_fsync(struct backend_file *f, int datasync)
 	int ret = -1;
 
 	(void)datasync;
+	/* The file's data, whichever open file wrote it. */
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
 	pthread_mutex_lock(&f->lock);
 	if (file_drain(f) < 0)
 		goto out;
@@ -2354,7 +2532,7 @@ static void vol_destroy(struct backend *b)
 			struct reg_entry *e = nb->reg[i];
 
 			nb->reg[i] = e->next;
-			free(e);
+			reg_free(e);
 		}
 	}
 	pthread_mutex_destroy(&nb->lock);
