@@ -11,5 +11,5 @@ start_nfs
 start_sched
 start_fs
 job_out_dir
-random_checks "$OUT" 100000 120
+random_checks "$OUT" 100000 100
 end_checks

@@ -173,6 +173,7 @@ struct random_opts {
 	long ops;
 	off_t max_size;
 	bool two_fds;
+	bool skip[OP_STAT + 1];  /* kinds left out (--skip), to narrow a failure down */
 	const char *path;
 };
 
@@ -186,6 +187,7 @@ struct random_ctx {
 	unsigned char *buf;     /* MAX_OP bytes for a write's data or a read */
 	struct op_rec hist[HISTORY];
 	long done;              /* operations done so far */
+	double t0;              /* when the first began (now_s) */
 	long count[OP_STAT + 1];
 	uint64_t bytes_written, bytes_read;
 };
@@ -279,6 +281,20 @@ static off_t pick_size(struct random_ctx *c)
 	return s > c->o.max_size ? c->o.max_size : s;
 }
 
+/* " --skip a,b" for the options in effect, or "", in buf (128 bytes is enough
+ * for every name); returns buf, for printing. */
+static const char *skip_arg(const struct random_opts *o, char buf[static 128])
+{
+	size_t n = 0;
+	int k;
+
+	buf[0] = 0;
+	for (k = 0; k <= OP_STAT; k++)
+		if (o->skip[k])
+			n += (size_t)snprintf(buf + n, 128 - n, "%s%s", n ? "," : " --skip ", op_names[k]);
+	return buf;
+}
+
 static void print_op(const struct op_rec *h)
 {
 	printf("#   op %ld: %s", h->n, op_names[h->kind]);
@@ -321,18 +337,20 @@ static void report(struct random_ctx *c, const struct op_rec *cur, const char *f
 {
 	va_list ap;
 	long i, first;
+	char skips[128];
 
 	printf("not ok 1 - op %ld (%s) of seed %" PRIu64 ": ", cur->n, op_names[cur->kind], c->o.seed);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n# replay: fscheck random --seed %" PRIu64 " --ops %ld --max-size %lld%s FILE\n",
-		c->o.seed, c->o.ops, (long long)c->o.max_size, c->o.two_fds ? " --two-fds" : "");
+	printf("\n# replay: fscheck random --seed %" PRIu64 " --ops %ld --max-size %lld%s%s FILE\n",
+		c->o.seed, c->o.ops, (long long)c->o.max_size, c->o.two_fds ? " --two-fds" : "", skip_arg(&c->o, skips));
 	printf("# the last operations (the failing one last):\n");
 	first = cur->n - HISTORY + 1 > 0 ? cur->n - HISTORY + 1 : 0;
 	for (i = first; i < cur->n; i++)
 		print_op(&c->hist[i % HISTORY]);
 	print_op(cur);
+	printf("# %ld operations done in %.1f s\n", cur->n, now_s() - c->t0);
 	fflush(stdout);
 }
 
@@ -407,7 +425,7 @@ static bool check_size(struct random_ctx *c, const struct op_rec *cur, int fd)
 static bool random_op(struct random_ctx *c)
 {
 	struct op_rec *cur = &c->hist[c->done % HISTORY];
-	uint64_t pick = rng_below(&c->rng, 100), acc = 0;
+	uint64_t total = 0, pick, acc = 0;
 	size_t i;
 	ssize_t r;
 	bool large = false;
@@ -415,7 +433,12 @@ static bool random_op(struct random_ctx *c)
 
 	memset(cur, 0, sizeof(*cur));
 	cur->n = c->done;
+	for (i = 0; i < sizeof(op_mix) / sizeof(op_mix[0]); i++)
+		total += c->o.skip[op_mix[i].kind] ? 0 : (uint64_t)op_mix[i].percent;
+	pick = rng_below(&c->rng, total);
 	for (i = 0; i < sizeof(op_mix) / sizeof(op_mix[0]); i++) {
+		if (c->o.skip[op_mix[i].kind])
+			continue;
 		acc += (uint64_t)op_mix[i].percent;
 		if (pick < acc) {
 			cur->kind = op_mix[i].kind;
@@ -579,7 +602,8 @@ out:
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: fscheck random [--seed N] [--ops N] [--max-size SIZE] [--two-fds] FILE\n"
+		"usage: fscheck random [--seed N] [--ops N] [--max-size SIZE] [--two-fds]\n"
+		"                      [--skip pread,ftruncate,truncate,fsync,reopen,fstat,stat] FILE\n"
 		"       fscheck overwrite SIZE N FILE\n"
 		"       fscheck unlinked [--rmdir] FILE\n"
 		"       fscheck socket PATH\n"
@@ -594,12 +618,14 @@ static int cmd_random(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "max-size", required_argument, NULL, 'm' },
 		{ "two-fds", no_argument, NULL, '2' },
+		{ "skip", required_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct random_ctx c = { .fd = { -1, -1 } };
-	int ch, i, rc = 1;
+	int ch, i, rc = 1, k;
 	double t0, secs;
 	long long v;
+	char *name, *save, skips[128];
 
 	c.o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	c.o.ops = 100000;
@@ -623,6 +649,17 @@ static int cmd_random(int argc, char **argv)
 		case '2':
 			c.o.two_fds = true;
 			break;
+		case 'x':
+			for (name = strtok_r(optarg, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+				for (k = 0; k <= OP_STAT && strcmp(name, op_names[k]); k++)
+					;
+				if (k > OP_STAT || k == OP_PWRITE) {
+					fprintf(stderr, "fscheck: --skip: '%s' is not an operation one can leave out\n", name);
+					return usage();
+				}
+				c.o.skip[k] = true;
+			}
+			break;
 		default:
 			return usage();
 		}
@@ -632,8 +669,8 @@ static int cmd_random(int argc, char **argv)
 	c.o.path = argv[optind];
 	c.rng.state = c.o.seed;
 	c.nfd = c.o.two_fds ? 2 : 1;
-	printf("# fscheck random --seed %" PRIu64 " --ops %ld --max-size %lld%s %s\n", c.o.seed, c.o.ops,
-		(long long)c.o.max_size, c.o.two_fds ? " --two-fds" : "", c.o.path);
+	printf("# fscheck random --seed %" PRIu64 " --ops %ld --max-size %lld%s%s %s\n", c.o.seed, c.o.ops,
+		(long long)c.o.max_size, c.o.two_fds ? " --two-fds" : "", skip_arg(&c.o, skips), c.o.path);
 	fflush(stdout);
 	c.model = calloc(1, (size_t)c.o.max_size);
 	c.buf = malloc(MAX_OP);
@@ -648,7 +685,7 @@ static int cmd_random(int argc, char **argv)
 			goto out;
 		}
 	}
-	t0 = now_s();
+	c.t0 = t0 = now_s();
 	for (c.done = 0; c.done < c.o.ops; c.done++)
 		if (!random_op(&c))
 			goto out;
