@@ -1,4 +1,4 @@
-# The data-path tests' shared part (t0041/t0208 random, t0042/t0209 POSIX):
+# The data-path tests' shared part (t0041/t0210 random, t0042/t0211 POSIX):
 # where tests/tools/fscheck is, checks that go on after a failure so one run
 # lists every case that is wrong, and the random and overwrite checks on a
 # folder. Source after common.sh:  . "$(dirname "$0")/../lib/fscheck.sh"

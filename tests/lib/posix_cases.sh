@@ -1,5 +1,5 @@
 # The POSIX cases of the data path, one body for both backends (t0042 local,
-# t0209 NFS): hard links, set-uid cleared, unlink while open, fifos, sockets,
+# t0211 NFS): hard links, set-uid cleared, unlink while open, fifos, sockets,
 # fallocate, long names and symlinks, symlink and 64-bit times. Local storage
 # must behave as ext4 does; NFS as ext4 does where NFSv3 can, and otherwise
 # fail with the errno that says why. Source after lib/fscheck.sh.
