@@ -29,6 +29,7 @@ chmod 755 "$SRC/run.sh"
 chmod 444 "$SRC/sub/f2"
 ln -s sub/f2 "$SRC/link"
 touch -d '2024-01-02 03:04:05' "$SRC/f1"
+touch -d '2023-05-06 07:08:09' "$SRC/run.sh"
 tar -C "$SRC" -cf "$TEST_DIR/src.tar" .
 
 # tools DIR: the same operations wherever DIR is; any failure fails the test.
@@ -73,7 +74,9 @@ check "the folder has 100,000 entries" test "$(ls "$NFSW/many" | wc -l)" -eq 100
 check "the big file is 5 GiB" test "$(stat -c %s "$NFSW/big")" -eq $((5 * 1024 * 1024 * 1024))
 check "past 4 GiB reads back" test "$(dd if="$NFSW/big" bs=1 skip=$((4 * 1024 * 1024 * 1024 + 12345)) count=4 status=none)" = tail
 check "sparse files stay sparse" test "$(du -k "$NFSW/big" | cut -f1)" -lt 1024
-check "mtimes survive rsync -a" test "$(stat -c %Y "$NFSW/rsync/f2" 2>/dev/null || stat -c %Y "$NFSW/tar/f1")" = "$(stat -c %Y "$SRC/f1")"
+# run.sh: copied by rsync -a and left alone after (rsync/f1 is truncated, rsync/sub removed).
+check "mtimes survive rsync -a" test "$(stat -c %Y "$NFSW/rsync/run.sh")" = "$(stat -c %Y "$SRC/run.sh")"
+check "mtimes survive tar x" test "$(stat -c %Y "$NFSW/tar/f1")" = "$(stat -c %Y "$SRC/f1")"
 check "du agrees on apparent sizes" test "$(du -s --apparent-size -B1 "$LOCW/cp" | cut -f1)" = "$(du -s --apparent-size -B1 "$NFSW/cp" | cut -f1)"
 check "the appended file has every line" test "$(wc -l <"$NFSW/append")" -eq 200
 check "the files are on the export" cmp -s "$SRC/sub/f2" "$NFS_EXPORT/jobs/$id/out/s/work/cp/sub-moved/f2"

@@ -1,0 +1,12 @@
+#!/bin/bash
+# The data path on local storage keeps every byte: the random-operation
+# checker (tests/tools/fscheck) on a file of a job's out/, with one
+# descriptor and with two, and the A-then-B overwrite regression. A failure
+# prints the seed; FSCHECK_SEED=N replays it.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/fscheck.sh"
+start_sched
+start_fs
+job_out_dir
+random_checks "$OUT" 100000 100
+end_checks
