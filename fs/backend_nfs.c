@@ -2267,7 +2267,8 @@ static void ra_remove(struct backend_file *f, struct chunk *ch)
 
 /* Read into buf; or, with buf NULL, into a buffer returned in *take: a chunk
  * read ahead that is exactly what was asked for is handed over as it is. */
-static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t off, char **take)
+static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, off_t off, char **take,
+			      uint64_t *gen_seen)
 {
 	uint64_t start = (uint64_t)off, end = start + size, csize, ahead, pos;
 	size_t copied = 0;
@@ -2275,16 +2276,13 @@ static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t o
 	ssize_t ret = -1;
 	uint64_t gen;
 
-	/* A read sees every write that returned before it, through any open
-	 * file of this mount: those must have reached the server. */
-	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
-		return -1;
 	pthread_mutex_lock(&f->lock);
 	if (f->inflight > 0 && file_drain(f) < 0)
 		goto out;
 	/* Chunks read ahead before another file wrote or truncated may hold
 	 * what was there before. */
 	gen = reg_gen(f->nb, f->reg);
+	*gen_seen = gen;
 	if (gen != f->ra_gen) {
 		ra_drop(f);
 		f->ra_gen = gen;
@@ -2369,6 +2367,43 @@ fail:
 out:
 	file_unlock(f);
 	return ret;
+}
+
+/* Under no lock: another open file has a write in flight at or past pos. */
+static bool reg_others_past(struct backend_file *f, uint64_t pos)
+{
+	bool found;
+
+	pthread_mutex_lock(&f->nb->reg_lock);
+	found = inflight_overlap(f->reg->writes, pos, UINT64_MAX, f, INFLIGHT_OTHERS) != NULL;
+	pthread_mutex_unlock(&f->nb->reg_lock);
+	return found;
+}
+
+/* A read sees every write that returned before it, through any open file of
+ * this mount: those of the bytes asked for are waited for first. One beyond
+ * them may still make the file longer than the server says: a read that
+ * comes back short while such a write is (or was, during the read) in
+ * flight waits for the writes past its end and reads again. */
+static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t off, char **take)
+{
+	uint64_t start = (uint64_t)off, gen;
+	ssize_t n;
+
+	if (reg_wait(f->nb, f->reg, f, start, start + size) < 0)
+		return -1;
+	n = file_read_once(f, buf, size, off, take, &gen);
+	if (n < 0 || (size_t)n == size)
+		return n;
+	if (!reg_others_past(f, start + (uint64_t)n) && reg_gen(f->nb, f->reg) == gen)
+		return n;
+	if (reg_wait(f->nb, f->reg, f, start + (uint64_t)n, UINT64_MAX) < 0)
+		return -1;
+	if (take) {
+		free(*take);
+		*take = NULL;
+	}
+	return file_read_once(f, buf, size, off, take, &gen);
 }
 
 static ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off)
