@@ -91,6 +91,32 @@ void fs_stat_file(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t u
 	st->st_blocks = (size + 511) / 512;
 }
 
+uint64_t fs_virtual_ino(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+
+	for (const char *s = path; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h | (1ULL << 63);
+}
+
+bool fs_is_hidden_name(const char *name)
+{
+	return strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1) == 0;
+}
+
+bool fs_is_hide_name(const char *name)
+{
+	const char *hex = name + sizeof FS_HIDDEN_PREFIX - 1;
+
+	if (!fs_is_hidden_name(name) || strlen(hex) != 16)
+		return false;
+	for (; *hex; hex++)
+		if (!((*hex >= '0' && *hex <= '9') || (*hex >= 'a' && *hex <= 'f')))
+			return false;
+	return true;
+}
+
 int fs_check_read_only(int flags)
 {
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
