@@ -2,6 +2,7 @@
  * files served from a buffer, and parsing of ids and names from paths. */
 #include "fs_node.h"
 #include "backend.h"
+#include "inode_map.h"
 #include "sched_link.h"
 #include "util.h"
 
@@ -193,6 +194,23 @@ void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
 
 	cred->uid = ctx ? ctx->uid : geteuid();
 	cred->gid = ctx ? ctx->gid : getegid();
+}
+
+void fs_invalidate(const struct fs_ctx *fs, const char *path)
+{
+	char **names;
+
+	if (!fs->fuse)
+		return;
+	/* An inode invalidation: it waits for nothing of ours, so a handler
+	 * may send it (an entry invalidation would take the folder's lock). */
+	fuse_invalidate_path(fs->fuse, path);
+	if (!fs->inodes)
+		return;
+	names = inode_map_others(fs->inodes, path, 0);
+	for (char **n = names; n && *n; n++)
+		fuse_invalidate_path(fs->fuse, *n);
+	inode_map_free_names(names);
 }
 
 pid_t fs_caller_pid(const struct fs_ctx *fs)

@@ -133,6 +133,11 @@ void fs_stat_time(struct stat *st, int64_t ms);
 struct backend_cred;
 struct fs_identity;
 void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred);
+/* Drop the kernel's cached attributes of path and of the other names of its
+ * file (fs/inode_map.h): each name is its own kernel inode, so a change made
+ * through one name, or behind the kernel's back, does not reach the others.
+ * Nothing outside a mount. */
+void fs_invalidate(const struct fs_ctx *fs, const char *path);
 /* The asking thread's id, 0 outside a request. */
 pid_t fs_caller_pid(const struct fs_ctx *fs);
 /* The reader of the current request gave up (a signal). */

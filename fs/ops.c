@@ -182,26 +182,17 @@ static int refuse_reserved(const struct fs_path *p)
 	return fs_is_hidden_name(p->name) ? -EINVAL : 0;
 }
 
-/* Drop the kernel's cached attributes of path: the high-level library gives
- * each name its own kernel inode, so a change through one name (link count)
- * does not reach the others. Invalidation only, no page cache concerns: the
- * notification does not wait for anything of ours. */
-static void invalidate(struct fs_ctx *fs, const char *path)
-{
-	if (fs->fuse)
-		fuse_invalidate_path(fs->fuse, path);
-}
-
-/* The other names of path's file, when it has several (inode_map.h). */
-static void invalidate_others(struct fs_ctx *fs, const char *path, int forget)
+/* After an unlink or a rename over it: the other names of path's file (a
+ * link fewer), and path forgotten (inode_map.h, fs_invalidate). */
+static void invalidate_others(struct fs_ctx *fs, const char *path)
 {
 	char **names;
 
-	if (!fs->inodes)
+	if (!fs->inodes || !fs->fuse)
 		return;
-	names = inode_map_others(fs->inodes, path, forget);
+	names = inode_map_others(fs->inodes, path, 1);
 	for (char **n = names; n && *n; n++)
-		invalidate(fs, *n);
+		fuse_invalidate_path(fs->fuse, *n);
 	inode_map_free_names(names);
 }
 
@@ -508,7 +499,7 @@ static int op_unlink(const char *path)
 		return -EPERM;
 	if (p.ops->unlink(fs, &p) < 0)
 		return edge(-1);
-	invalidate_others(fs, path, 1);
+	invalidate_others(fs, path);
 	return 0;
 }
 
@@ -557,7 +548,7 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (a.ops->rename(fs, &a, &z, flags) < 0)
 		return edge(-1);
 	if (fs->inodes && !(flags & RENAME_EXCHANGE)) {
-		invalidate_others(fs, to, 1);   /* what to named lost a link */
+		invalidate_others(fs, to);   /* what to named lost a link */
 		inode_map_renamed(fs->inodes, from, to);
 	}
 	return 0;
@@ -577,8 +568,7 @@ static int op_link(const char *from, const char *to)
 		return -EINVAL;
 	if (a.ops->link(fs, &a, &z) < 0)
 		return edge(-1);
-	invalidate(fs, from);
-	invalidate_others(fs, from, 0);
+	fs_invalidate(fs, from);
 	return 0;
 }
 

@@ -19,6 +19,7 @@ struct backend_fs_file {
 	/* Set for the files of volume folders, whose writes by others than root
 	 * clear set-uid and set-gid; NULL for the mount's own (logs). */
 	struct fs_ctx *fs;
+	char *path;              /* FUSE's at open, to invalidate (stale after a rename) */
 	atomic_uint privs_seen;  /* 1 + the privs generation the mode was checked at; 0: never */
 };
 
@@ -50,7 +51,8 @@ static void remove_privs(struct backend_fs_file *f)
 	/* The owner may change the mode whoever wrote (NFS: AUTH_SYS as them). */
 	owner.uid = st.st_uid;
 	owner.gid = st.st_gid;
-	f->b->ops->fchmod(f->bf, &owner, st.st_mode & 07777 & ~kill);
+	if (f->b->ops->fchmod(f->bf, &owner, st.st_mode & 07777 & ~kill) == 0)
+		fs_invalidate(f->fs, f->path);   /* the kernel holds the old mode */
 }
 
 static ssize_t bfile_read(struct fs_file *file, char *buf, size_t size, off_t off)
@@ -64,7 +66,8 @@ static ssize_t bfile_write(struct fs_file *file, const char *buf, size_t size, o
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	if (f->fs)
+	/* Through the page cache the kernel does it itself (file_remove_privs). */
+	if (f->fs && f->base.direct_io)
 		remove_privs(f);
 	return f->b->ops->pwrite(f->bf, buf, size, off);
 }
@@ -166,6 +169,7 @@ static void bfile_release(struct fs_file *file)
 
 	/* Write errors were reported by flush; release has nobody to tell. */
 	f->b->ops->close(f->bf);
+	free(f->path);
 	free(f);
 }
 
@@ -282,6 +286,7 @@ static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mo
 		goto out;
 	*file = backend_fs_file_create(fs->backend, bf, !fs->page_cache);
 	((struct backend_fs_file *)*file)->fs = fs;
+	((struct backend_fs_file *)*file)->path = xstrdup(p->path);
 	ret = 0;
 out:
 	free(path);
