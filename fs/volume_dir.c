@@ -39,7 +39,8 @@ static void remove_privs(struct backend_fs_file *f)
 	if (cred.uid == 0)
 		return;
 	gen = f->fs->inodes ? inode_map_privs_gen(f->fs->inodes) : 0;
-	if (atomic_exchange(&f->privs_seen, gen + 1) == gen + 1)
+	/* A load first: the exchange would write the line on every write. */
+	if (atomic_load(&f->privs_seen) == gen + 1 || atomic_exchange(&f->privs_seen, gen + 1) == gen + 1)
 		return;
 	if (f->b->ops->fstat(f->bf, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
