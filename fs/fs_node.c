@@ -202,8 +202,9 @@ void fs_invalidate(const struct fs_ctx *fs, const char *path)
 
 	if (!fs->fuse)
 		return;
-	/* An inode invalidation: it waits for nothing of ours, so a handler
-	 * may send it (an entry invalidation would take the folder's lock). */
+	/* An inode invalidation takes no lock a handler's request holds, so a
+	 * handler may send it (an entry invalidation takes the folder's). It
+	 * drops the file's cached pages too, which only --page-cache has. */
 	fuse_invalidate_path(fs->fuse, path);
 	if (!fs->inodes)
 		return;
