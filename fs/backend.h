@@ -52,6 +52,12 @@ struct backend_ops {
 	/* Attributes of an open file (it may have been unlinked meanwhile). */
 	int (*fstat)(struct backend_file *f, struct stat *st);
 	int (*fsync)(struct backend_file *f, int datasync);
+	/* Optional: chmod, chown and utimens of an open file, which may have been
+	 * unlinked or renamed meanwhile. fchmod acts as cred (NULL: the caller):
+	 * clearing set-uid after another user's write is the owner's change. */
+	int (*fchmod)(struct backend_file *f, const struct backend_cred *cred, mode_t mode);
+	int (*fchown)(struct backend_file *f, uid_t uid, gid_t gid);
+	int (*futimens)(struct backend_file *f, const struct timespec tv[2]);
 	/* Reports errors of write-behind data; the file stays open. */
 	int (*flush)(struct backend_file *f);
 	/* Closes and frees the file whatever happens; returns the last write error. */

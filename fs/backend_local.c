@@ -773,6 +773,26 @@ static int local_fstat(struct backend_file *f, struct stat *st)
 	return fstat(f->fd, st);
 }
 
+/* The daemon acts for everyone here; the kernel checked who may change what. */
+static int local_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode)
+{
+	(void)cred;
+	return fchmod(f->fd, mode & 07777);
+}
+
+static int local_fchown(struct backend_file *f, uid_t uid, gid_t gid)
+{
+	return fchown(f->fd, uid, gid);
+}
+
+static int local_futimens(struct backend_file *f, const struct timespec tv[2])
+{
+	/* Data written behind would move mtime after the change. */
+	if (settle(f) < 0)
+		return -1;
+	return futimens(f->fd, tv);
+}
+
 static int local_fsync(struct backend_file *f, int datasync)
 {
 	/* Direct writes passed the page cache, but the disk's cache and the
@@ -861,6 +881,9 @@ static const struct backend_ops local_ops = {
 	.ftruncate = local_ftruncate,
 	.fstat = local_fstat,
 	.fsync = local_fsync,
+	.fchmod = local_fchmod,
+	.fchown = local_fchown,
+	.futimens = local_futimens,
 	.flush = local_flush,
 	.close = local_close,
 	.fd = local_fd,

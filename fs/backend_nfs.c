@@ -2455,6 +2455,59 @@ out:
 	return ret;
 }
 
+/* chmod, chown, utimens of an open file: one SETATTR on its handle, after the
+ * writes on their way (they would move mtime afterwards), acting as cred. */
+static int file_setattr(struct backend_file *f, const struct backend_cred *cred, const sattr3 *sa)
+{
+	struct op op = { .nb = f->nb };
+	int ret = -1;
+
+	whoami(f->nb, cred, &op.cred);
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	if (file_drain(f) < 0 || file_conn(f) < 0)
+		goto out;
+	op.c = f->c;
+	op.deadline = time_mono_ms() + f->nb->timeout_ms;
+	ret = rpc_setattr(&op, &f->fh, sa);
+out:
+	file_unlock(f);
+	return ret;
+}
+
+static int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode)
+{
+	sattr3 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.mode.set_it = 1;
+	sa.mode.set_mode3_u.mode = mode & 07777;
+	return file_setattr(f, cred, &sa);
+}
+
+static int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid)
+{
+	sattr3 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.uid.set_it = uid != (uid_t)-1;
+	sa.uid.set_uid3_u.uid = uid;
+	sa.gid.set_it = gid != (gid_t)-1;
+	sa.gid.set_gid3_u.gid = gid;
+	return file_setattr(f, NULL, &sa);
+}
+
+static int vol_futimens(struct backend_file *f, const struct timespec tv[2])
+{
+	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	sattr3 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sattr_time(&sa.atime, &sa.mtime, tv ? tv : now);
+	return file_setattr(f, NULL, &sa);
+}
+
 static int vol_fstat(struct backend_file *f, struct stat *st)
 {
 	struct op op = { .nb = f->nb, .cred = f->cred };
@@ -2602,6 +2655,9 @@ static const struct backend_ops nfs_ops = {
 	.ftruncate = vol_ftruncate,
 	.fstat = vol_fstat,
 	.fsync = vol_fsync,
+	.fchmod = vol_fchmod,
+	.fchown = vol_fchown,
+	.futimens = vol_futimens,
 	.flush = vol_flush,
 	.close = vol_close,
 	.pread_take = vol_pread_take,

@@ -2,6 +2,7 @@
  * files served from a buffer, and parsing of ids and names from paths. */
 #include "fs_node.h"
 #include "backend.h"
+#include "inode_map.h"
 #include "sched_link.h"
 #include "util.h"
 
@@ -91,6 +92,32 @@ void fs_stat_file(const struct fs_ctx *fs, struct stat *st, mode_t mode, uid_t u
 	st->st_blocks = (size + 511) / 512;
 }
 
+uint64_t fs_virtual_ino(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+
+	for (const char *s = path; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h | (1ULL << 63);
+}
+
+bool fs_is_hidden_name(const char *name)
+{
+	return strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1) == 0;
+}
+
+bool fs_is_hide_name(const char *name)
+{
+	const char *hex = name + sizeof FS_HIDDEN_PREFIX - 1;
+
+	if (!fs_is_hidden_name(name) || strlen(hex) != 16)
+		return false;
+	for (; *hex; hex++)
+		if (!((*hex >= '0' && *hex <= '9') || (*hex >= 'a' && *hex <= 'f')))
+			return false;
+	return true;
+}
+
 int fs_check_read_only(int flags)
 {
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
@@ -167,6 +194,24 @@ void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
 
 	cred->uid = ctx ? ctx->uid : geteuid();
 	cred->gid = ctx ? ctx->gid : getegid();
+}
+
+void fs_invalidate(const struct fs_ctx *fs, const char *path)
+{
+	char **names;
+
+	if (!fs->fuse)
+		return;
+	/* An inode invalidation takes no lock a handler's request holds, so a
+	 * handler may send it (an entry invalidation takes the folder's). It
+	 * drops the file's cached pages too, which only --page-cache has. */
+	fuse_invalidate_path(fs->fuse, path);
+	if (!fs->inodes)
+		return;
+	names = inode_map_others(fs->inodes, path, 0);
+	for (char **n = names; n && *n; n++)
+		fuse_invalidate_path(fs->fuse, *n);
+	inode_map_free_names(names);
 }
 
 pid_t fs_caller_pid(const struct fs_ctx *fs)

@@ -21,6 +21,7 @@ struct queue_dir;
 struct hosts_dir;
 struct schedules_dir;
 struct fuse;
+struct inode_map;
 struct node_ops;
 
 /* One per mount. The pointers are set before the FUSE loop starts and only
@@ -40,6 +41,8 @@ struct fs_ctx {
 	bool admin_set;          /* admin_gid names the cluster's admin group: */
 	gid_t admin_gid;         /* its members may write every ctl file */
 	struct timespec started; /* times of the fixed folders */
+	struct inode_map *inodes; /* names of multiply-linked files (fs/inode_map.h); NULL in unit tests */
+	const char *unlinked_dir; /* volume folder of this mount's unlinked open files, NULL: none */
 	bool page_cache;         /* out/ and data/ files through the kernel's page cache
 				  * (parsafs --page-cache); else direct I/O: one copy less
 				  * each way, but no MAP_SHARED mmap */
@@ -97,6 +100,11 @@ struct fs_file_ops {
 	int (*fsync)(struct fs_file *f, int datasync);
 	int (*truncate)(struct fs_file *f, off_t size);
 	int (*getattr)(struct fs_file *f, struct stat *st);
+	/* Optional: the attribute changes that come with a file handle and no
+	 * path (nullpath_ok), or NULL: EACCES. */
+	int (*chmod)(struct fs_file *f, mode_t mode);
+	int (*chown)(struct fs_file *f, uid_t uid, gid_t gid);
+	int (*utimens)(struct fs_file *f, const struct timespec tv[2]);
 	void (*release)(struct fs_file *f);   /* frees f */
 	/* Optional, the zero-copy data path (ops.c read_buf/write_buf): read_take
 	 * returns up to size bytes at off in a malloc'ed *buf the caller frees;
@@ -125,6 +133,11 @@ void fs_stat_time(struct stat *st, int64_t ms);
 struct backend_cred;
 struct fs_identity;
 void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred);
+/* Drop the kernel's cached attributes of path and of the other names of its
+ * file (fs/inode_map.h): each name is its own kernel inode, so a change made
+ * through one name, or behind the kernel's back, does not reach the others.
+ * Nothing outside a mount. */
+void fs_invalidate(const struct fs_ctx *fs, const char *path);
 /* The asking thread's id, 0 outside a request. */
 pid_t fs_caller_pid(const struct fs_ctx *fs);
 /* The reader of the current request gave up (a signal). */
@@ -134,6 +147,20 @@ bool fs_interrupted(const struct fs_ctx *fs);
  * may read. Clear with fs_identity_clear(). */
 void fs_identity_current(const struct fs_ctx *fs, struct fs_identity *who);
 void fs_identity_basic(const struct fs_ctx *fs, struct fs_identity *who);
+
+/* The inode number of a node the mount makes up (root, status, queue/, jobs/N/...):
+ * a hash of its path with the top bit set. Stable across remounts and hosts,
+ * needs no table, and lies where real inode numbers (ext4's 32 bits, XFS's
+ * and NFS fileids in practice far below 2^63) do not go. */
+uint64_t fs_virtual_ino(const char *path);
+
+/* libfuse renames an open file that is unlinked to "<dir>/.fuse_hidden<16 hex>"
+ * and removes it at the last close; volume folders keep such names in the
+ * mount's unlinked folder. The prefix is reserved: users cannot create names
+ * starting with it (EINVAL). is_hide_name: exactly the form libfuse makes. */
+#define FS_HIDDEN_PREFIX ".fuse_hidden"
+bool fs_is_hidden_name(const char *name);
+bool fs_is_hide_name(const char *name);
 
 /* Refuse an open for writing with EACCES: read-only even for root. */
 int fs_check_read_only(int flags);

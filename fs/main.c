@@ -5,6 +5,7 @@
 #include "data_dir.h"
 #include "config.h"
 #include "hosts_dir.h"
+#include "inode_map.h"
 #include "job_cache.h"
 #include "defaults.h"
 #include "log.h"
@@ -12,6 +13,7 @@
 #include "queue_dir.h"
 #include "schedules_dir.h"
 #include "sched_link.h"
+#include "unlinked.h"
 #include "util.h"
 
 #include <errno.h>
@@ -261,6 +263,7 @@ int main(int argc, char *argv[])
 	struct fs_ctx fs = { 0 };
 	struct fuse *fuse = NULL;
 	int mounted = 0, handlers = 0, ret = 1;
+	char *unlinked_dir = NULL;
 	char *err = NULL;
 
 	if (fuse_opt_parse(&args, &opt, option_spec, NULL) < 0)
@@ -326,6 +329,7 @@ int main(int argc, char *argv[])
 	fs.hosts = hosts_dir_create(&fs, CACHE_TTL_MS);
 	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", "/v1/schedules");
 	fs.schedules = schedules_dir_create(&fs, CACHE_TTL_MS);
+	fs.inodes = inode_map_create();
 
 	/* The kernel checks modes for us; root's mount is everyone's. */
 	fuse_opt_add_arg(&args, "-odefault_permissions");
@@ -346,6 +350,12 @@ int main(int argc, char *argv[])
 		goto out;
 	if (chdir("/") < 0)
 		log_warn("chdir /");
+	/* Named by the pid that serves the mount, known only now. Without it
+	 * an unlinked open file stays listed under its .fuse_hidden name. */
+	unlinked_dir = unlinked_prepare(fs.backend);
+	if (!unlinked_dir)
+		log_warn("cannot make a folder for unlinked open files on the storage %s", opt.storage);
+	fs.unlinked_dir = unlinked_dir;
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out;
 	handlers = 1;
@@ -375,6 +385,10 @@ out:
 		fuse_unmount(fuse);
 	if (fuse)
 		fuse_destroy(fuse);
+	if (unlinked_dir)
+		unlinked_finish(fs.backend, unlinked_dir);
+	free(unlinked_dir);
+	inode_map_destroy(fs.inodes);
 	schedules_dir_destroy(fs.schedules);
 	queue_dir_destroy(fs.schedules_queue);
 	hosts_dir_destroy(fs.hosts);

@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "data_dir.h"
 #include "hosts_dir.h"
+#include "inode_map.h"
 #include "jobs_dir.h"
 #include "out_dir.h"
 #include "queue_dir.h"
@@ -12,6 +13,7 @@
 
 #include <errno.h>
 #include <fuse.h>
+#include <linux/fs.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,16 +169,60 @@ static struct fs_file *file_of(const struct fuse_file_info *fi)
 	return fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
 }
 
+/* data/ and out/: their nodes are the backend's files and folders. */
+static bool on_volume(const struct fs_path *p)
+{
+	return p->ops == &out_dir.node || p->ops == &data_dir.node;
+}
+
+/* Names starting with FS_HIDDEN_PREFIX are libfuse's for open files it
+ * unlinked: nobody else may make one (fs_node.h). */
+static int refuse_reserved(const struct fs_path *p)
+{
+	return fs_is_hidden_name(p->name) ? -EINVAL : 0;
+}
+
+/* After an unlink or a rename over it: the other names of path's file (a
+ * link fewer), and path forgotten (inode_map.h, fs_invalidate). */
+static void invalidate_others(struct fs_ctx *fs, const char *path)
+{
+	char **names;
+
+	if (!fs->inodes || !fs->fuse)
+		return;
+	names = inode_map_others(fs->inodes, path, 1);
+	for (char **n = names; n && *n; n++)
+		fuse_invalidate_path(fs->fuse, *n);
+	inode_map_free_names(names);
+}
+
+/* use_ino: volume nodes keep the backend's inode number (local st_ino, NFS
+ * fileid), so hard links share one; made-up nodes get fs_virtual_ino. */
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
+	struct fs_ctx *fs = ctx();
 	struct fs_path p;
 
 	if (f && f->ops->getattr)
 		return edge(f->ops->getattr(f, st));
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return edge(p.ops->getattr(ctx(), &p, st));
+	if (fs_is_hidden_name(p.name) && !on_volume(&p))
+		return -ENOENT;
+	if (p.ops->getattr(fs, &p, st) < 0)
+		return edge(-1);
+	if (st->st_ino == 0)
+		st->st_ino = fs_virtual_ino(path);
+	if (on_volume(&p) && !S_ISDIR(st->st_mode)) {
+		/* The hidden name is no name to the user: an unlinked file has
+		 * one link fewer (0 unless hard links remain). */
+		if (fs_is_hidden_name(p.name) && st->st_nlink > 0)
+			st->st_nlink--;
+		else if (fs->inodes && st->st_nlink > 1)
+			inode_map_seen(fs->inodes, path, st->st_ino, st->st_nlink);
+	}
+	return 0;
 }
 
 struct dir_fill {
@@ -258,6 +304,8 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 	if (fs_match(path, &p) < 0 || !p.ops->create)
 		return -EACCES;
+	if (refuse_reserved(&p) < 0)
+		return -EINVAL;
 	if (p.ops->create(ctx(), &p, fi->flags, mode, &f) < 0)
 		return edge(-1);
 	attach(fi, f);
@@ -400,6 +448,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	struct fs_file *f = file_of(fi);
 	struct fs_path p;
 
+	/* With nullpath_ok a file handle comes without a path. */
 	if (f)
 		return f->ops->truncate ? edge(f->ops->truncate(f, size)) : -EACCES;
 	if (fs_match(path, &p) < 0)
@@ -431,16 +480,27 @@ static int op_mkdir(const char *path, mode_t mode)
 
 	if (fs_match(path, &p) < 0 || !p.ops->mkdir)
 		return -EPERM;
+	if (refuse_reserved(&p) < 0)
+		return -EINVAL;
 	return edge(p.ops->mkdir(ctx(), &p, mode));
 }
 
 static int op_unlink(const char *path)
 {
+	struct fs_ctx *fs = ctx();
 	struct fs_path p;
 
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return p.ops->unlink ? edge(p.ops->unlink(ctx(), &p)) : -EPERM;
+	/* The last close of a made-up file whose unlink op_rename already did. */
+	if (fs_is_hidden_name(p.name) && !on_volume(&p))
+		return 0;
+	if (!p.ops->unlink)
+		return -EPERM;
+	if (p.ops->unlink(fs, &p) < 0)
+		return edge(-1);
+	invalidate_others(fs, path);
+	return 0;
 }
 
 static int op_rmdir(const char *path)
@@ -458,36 +518,70 @@ static int op_symlink(const char *target, const char *path)
 
 	if (fs_match(path, &p) < 0 || !p.ops->symlink)
 		return -EPERM;
+	if (refuse_reserved(&p) < 0)
+		return -EINVAL;
 	return edge(p.ops->symlink(ctx(), target, &p));
 }
 
+/* Besides the user's renames, libfuse's hiding of an open file that is
+ * unlinked or renamed over (hard_remove off): a rename to a .fuse_hidden name,
+ * removed at the last close. A volume folder keeps the file in the unlinked
+ * folder; a made-up node has no storage to keep it in, so hiding is its plain
+ * unlink, as before (its open file carries its own state). */
 static int op_rename(const char *from, const char *to, unsigned int flags)
 {
+	struct fs_ctx *fs = ctx();
 	struct fs_path a, z;
 
 	if (fs_match(from, &a) < 0)
 		return -ENOENT;
-	if (!a.ops->rename || fs_match(to, &z) < 0)
+	if (fs_match(to, &z) < 0)
 		return -EPERM;
-	return edge(a.ops->rename(ctx(), &a, &z, flags));
+	if (fs_is_hidden_name(z.name)) {
+		if (!fs_is_hide_name(z.name))
+			return -EINVAL;
+		if (!on_volume(&a))
+			return a.ops->unlink ? edge(a.ops->unlink(fs, &a)) : -EPERM;
+	}
+	if (!a.ops->rename)
+		return -EPERM;
+	if (a.ops->rename(fs, &a, &z, flags) < 0)
+		return edge(-1);
+	if (fs->inodes && !(flags & RENAME_EXCHANGE)) {
+		invalidate_others(fs, to);   /* what to named lost a link */
+		inode_map_renamed(fs->inodes, from, to);
+	}
+	return 0;
 }
 
+/* Every name of the file gains a link: invalidate the source and the rest. */
 static int op_link(const char *from, const char *to)
 {
+	struct fs_ctx *fs = ctx();
 	struct fs_path a, z;
 
 	if (fs_match(from, &a) < 0)
 		return -ENOENT;
 	if (!a.ops->link || fs_match(to, &z) < 0)
 		return -EPERM;
-	return edge(a.ops->link(ctx(), &a, &z));
+	if (refuse_reserved(&z) < 0)
+		return -EINVAL;
+	if (a.ops->link(fs, &a, &z) < 0)
+		return edge(-1);
+	fs_invalidate(fs, from);
+	return 0;
 }
 
+/* The attribute changes below may come with a file handle and no path
+ * (nullpath_ok): then they go through the open file, which still works after
+ * its name is gone. */
 static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
+	struct fs_file *f = file_of(fi);
 	struct fs_path p;
 
-	(void)fi;
+	if (f && !path)
+		return f->ops->chmod ? edge(f->ops->chmod(f, mode)) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
 	return p.ops->chmod ? edge(p.ops->chmod(ctx(), &p, mode)) : -EPERM;
@@ -495,9 +589,11 @@ static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
+	struct fs_file *f = file_of(fi);
 	struct fs_path p;
 
-	(void)fi;
+	if (f && !path)
+		return f->ops->chown ? edge(f->ops->chown(f, uid, gid)) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
 	return p.ops->chown ? edge(p.ops->chown(ctx(), &p, uid, gid)) : -EPERM;
@@ -505,9 +601,11 @@ static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 
 static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
+	struct fs_file *f = file_of(fi);
 	struct fs_path p;
 
-	(void)fi;
+	if (f && !path)
+		return f->ops->utimens ? edge(f->ops->utimens(f, tv)) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
 	return p.ops->utimens ? edge(p.ops->utimens(ctx(), &p, tv)) : -EPERM;
@@ -536,11 +634,15 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * memory (NFS requests, the local write-behind's buffers). libfuse asks
 	 * for it whenever write_buf exists. */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
-	/* Open files carry their own state (fh); an unlinked open file keeps
-	 * working through it, without the high-level library's .fuse_hidden renames. */
-	cfg->hard_remove = 1;
+	/* An open file that is unlinked or renamed over must stay usable until
+	 * its last close, fstat and fchmod too, which the kernel sends by inode
+	 * without a handle: let libfuse rename it to a .fuse_hidden name, which
+	 * volume folders keep in the unlinked folder (volume_dir.c, unlinked.h),
+	 * and remove it at the last release. */
+	cfg->hard_remove = 0;
 	cfg->nullpath_ok = 1;
-	cfg->use_ino = 0;
+	/* The backend's inode numbers, shared by hard links (op_getattr). */
+	cfg->use_ino = 1;
 	/* Names come and go (queue/, new jobs): never cache a miss. */
 	cfg->negative_timeout = 0;
 	cfg->entry_timeout = 1.0;

@@ -1,11 +1,14 @@
 /* Volume folders and backend files (see volume_dir.h). */
 #include "volume_dir.h"
 #include "backend.h"
+#include "inode_map.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- an open file of the backend ---- */
 
@@ -13,7 +16,45 @@ struct backend_fs_file {
 	struct fs_file base;
 	struct backend *b;
 	struct backend_file *bf;
+	/* Set for the files of volume folders, whose writes by others than root
+	 * clear set-uid and set-gid; NULL for the mount's own (logs). */
+	struct fs_ctx *fs;
+	char *path;              /* FUSE's at open, to invalidate (stale after a rename) */
+	atomic_uint privs_seen;  /* 1 + the privs generation the mode was checked at; 0: never */
 };
+
+/* What the kernel's file_remove_privs() does on a write, which a direct_io
+ * FUSE file does not get: a writer without CAP_FSETID (here: not root) clears
+ * set-uid, and set-gid where group-executable. The mode is read once per open
+ * file, and again only after a chmod through this mount set such bits, so
+ * the data path costs no GETATTR. Best effort: a failure leaves the mode. */
+static void remove_privs(struct backend_fs_file *f)
+{
+	struct backend_cred cred, owner;
+	unsigned int gen;
+	mode_t kill;
+	struct stat st;
+
+	fs_caller_cred(f->fs, &cred);
+	if (cred.uid == 0)
+		return;
+	gen = f->fs->inodes ? inode_map_privs_gen(f->fs->inodes) : 0;
+	/* A load first: the exchange would write the line on every write. */
+	if (atomic_load(&f->privs_seen) == gen + 1 || atomic_exchange(&f->privs_seen, gen + 1) == gen + 1)
+		return;
+	if (f->b->ops->fstat(f->bf, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	kill = st.st_mode & S_ISUID;
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP))
+		kill |= S_ISGID;
+	if (!kill || !f->b->ops->fchmod)
+		return;
+	/* The owner may change the mode whoever wrote (NFS: AUTH_SYS as them). */
+	owner.uid = st.st_uid;
+	owner.gid = st.st_gid;
+	if (f->b->ops->fchmod(f->bf, &owner, st.st_mode & 07777 & ~kill) == 0)
+		fs_invalidate(f->fs, f->path);   /* the kernel holds the old mode */
+}
 
 static ssize_t bfile_read(struct fs_file *file, char *buf, size_t size, off_t off)
 {
@@ -26,6 +67,9 @@ static ssize_t bfile_write(struct fs_file *file, const char *buf, size_t size, o
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
+	/* Through the page cache the kernel does it itself (file_remove_privs). */
+	if (f->fs && f->base.direct_io)
+		remove_privs(f);
 	return f->b->ops->pwrite(f->bf, buf, size, off);
 }
 
@@ -55,6 +99,43 @@ static int bfile_getattr(struct fs_file *file, struct stat *st)
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
 	return f->b->ops->fstat(f->bf, st);
+}
+
+static int bfile_chmod(struct fs_file *file, mode_t mode)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	if (!f->b->ops->fchmod) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (f->b->ops->fchmod(f->bf, NULL, mode) < 0)
+		return -1;
+	if (f->fs && f->fs->inodes && (mode & (S_ISUID | S_ISGID)))
+		inode_map_privs_changed(f->fs->inodes);
+	return 0;
+}
+
+static int bfile_chown(struct fs_file *file, uid_t uid, gid_t gid)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	if (!f->b->ops->fchown) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return f->b->ops->fchown(f->bf, uid, gid);
+}
+
+static int bfile_utimens(struct fs_file *file, const struct timespec tv[2])
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	if (!f->b->ops->futimens) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return f->b->ops->futimens(f->bf, tv);
 }
 
 static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf)
@@ -89,6 +170,7 @@ static void bfile_release(struct fs_file *file)
 
 	/* Write errors were reported by flush; release has nobody to tell. */
 	f->b->ops->close(f->bf);
+	free(f->path);
 	free(f);
 }
 
@@ -99,6 +181,9 @@ static const struct fs_file_ops backend_fs_file_ops = {
 	.fsync = bfile_fsync,
 	.truncate = bfile_truncate,
 	.getattr = bfile_getattr,
+	.chmod = bfile_chmod,
+	.chown = bfile_chown,
+	.utimens = bfile_utimens,
 	.release = bfile_release,
 	.read_take = bfile_read_take,
 	.splice_fd = bfile_splice_fd,
@@ -112,6 +197,7 @@ struct fs_file *backend_fs_file_create(struct backend *b, struct backend_file *b
 	f->base.direct_io = direct_io;
 	f->b = b;
 	f->bf = bf;
+	atomic_init(&f->privs_seen, 0);
 	return &f->base;
 }
 
@@ -123,8 +209,13 @@ static const struct volume_dir *volume_of(const struct fs_path *p)
 	return (const struct volume_dir *)p->ops;
 }
 
-static char *path_of(const struct fs_path *p)
+/* The backend path of p. A name libfuse gave an open file it unlinked (or
+ * that was renamed over) lives in the mount's unlinked folder, out of its own
+ * folder's listing, whatever folder it was in (see unlinked.h). */
+static char *path_of(const struct fs_ctx *fs, const struct fs_path *p)
 {
+	if (fs->unlinked_dir && *p->rest && fs_is_hidden_name(p->name))
+		return xasprintf("%s/%s", fs->unlinked_dir, p->name);
 	return volume_of(p)->path(p);
 }
 
@@ -139,30 +230,33 @@ static int refuse_top(const struct fs_path *p)
 }
 
 /* For what must leave the folder itself alone. */
-static char *entry_path(const struct fs_path *p)
+static char *entry_path(const struct fs_ctx *fs, const struct fs_path *p)
 {
-	return refuse_top(p) < 0 ? NULL : path_of(p);
+	return refuse_top(p) < 0 ? NULL : path_of(fs, p);
 }
 
 /* For mkdir, chmod and chown, which some folders refuse on themselves. */
-static char *change_path(const struct fs_path *p)
+static char *change_path(const struct fs_ctx *fs, const struct fs_path *p)
 {
-	return volume_of(p)->fixed_top ? entry_path(p) : path_of(p);
+	return volume_of(p)->fixed_top ? entry_path(fs, p) : path_of(fs, p);
 }
 
-/* For unlink and rmdir: who may remove is asked only below the folder. */
+/* For unlink and rmdir: who may remove is asked only below the folder. A
+ * hidden file's removal at the last close was allowed at its unlink. */
 static char *removal_path(struct fs_ctx *fs, const struct fs_path *p)
 {
 	const struct volume_dir *v = volume_of(p);
 
-	if (refuse_top(p) < 0 || (v->may_remove && v->may_remove(fs, p) < 0))
+	if (refuse_top(p) < 0)
 		return NULL;
-	return v->path(p);
+	if (v->may_remove && !fs_is_hidden_name(p->name) && v->may_remove(fs, p) < 0)
+		return NULL;
+	return path_of(fs, p);
 }
 
 int volume_dir_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	int ret = path ? fs->backend->ops->getattr(fs->backend, path, st) : -1;
 
 	free(path);
@@ -171,7 +265,7 @@ int volume_dir_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 int volume_dir_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	int ret = path ? fs->backend->ops->readdir(fs->backend, path, fill, arg) : -1;
 
 	free(path);
@@ -183,7 +277,7 @@ static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mo
 {
 	struct backend_file *bf = NULL;
 	struct backend_cred cred;
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	int ret = -1;
 
 	if (!path)
@@ -192,6 +286,8 @@ static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mo
 	if (fs->backend->ops->open(fs->backend, &cred, path, flags, mode, &bf) < 0)
 		goto out;
 	*file = backend_fs_file_create(fs->backend, bf, !fs->page_cache);
+	((struct backend_fs_file *)*file)->fs = fs;
+	((struct backend_fs_file *)*file)->path = xstrdup(p->path);
 	ret = 0;
 out:
 	free(path);
@@ -211,7 +307,7 @@ int volume_dir_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mod
 
 ssize_t volume_dir_readlink(struct fs_ctx *fs, const struct fs_path *p, char *buf, size_t size)
 {
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	ssize_t ret = path ? fs->backend->ops->readlink(fs->backend, path, buf, size) : -1;
 
 	free(path);
@@ -221,7 +317,7 @@ ssize_t volume_dir_readlink(struct fs_ctx *fs, const struct fs_path *p, char *bu
 int volume_dir_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 {
 	struct backend_cred cred;
-	char *path = change_path(p);
+	char *path = change_path(fs, p);
 	int ret = -1;
 
 	if (path) {
@@ -253,7 +349,7 @@ int volume_dir_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_path *p)
 {
 	struct backend_cred cred;
-	char *path = entry_path(p);
+	char *path = entry_path(fs, p);
 	int ret = -1;
 
 	if (path) {
@@ -266,13 +362,14 @@ int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_pa
 
 /* The backend paths of both ends, once the folder's pair rule lets them be
  * (it lets through only a to of the same kind, a volume folder too). */
-static int two_paths(const struct fs_path *from, const struct fs_path *to, char **a, char **z)
+static int two_paths(const struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
+		     char **a, char **z)
 {
 	*a = *z = NULL;
 	if (volume_of(from)->pair(from, to) < 0)
 		return -1;
-	*a = path_of(from);
-	*z = *a ? path_of(to) : NULL;
+	*a = path_of(fs, from);
+	*z = *a ? path_of(fs, to) : NULL;
 	if (!*z) {
 		free(*a);
 		*a = NULL;
@@ -290,7 +387,7 @@ int volume_dir_rename(struct fs_ctx *fs, const struct fs_path *from, const struc
 
 	if (v->may_remove && v->may_remove(fs, from) < 0)
 		goto out;
-	if (two_paths(from, to, &a, &z) < 0)
+	if (two_paths(fs, from, to, &a, &z) < 0)
 		goto out;
 	ret = fs->backend->ops->rename(fs->backend, a, z, flags);
 out:
@@ -304,7 +401,7 @@ int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct 
 	char *a, *z;
 	int ret = -1;
 
-	if (two_paths(from, to, &a, &z) == 0)
+	if (two_paths(fs, from, to, &a, &z) == 0)
 		ret = fs->backend->ops->link(fs->backend, a, z);
 	free(a);
 	free(z);
@@ -313,16 +410,19 @@ int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct 
 
 int volume_dir_chmod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 {
-	char *path = change_path(p);
+	char *path = change_path(fs, p);
 	int ret = path ? fs->backend->ops->chmod(fs->backend, path, mode) : -1;
 
+	/* After the change, so that a writer checking meanwhile looks again. */
+	if (ret == 0 && fs->inodes && (mode & (S_ISUID | S_ISGID)))
+		inode_map_privs_changed(fs->inodes);
 	free(path);
 	return ret;
 }
 
 int volume_dir_chown(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_t gid)
 {
-	char *path = change_path(p);
+	char *path = change_path(fs, p);
 	int ret = path ? fs->backend->ops->chown(fs->backend, path, uid, gid) : -1;
 
 	free(path);
@@ -331,7 +431,7 @@ int volume_dir_chown(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_
 
 int volume_dir_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 {
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	int ret = path ? fs->backend->ops->truncate(fs->backend, path, size) : -1;
 
 	free(path);
@@ -340,7 +440,7 @@ int volume_dir_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 
 int volume_dir_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
 {
-	char *path = path_of(p);
+	char *path = path_of(fs, p);
 	int ret = path ? fs->backend->ops->utimens(fs->backend, path, tv) : -1;
 
 	free(path);

@@ -3,8 +3,10 @@
 # owner or root only, never while it runs), `keep` protects them from the
 # retention policy (--retention), which deletes the outputs of the other
 # finished jobs once they are old enough. Their history says what happened.
+# Then the data path's POSIX checks (tests/lib/posix.sh) on this NFS volume.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/nfs.sh"
+. "$(dirname "$0")/../lib/posix.sh"
 
 start_nfs
 start_sched --retention 6s
@@ -47,3 +49,6 @@ check "its history says kept" grep -q "outputs kept" "$MNT/jobs/$kept/events"
 check "the running job's outputs are not touched" test -d "$exp/$slow/out/w"
 touch "$TEST_DIR/go"
 wait_job "$slow" 30 succeeded
+
+# -- the data path on NFS: hard links, set-uid, unlinked open files --
+posix_checks "$NFS_EXPORT"

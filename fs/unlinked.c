@@ -1,0 +1,84 @@
+/* The mount's folder of unlinked open files (see unlinked.h): made at start,
+ * leftovers of dead daemons of this host removed, emptied at unmount. */
+#include "unlinked.h"
+#include "backend.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sweep {
+	struct backend *b;
+	const char *host;
+	size_t host_len;
+};
+
+/* A folder "<host>.<pid>" of this host whose process is gone. */
+static int sweep_one(void *arg, const char *name, const struct stat *st)
+{
+	struct sweep *s = arg;
+	char *end, *path;
+	long pid;
+
+	(void)st;
+	if (strncmp(name, s->host, s->host_len) != 0 || name[s->host_len] != '.')
+		return 0;
+	errno = 0;
+	pid = strtol(name + s->host_len + 1, &end, 10);
+	if (errno || *end || pid <= 0 || pid > INT_MAX)
+		return 0;
+	if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	path = xasprintf(UNLINKED_ROOT "/%s", name);
+	if (backend_remove_tree(s->b, path) < 0)
+		log_warn("cannot remove leftover unlinked files %s", path);
+	else
+		log_info("removed %s, unlinked files of a parsafs that is gone", path);
+	free(path);
+	return 0;
+}
+
+char *unlinked_prepare(struct backend *b)
+{
+	struct backend_cred cred = { geteuid(), getegid() };
+	char host[HOST_NAME_MAX + 1];
+	struct sweep s = { .b = b, .host = host };
+	char *dir = NULL;
+
+	if (gethostname(host, sizeof host) < 0)
+		return NULL;
+	host[sizeof host - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	s.host_len = strlen(host);
+	/* Sticky: daemons run by different users leave each other's folders alone. */
+	if (b->ops->mkdir(b, &cred, UNLINKED_ROOT, 01777) < 0 && errno != EEXIST)
+		return NULL;
+	if (b->ops->readdir(b, UNLINKED_ROOT, sweep_one, &s) < 0)
+		log_warn("cannot list %s for leftovers", UNLINKED_ROOT);
+	dir = xasprintf(UNLINKED_ROOT "/%s.%ld", host, (long)getpid());
+	/* Open files of every user are renamed in and removed by their closer. */
+	if (b->ops->mkdir(b, &cred, dir, 0777) < 0 && errno != EEXIST) {
+		int saved = errno;
+
+		free(dir);
+		errno = saved;
+		return NULL;
+	}
+	/* mkdir's mode went through no umask of ours, but a server may apply one. */
+	b->ops->chmod(b, dir, 0777);
+	b->ops->chmod(b, UNLINKED_ROOT, 01777);
+	return dir;
+}
+
+void unlinked_finish(struct backend *b, const char *dir)
+{
+	if (dir && backend_remove_tree(b, dir) < 0)
+		log_warn("cannot remove %s", dir);
+}
