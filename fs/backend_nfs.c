@@ -1445,8 +1445,8 @@ static bool time_ignored(time_how how, const nfstime3 *val, const nfstime3 *befo
  * vfs_setattr2: "Setting time on symlinks is illegal"); Linux's client
  * would report success. Check the result instead, and say ENOSYS when the
  * server did not take it: gnulib's lutimens() convention for "this system
- * cannot set a symlink's times", which cp, rsync and tar take as a skip,
- * whereas EOPNOTSUPP would fail rsync -a. Nothing was changed either way. */
+ * cannot set a symlink's times". rsync -a (its set_times falls back on
+ * ENOSYS only) and tar x go on; cp -a reports it. Nothing was changed. */
 static int setattr_link_times(struct op *op, const struct fhbuf *fh, const sattr3 *sa, const fattr3 *before)
 {
 	struct call call;
