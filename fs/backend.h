@@ -36,6 +36,11 @@ struct backend_ops {
 	int (*rmdir)(struct backend *b, const char *path);
 	int (*rename)(struct backend *b, const char *from, const char *to, unsigned int flags);
 	int (*symlink)(struct backend *b, const struct backend_cred *cred, const char *target, const char *path);
+	/* A FIFO, a unix socket or an empty regular file (mode holds the type),
+	 * owned by cred. Device nodes are refused with EPERM whoever asks: the
+	 * daemon runs as root, and a lab volume must not hand out a disk or
+	 * /dev/mem to whoever can write to a job's out/. Other types: EINVAL. */
+	int (*mknod)(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
 	ssize_t (*readlink)(struct backend *b, const char *path, char *buf, size_t size);
 	int (*link)(struct backend *b, const char *from, const char *to);
 	int (*chmod)(struct backend *b, const char *path, mode_t mode);
@@ -49,6 +54,9 @@ struct backend_ops {
 	ssize_t (*pread)(struct backend_file *f, void *buf, size_t size, off_t off);
 	ssize_t (*pwrite)(struct backend_file *f, const void *buf, size_t size, off_t off);
 	int (*ftruncate)(struct backend_file *f, off_t size);
+	/* fallocate(2) on the open file, mode as there (keep size, punch hole,
+	 * ...); EOPNOTSUPP where the storage cannot (NFSv3). */
+	int (*fallocate)(struct backend_file *f, int mode, off_t off, off_t len);
 	/* Attributes of an open file (it may have been unlinked meanwhile). */
 	int (*fstat)(struct backend_file *f, struct stat *st);
 	int (*fsync)(struct backend_file *f, int datasync);

@@ -511,6 +511,45 @@ out:
 	return ret;
 }
 
+/* FIFOs, sockets and regular files only (backend.h): as root, mknodat would
+ * make any device the caller names. */
+static int local_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode)
+{
+	struct local_backend *lb = local(b);
+	struct at at;
+	int ret = -1;
+
+	memset(&at, 0, sizeof at);
+	switch (mode & S_IFMT) {
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFREG:
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		errno = EPERM;
+		goto out;
+	default:
+		errno = EINVAL;
+		goto out;
+	}
+	if (at_open(lb, path, &at) < 0)
+		goto out;
+	if (mknodat(at.dirfd, at.name, mode & (S_IFMT | 07777), 0) < 0)
+		goto out;
+	if (give_away(lb, at.dirfd, at.name, cred) < 0) {
+		int saved = errno;
+
+		unlinkat(at.dirfd, at.name, 0);
+		errno = saved;
+		goto out;
+	}
+	ret = 0;
+out:
+	at_close(&at);
+	return ret;
+}
+
 static ssize_t local_readlink(struct backend *b, const char *path, char *buf, size_t size)
 {
 	struct at at;
@@ -766,6 +805,14 @@ static int local_ftruncate(struct backend_file *f, off_t size)
 	return ftruncate(f->fd, size);
 }
 
+static int local_fallocate(struct backend_file *f, int mode, off_t off, off_t len)
+{
+	/* A hole punched under data still written behind would be filled again. */
+	if (settle(f) < 0)
+		return -1;
+	return fallocate(f->fd, mode, off, len);
+}
+
 static int local_fstat(struct backend_file *f, struct stat *st)
 {
 	/* The size counts what is written behind; its error waits for flush. */
@@ -868,6 +915,7 @@ static const struct backend_ops local_ops = {
 	.rmdir = local_rmdir,
 	.rename = local_rename,
 	.symlink = local_symlink,
+	.mknod = local_mknod,
 	.readlink = local_readlink,
 	.link = local_link,
 	.chmod = local_chmod,
@@ -879,6 +927,7 @@ static const struct backend_ops local_ops = {
 	.pread = local_pread,
 	.pwrite = local_pwrite,
 	.ftruncate = local_ftruncate,
+	.fallocate = local_fallocate,
 	.fstat = local_fstat,
 	.fsync = local_fsync,
 	.fchmod = local_fchmod,

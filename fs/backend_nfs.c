@@ -67,6 +67,16 @@ struct nfs_fh {
 #define REG_BUCKETS 256
 #define READDIR_DIRCOUNT 65536
 #define READDIR_MAXCOUNT (1u << 20)
+#define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
+/* libnfs 4.0 encodes each call into a buffer of about ZDR_ENCODEBUF_MINSIZE
+ * (4096) bytes (lib/pdu.c, rpc_allocate_pdu) and fails to queue one that
+ * does not fit; only WRITE carries its data outside. A call starts with 68
+ * bytes: six words of header, the AUTH_SYS credential libnfs builds on
+ * rpc_set_uid (machine name "libnfs", no groups: 36 bytes) and an AUTH_NONE
+ * verifier. Measured against ganesha: a SYMLINK call of 4,092 bytes so
+ * counted is sent, one of 4,096 is not. */
+#define RPC_CALL_MAX 4092
+#define RPC_CALL_HEADER 68
 
 struct fhbuf {
 	uint32_t len;
@@ -892,7 +902,9 @@ static int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa)
 	return call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
 }
 
-/* Relative, no "." or "..", no empty components (backend.h). */
+/* Relative, no "." or "..", no empty components (backend.h). A component
+ * over NAME_MAX is ENAMETOOLONG, as from Linux's own client (nfs_lookup
+ * checks the server's namelen, 255 here): the volume cannot hold it. */
 static int check_path(const char *path)
 {
 	const char *p = path;
@@ -903,7 +915,11 @@ static int check_path(const char *path)
 		const char *end = strchrnul(p, '/');
 		size_t n = (size_t)(end - p);
 
-		if (n == 0 || n > 255 || (n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.'))
+		if (n > NFS_NAME_MAX) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.'))
 			goto bad;
 		p = *end ? end + 1 : end;
 		if (*end && !*p)
@@ -1321,6 +1337,25 @@ static int vol_rename(struct backend *b, const char *from, const char *to, unsig
 	return run_op(nfsb(b), NULL, do_rename, &a);
 }
 
+/* The XDR size of a string or opaque of n bytes. */
+static size_t xdr_size(size_t n)
+{
+	return 4 + ((n + 3) & ~(size_t)3);
+}
+
+/* The bytes of the SYMLINK call do_symlink makes (RFC 1813: the folder's
+ * handle, the name, a sattr3 with only the mode set, the target). A target
+ * that makes it larger than libnfs can encode (RPC_CALL_MAX) would fail to be
+ * queued, which looks like a broken connection (EIO): with a 4,095-byte
+ * target, the longest Linux allows, it always does. */
+static size_t symlink_call_size(const struct fhbuf *dir, const char *name, const char *target)
+{
+	const size_t sattr_mode_only = 8 + 5 * 4;
+
+	return RPC_CALL_HEADER + xdr_size(dir->len) + xdr_size(strlen(name)) + sattr_mode_only +
+	       xdr_size(strlen(target));
+}
+
 static int do_symlink(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
@@ -1331,6 +1366,10 @@ static int do_symlink(struct op *op, void *arg)
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
+	if (symlink_call_size(&dir, name, a->path2) > RPC_CALL_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	memset(&args, 0, sizeof args);
 	set_fh(&args.where.dir, &dir);
 	args.where.name = (char *)name;
@@ -1434,6 +1473,42 @@ static void sattr_time(set_atime *at, set_mtime *mt, const struct timespec tv[2]
 	mt->set_mtime_u.mtime = val[1];
 }
 
+static bool nfstime_eq(const nfstime3 *a, const nfstime3 *b)
+{
+	return a->seconds == b->seconds && a->nseconds == b->nseconds;
+}
+
+/* Whether a time SETATTR asked for (how, val) was left as it was (before,
+ * after): a client time other than the old one, or the server's now, that
+ * did not land. */
+static bool time_ignored(time_how how, const nfstime3 *val, const nfstime3 *before, const nfstime3 *after)
+{
+	if (how == DONT_CHANGE || !nfstime_eq(before, after))
+		return false;
+	return how == SET_TO_SERVER_TIME || !nfstime_eq(val, before);
+}
+
+/* The times of a symlink itself (touch -h, cp -a, rsync -a). nfs-ganesha's
+ * VFS backend answers NFS3_OK to such a SETATTR and changes nothing (its
+ * vfs_setattr2: "Setting time on symlinks is illegal"); Linux's client
+ * would report success. Check the result instead, and say ENOSYS when the
+ * server did not take it: gnulib's lutimens() convention for "this system
+ * cannot set a symlink's times". rsync -a (its set_times falls back on
+ * ENOSYS only) and tar x go on; cp -a reports it. Nothing was changed. */
+static int setattr_link_times(struct op *op, const struct fhbuf *fh, const sattr3 *sa, const fattr3 *before)
+{
+	struct call call;
+
+	if (rpc_setattr(op, fh, sa) < 0 || rpc_getattr(op, fh, &call) < 0)
+		return -1;
+	if (time_ignored(sa->atime.set_it, &sa->atime.set_atime_u.atime, &before->atime, &call.attr.atime) ||
+	    time_ignored(sa->mtime.set_it, &sa->mtime.set_mtime_u.mtime, &before->mtime, &call.attr.mtime)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return 0;
+}
+
 /* chmod, chown, truncate, utimens: one SETATTR on the path's handle. */
 static int do_setattr(struct op *op, void *arg)
 {
@@ -1472,6 +1547,8 @@ static int do_setattr(struct op *op, void *arg)
 		break;
 	case 't':
 		sattr_time(&sa.atime, &sa.mtime, a->tv);
+		if (attr.type == NF3LNK)
+			return setattr_link_times(op, &fh, &sa, &attr);
 		break;
 	}
 	if (rpc_setattr(op, &fh, &sa) < 0)
@@ -1506,11 +1583,25 @@ static int vol_truncate(struct backend *b, const char *path, off_t size)
 	return run_op(nfsb(b), NULL, do_setattr, &a);
 }
 
+/* Whether NFSv3's nfstime3 (unsigned 32-bit seconds) holds t. */
+static bool nfs_time_fits(const struct timespec *t)
+{
+	if (t->tv_nsec == UTIME_NOW || t->tv_nsec == UTIME_OMIT)
+		return true;
+	return t->tv_sec >= 0 && (uint64_t)t->tv_sec <= UINT32_MAX;
+}
+
 static int vol_utimens(struct backend *b, const char *path, const struct timespec tv[2])
 {
 	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
 	struct path_args a = { .path = path, .tv = tv ? tv : now, .flags = 't' };
 
+	/* Before 1970 or from 2106 on the server would store the seconds cut
+	 * to 32 bits (2^32 became 0): refuse, and change nothing. */
+	if (!nfs_time_fits(&a.tv[0]) || !nfs_time_fits(&a.tv[1])) {
+		errno = EOVERFLOW;
+		return -1;
+	}
 	return run_op(nfsb(b), NULL, do_setattr, &a);
 }
 
@@ -1536,7 +1627,7 @@ static int do_statfs(struct op *op, void *arg)
 	a->vfs->f_files = call.fsstat.tfiles;
 	a->vfs->f_ffree = call.fsstat.ffiles;
 	a->vfs->f_favail = call.fsstat.afiles;
-	a->vfs->f_namemax = 255;
+	a->vfs->f_namemax = NFS_NAME_MAX;
 	return 0;
 }
 
@@ -1599,6 +1690,70 @@ static int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir
 		return -1;
 	a->attr = call.attr;
 	return 0;
+}
+
+/* mknod: a FIFO or a socket with MKNOD, a regular file with CREATE (MKNOD
+ * does not make those), as the person acting (or, for the scheduler, as root
+ * for them, like mkdir). Devices are refused before asking (backend.h). */
+static int do_mknod(struct op *op, void *arg)
+{
+	struct path_args *a = arg;
+	struct backend_cred cred = op->cred;
+	MKNOD3args args;
+	struct fhbuf dir;
+	const char *name;
+	struct call call;
+	sattr3 *sa;
+	int rc;
+
+	if (lookup_parent(op, a->path, &dir, &name) < 0)
+		return -1;
+	memset(&args, 0, sizeof args);
+	set_fh(&args.where.dir, &dir);
+	args.where.name = (char *)name;
+	switch (a->mode & S_IFMT) {
+	case S_IFREG: {
+		struct open_args oa = { .mode = a->mode, .path = a->path, .trusted = a->trusted };
+
+		return do_create(op, &oa, &dir, name);
+	}
+	case S_IFIFO:
+		args.what.type = NF3FIFO;
+		sa = &args.what.mknoddata3_u.pipe_attributes;
+		break;
+	case S_IFSOCK:
+		args.what.type = NF3SOCK;
+		sa = &args.what.mknoddata3_u.sock_attributes;
+		break;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+	sa->mode.set_it = 1;
+	sa->mode.set_mode3_u.mode = a->mode & 07777;
+	call_init(&call, NULL);
+	conn_as(op->c, &op->cred);
+	rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
+	if (rc < 0 && may_create_for(op, a)) {
+		struct backend_cred root = { 0, 0 };
+
+		sattr_owner(sa, &cred);
+		call_init(&call, NULL);
+		conn_as(op->c, &root);
+		rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
+	}
+	return rc;
+}
+
+static int vol_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode)
+{
+	struct path_args a = { .path = path, .mode = mode, .trusted = b->who == NULL };
+
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		errno = EPERM;
+		return -1;
+	}
+	return run_op(nfsb(b), cred, do_mknod, &a);
 }
 
 static int do_open(struct op *op, void *arg)
@@ -2503,9 +2658,28 @@ static int vol_futimens(struct backend_file *f, const struct timespec tv[2])
 	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
 	sattr3 sa;
 
+	if (!tv)
+		tv = now;
+	if (!nfs_time_fits(&tv[0]) || !nfs_time_fits(&tv[1])) {
+		errno = EOVERFLOW;
+		return -1;
+	}
 	memset(&sa, 0, sizeof sa);
-	sattr_time(&sa.atime, &sa.mtime, tv ? tv : now);
+	sattr_time(&sa.atime, &sa.mtime, tv);
 	return file_setattr(f, NULL, &sa);
+}
+
+/* NFSv3 has no ALLOCATE (NFSv4.2 does): as Linux's NFSv3 client, which has
+ * no fallocate for it, EOPNOTSUPP for every mode; posix_fallocate(3) then
+ * writes zeros itself. */
+static int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len)
+{
+	(void)f;
+	(void)mode;
+	(void)off;
+	(void)len;
+	errno = EOPNOTSUPP;
+	return -1;
 }
 
 static int vol_fstat(struct backend_file *f, struct stat *st)
@@ -2642,6 +2816,7 @@ static const struct backend_ops nfs_ops = {
 	.rmdir = vol_rmdir,
 	.rename = vol_rename,
 	.symlink = vol_symlink,
+	.mknod = vol_mknod,
 	.readlink = vol_readlink,
 	.link = vol_link,
 	.chmod = vol_chmod,
@@ -2653,6 +2828,7 @@ static const struct backend_ops nfs_ops = {
 	.pread = vol_pread,
 	.pwrite = vol_pwrite,
 	.ftruncate = vol_ftruncate,
+	.fallocate = vol_fallocate,
 	.fstat = vol_fstat,
 	.fsync = vol_fsync,
 	.fchmod = vol_fchmod,

@@ -81,6 +81,8 @@ struct node_ops {
 	int (*unlink)(struct fs_ctx *fs, const struct fs_path *p);
 	int (*rmdir)(struct fs_ctx *fs, const struct fs_path *p);
 	int (*symlink)(struct fs_ctx *fs, const char *target, const struct fs_path *p);
+	/* mknod(2) and bind(2) of a unix socket: mode holds the file type. */
+	int (*mknod)(struct fs_ctx *fs, const struct fs_path *p, mode_t mode, dev_t rdev);
 	/* to has been matched too; the handler decides whether it may go there. */
 	int (*rename)(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
 		      unsigned int flags);
@@ -92,13 +94,14 @@ struct node_ops {
 };
 
 /* An open file. Members may be NULL: read/write -> EACCES, flush/fsync -> 0,
- * truncate -> EACCES, getattr -> by path. */
+ * truncate -> EACCES, getattr -> by path, fallocate -> EOPNOTSUPP. */
 struct fs_file_ops {
 	ssize_t (*read)(struct fs_file *f, char *buf, size_t size, off_t off);
 	ssize_t (*write)(struct fs_file *f, const char *buf, size_t size, off_t off);
 	int (*flush)(struct fs_file *f);
 	int (*fsync)(struct fs_file *f, int datasync);
 	int (*truncate)(struct fs_file *f, off_t size);
+	int (*fallocate)(struct fs_file *f, int mode, off_t off, off_t len);
 	int (*getattr)(struct fs_file *f, struct stat *st);
 	/* Optional: the attribute changes that come with a file handle and no
 	 * path (nullpath_ok), or NULL: EACCES. */

@@ -523,6 +523,29 @@ static int op_symlink(const char *target, const char *path)
 	return edge(p.ops->symlink(ctx(), target, &p));
 }
 
+static int op_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	struct fs_path p;
+
+	if (fs_match(path, &p) < 0 || !p.ops->mknod)
+		return -EPERM;
+	if (refuse_reserved(&p) < 0)
+		return -EINVAL;
+	return edge(p.ops->mknod(ctx(), &p, mode, rdev));
+}
+
+/* EOPNOTSUPP, not ENOSYS, for files that cannot: ENOSYS would make the
+ * kernel stop asking for every file of the mount. */
+static int op_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct fs_file *f = file_of(fi);
+
+	(void)path;
+	if (!f || !f->ops->fallocate)
+		return -EOPNOTSUPP;
+	return edge(f->ops->fallocate(f, mode, off, len));
+}
+
 /* Besides the user's renames, libfuse's hiding of an open file that is
  * unlinked or renamed over (hard_remove off): a rename to a .fuse_hidden name,
  * removed at the last close. A volume folder keeps the file in the unlinked
@@ -671,12 +694,14 @@ static const struct fuse_operations operations = {
 	.unlink = op_unlink,
 	.rmdir = op_rmdir,
 	.symlink = op_symlink,
+	.mknod = op_mknod,
 	.rename = op_rename,
 	.link = op_link,
 	.chmod = op_chmod,
 	.chown = op_chown,
 	.utimens = op_utimens,
 	.statfs = op_statfs,
+	.fallocate = op_fallocate,
 };
 
 const struct fuse_operations *fs_operations(void)

@@ -94,6 +94,17 @@ static int bfile_truncate(struct fs_file *file, off_t size)
 	return f->b->ops->ftruncate(f->bf, size);
 }
 
+static int bfile_fallocate(struct fs_file *file, int mode, off_t off, off_t len)
+{
+	struct backend_fs_file *f = (struct backend_fs_file *)file;
+
+	if (!f->b->ops->fallocate) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return f->b->ops->fallocate(f->bf, mode, off, len);
+}
+
 static int bfile_getattr(struct fs_file *file, struct stat *st)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
@@ -180,6 +191,7 @@ static const struct fs_file_ops backend_fs_file_ops = {
 	.flush = bfile_flush,
 	.fsync = bfile_fsync,
 	.truncate = bfile_truncate,
+	.fallocate = bfile_fallocate,
 	.getattr = bfile_getattr,
 	.chmod = bfile_chmod,
 	.chown = bfile_chown,
@@ -356,6 +368,29 @@ int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_pa
 		fs_caller_cred(fs, &cred);
 		ret = fs->backend->ops->symlink(fs->backend, &cred, target, path);
 	}
+	free(path);
+	return ret;
+}
+
+/* FIFOs and unix sockets (bind(2) comes here too), made by the backend as
+ * the caller; it refuses device nodes. rdev only matters for those. */
+int volume_dir_mknod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode, dev_t rdev)
+{
+	struct backend_cred cred;
+	char *path = NULL;
+	int ret = -1;
+
+	(void)rdev;
+	if (!fs->backend->ops->mknod) {
+		errno = EPERM;
+		goto out;
+	}
+	path = entry_path(fs, p);
+	if (!path)
+		goto out;
+	fs_caller_cred(fs, &cred);
+	ret = fs->backend->ops->mknod(fs->backend, &cred, path, mode);
+out:
 	free(path);
 	return ret;
 }

@@ -13,8 +13,8 @@ struct backend_file;
 /* A kind of volume folder: a pattern ending in "**" routes to &x.node (in
  * ops.c), and the folder itself is the path whose rest is "". Write it as
  *   const struct volume_dir x = { .node = VOLUME_DIR_NODE, .path = ..., ... };
- * The folder itself is part of a fixed layout: unlink, rmdir and symlink of
- * it are refused (EPERM) before anything else is asked. */
+ * The folder itself is part of a fixed layout: unlink, rmdir, symlink and
+ * mknod of it are refused (EPERM) before anything else is asked. */
 struct volume_dir {
 	struct node_ops node;   /* first: p->ops points here, so the handlers find their hooks */
 	/* The backend path of p; NULL + errno where p has no place on the volume. */
@@ -45,6 +45,7 @@ int volume_dir_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode);
 int volume_dir_unlink(struct fs_ctx *fs, const struct fs_path *p);
 int volume_dir_rmdir(struct fs_ctx *fs, const struct fs_path *p);
 int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_path *p);
+int volume_dir_mknod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode, dev_t rdev);
 int volume_dir_rename(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to,
 		      unsigned int flags);
 int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct fs_path *to);
@@ -63,6 +64,7 @@ int volume_dir_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct 
 	.unlink = volume_dir_unlink,       \
 	.rmdir = volume_dir_rmdir,         \
 	.symlink = volume_dir_symlink,     \
+	.mknod = volume_dir_mknod,         \
 	.rename = volume_dir_rename,       \
 	.link = volume_dir_link,           \
 	.chmod = volume_dir_chmod,         \

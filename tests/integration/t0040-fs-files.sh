@@ -5,6 +5,7 @@
 # scheduler going away (control files fail fast, out/ keeps working, all comes
 # back), and a mount that refuses to depend on itself.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/special.sh"
 need_root
 ensure_user parsa-fs-eve parsa-fs-eve
 on_cleanup "userdel parsa-fs-eve; groupdel parsa-fs-eve"
@@ -91,6 +92,9 @@ except OSError as e:
 sys.exit(1)"
 check "out/ itself cannot be removed" sh -c "! rmdir '$MNT/jobs/$id1/out' 2>/dev/null"
 rm -r "$out/d" "$out/l" "$out/pub" || fail "rm -r in out/"
+# FIFOs, sockets, fallocate, long names and targets (lib/special.sh)
+special_checks "$out/special" local
+special_checks "$MNT/data/special" local
 
 # -- large files: written behind, read ahead, and coherent --
 head -c $((40 * 1024 * 1024 + 12345)) /dev/urandom >"$TEST_DIR/big"

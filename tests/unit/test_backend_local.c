@@ -3,6 +3,7 @@
  * volume. */
 #include "backend.h"
 #include "fds.h"
+#include "special_ops.h"
 #include "tap.h"
 #include "util.h"
 
@@ -386,6 +387,54 @@ static void test_spread(const char *root)
 	free(err);
 }
 
+/* A hole punched right after large writes that went behind lands after them:
+ * the data written behind must not fill it again. */
+static void test_punch_behind(struct backend *b)
+{
+	struct backend_cred me = { getuid(), getgid() };
+	struct backend_file *f = NULL;
+	size_t chunk = 1 << 20;
+	char *buf = xmalloc(chunk), *back = xmalloc(chunk);
+	bool zeros = true;
+
+	memset(buf, 'w', chunk);
+	if (b->ops->open(b, &me, "punch", O_CREAT | O_RDWR | O_TRUNC, 0644, &f) < 0) {
+		ok(0, "open a file to punch");
+		goto out;
+	}
+	for (int i = 0; i < 12; i++)
+		if (b->ops->pwrite(f, buf, chunk, (off_t)i * (off_t)chunk) != (ssize_t)chunk)
+			break;
+	is_int(b->ops->fallocate(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 11 * (off_t)chunk,
+				 (off_t)chunk), 0, "punch the last MiB just written");
+	is_int(b->ops->pread(f, back, chunk, 11 * (off_t)chunk), (long long)chunk, "read it back");
+	for (size_t i = 0; i < chunk; i++)
+		zeros = zeros && back[i] == 0;
+	ok(zeros, "it is a hole, not the data written behind");
+	is_int(b->ops->close(f), 0, "close");
+	b->ops->unlink(b, "punch");
+out:
+	free(buf);
+	free(back);
+}
+
+/* FIFOs, sockets, fallocate in every mode the folder's filesystem has, long
+ * names and targets (special_ops.h): a local folder can do all of it. */
+static void test_special(const char *root)
+{
+	const struct special_caps caps = { .fallocate = true, .long_target = true, .wide_times = true };
+	char *err = NULL;
+	struct backend *b = backend_local_create(root, &err);
+
+	ok(b != NULL, "the volume opens for the special ops");
+	if (b) {
+		check_special_ops(b, "special", &caps);
+		test_punch_behind(b);
+		backend_destroy(b);
+	}
+	free(err);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-backend.XXXXXX";
@@ -399,6 +448,7 @@ int main(void)
 	test_write_behind(root);
 	test_read_sequential(root);
 	test_spread(root);
+	test_special(root);
 	rmdir(root);
 	return done_testing();
 }

@@ -1,8 +1,11 @@
 /* The NFS backend's volume URL: server, export, our own options taken out,
- * libnfs's passed on, bad ones refused with a message. (The backend itself
- * runs against a real nfs-ganesha in the storage tests, t02NN.) Also that an
- * unreachable server fails within the URL's timeout. */
+ * libnfs's passed on, bad ones refused with a message. Also that an
+ * unreachable server fails within the URL's timeout. With PARSA_TEST_NFS_URL
+ * set to a volume on a real server (t0208 starts nfs-ganesha and runs this
+ * binary so), the ops NFSv3 cannot do as POSIX says too (special_ops.h);
+ * the rest of the backend runs in the storage tests, t02NN. */
 #include "backend.h"
+#include "special_ops.h"
 #include "tap.h"
 #include "util.h"
 
@@ -41,6 +44,29 @@ static void parse_bad(const char *url, const char *why)
 	free(err);
 }
 
+/* What NFSv3 cannot do fails with Linux's errno (docs/filesystem.md). */
+static void test_special(void)
+{
+	const struct special_caps caps = { .fallocate = false, .long_target = false, .wide_times = false };
+	const char *url = getenv("PARSA_TEST_NFS_URL");
+	char *err = NULL;
+	struct backend *b;
+
+	if (!url || !*url) {
+		diag("PARSA_TEST_NFS_URL not set: the ops against a server are skipped (t0208 runs them)");
+		return;
+	}
+	b = backend_create(url, &err);
+	ok(b != NULL, "%s opens", url);
+	if (!b) {
+		diag("%s", err ? err : "");
+		free(err);
+		return;
+	}
+	check_special_ops(b, "unit-special", &caps);
+	backend_destroy(b);
+}
+
 int main(void)
 {
 	char *err = NULL;
@@ -66,5 +92,6 @@ int main(void)
 	ok(!b && err, "an unreachable server is an error at start: %s", err ? err : "");
 	ok(time_mono_ms() - t0 < 3500, "within the timeout (%lld ms)", (long long)(time_mono_ms() - t0));
 	free(err);
+	test_special();
 	return done_testing();
 }
