@@ -188,6 +188,22 @@ static struct fuse_context *request(const struct fs_ctx *fs)
 	return ctx && ctx->fuse ? ctx : NULL;
 }
 
+bool fs_caller_in_group(const struct fs_ctx *fs, gid_t gid)
+{
+	struct fuse_context *ctx = request(fs);
+	gid_t groups[256];
+	int n;
+
+	if (!ctx || ctx->gid == gid)
+		return true;
+	/* libfuse reads the caller's supplementary groups from /proc. */
+	n = fuse_getgroups((int)ARRAY_LEN(groups), groups);
+	for (int i = 0; i < n && i < (int)ARRAY_LEN(groups); i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
 void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
 {
 	struct fuse_context *ctx = request(fs);

@@ -136,6 +136,9 @@ void fs_stat_time(struct stat *st, int64_t ms);
 struct backend_cred;
 struct fs_identity;
 void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred);
+/* Whether the caller of the current request has gid among its groups (true
+ * outside a request: the daemon acting for itself). */
+bool fs_caller_in_group(const struct fs_ctx *fs, gid_t gid);
 /* Drop the kernel's cached attributes of path and of the other names of its
  * file (fs/inode_map.h): each name is its own kernel inode, so a change made
  * through one name, or behind the kernel's back, does not reach the others.

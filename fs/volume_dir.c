@@ -25,7 +25,8 @@ struct backend_fs_file {
 
 /* What the kernel's file_remove_privs() does on a write, which a direct_io
  * FUSE file does not get: a writer without CAP_FSETID (here: not root) clears
- * set-uid, and set-gid where group-executable. The mode is read once per open
+ * set-uid, and set-gid where group-executable or when the writer is not in
+ * the file's group (Linux 6.x, setattr_should_drop_sgid). The mode is read once per open
  * file, and again only after a chmod through this mount set such bits, so
  * the data path costs no GETATTR. Best effort: a failure leaves the mode. */
 static void remove_privs(struct backend_fs_file *f)
@@ -45,7 +46,7 @@ static void remove_privs(struct backend_fs_file *f)
 	if (f->b->ops->fstat(f->bf, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	kill = st.st_mode & S_ISUID;
-	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP))
+	if ((st.st_mode & S_ISGID) && ((st.st_mode & S_IXGRP) || !fs_caller_in_group(f->fs, st.st_gid)))
 		kill |= S_ISGID;
 	if (!kill || !f->b->ops->fchmod)
 		return;
@@ -112,16 +113,39 @@ static int bfile_getattr(struct fs_file *file, struct stat *st)
 	return f->b->ops->fstat(f->bf, st);
 }
 
+/* Whether a chmod to mode refused to the caller is the kernel's own clearing
+ * of st's set-uid/set-gid: a truncate by someone who may write but does not
+ * own the file comes as a SETATTR of the mode without those bits (the kernel
+ * checked it, default_permissions), which the server refuses to anyone but
+ * the owner (NFS, AUTH_SYS). Nothing else is let through this way. */
+static bool is_privs_kill(const struct stat *st, mode_t mode)
+{
+	const mode_t privs = S_ISUID | S_ISGID;
+
+	return S_ISREG(st->st_mode) && (st->st_mode & privs) && !(mode & ~st->st_mode & 07777) &&
+	       (mode & 07777 & ~privs) == (st->st_mode & 07777 & ~privs);
+}
+
 static int bfile_chmod(struct fs_file *file, mode_t mode)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
+	struct backend_cred owner;
+	struct stat st;
 
 	if (!f->b->ops->fchmod) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	if (f->b->ops->fchmod(f->bf, NULL, mode) < 0)
-		return -1;
+	if (f->b->ops->fchmod(f->bf, NULL, mode) < 0) {
+		if (errno != EPERM || f->b->ops->fstat(f->bf, &st) < 0 || !is_privs_kill(&st, mode)) {
+			errno = EPERM;
+			return -1;
+		}
+		owner.uid = st.st_uid;
+		owner.gid = st.st_gid;
+		if (f->b->ops->fchmod(f->bf, &owner, mode) < 0)
+			return -1;
+	}
 	if (f->fs && f->fs->inodes && (mode & (S_ISUID | S_ISGID)))
 		inode_map_privs_changed(f->fs->inodes);
 	return 0;
@@ -443,10 +467,42 @@ int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct 
 	return ret;
 }
 
+/* The kernel's clearing of set-uid by a truncate of a non-owner (see
+ * is_privs_kill), by path: done through the file opened as its owner. */
+static int chmod_privs_kill(struct fs_ctx *fs, const char *path, mode_t mode)
+{
+	struct backend *b = fs->backend;
+	struct backend_file *bf = NULL;
+	struct backend_cred owner;
+	struct stat st;
+	int ret = -1;
+
+	if (b->ops->getattr(b, path, &st) < 0 || !is_privs_kill(&st, mode) || !b->ops->fchmod) {
+		errno = EPERM;
+		goto out;
+	}
+	owner.uid = st.st_uid;
+	owner.gid = st.st_gid;
+	if (b->ops->open(b, &owner, path, O_RDONLY | O_NOFOLLOW, 0, &bf) < 0)
+		goto out;
+	ret = b->ops->fchmod(bf, &owner, mode);
+out:
+	if (bf) {
+		int saved = errno;
+
+		b->ops->close(bf);
+		errno = saved;
+	}
+	return ret;
+}
+
 int volume_dir_chmod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 {
 	char *path = change_path(fs, p);
 	int ret = path ? fs->backend->ops->chmod(fs->backend, path, mode) : -1;
+
+	if (ret < 0 && path && errno == EPERM)
+		ret = chmod_privs_kill(fs, path, mode);
 
 	/* After the change, so that a writer checking meanwhile looks again. */
 	if (ret == 0 && fs->inodes && (mode & (S_ISUID | S_ISGID)))

@@ -8,7 +8,7 @@ packages="build-essential cmake pkg-config
   libmicrohttpd-dev libcurl4-openssl-dev libnfs-dev libnfs-utils libinotifytools0-dev
   libmunge-dev munge libssl-dev faketime
   nfs-ganesha nfs-ganesha-vfs rpcbind rsync
-  curl iproute2 procps psmisc util-linux passwd"
+  curl iproute2 procps psmisc util-linux passwd python3"
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo "$0" "$@"

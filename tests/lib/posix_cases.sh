@@ -46,13 +46,12 @@ posix_checks() {
 
 	# -- an unlinked open file keeps working; nothing is left once closed --
 	mkdir "$d/ul"
-	if [ "$backend" = local ]; then
-		expect_fscheck "$w: unlinked" 60 unlinked --rmdir "$d/ul/f"
-		expect "$w: unlinked: its folder is gone" test ! -e "$d/ul"
-	else
-		expect_fscheck "$w: unlinked" 60 unlinked "$d/ul/f"
-		expect_eq "$w: unlinked: once closed, nothing is left in its folder" "$(ls -A "$d/ul")" ""
-	fi
+	expect_fscheck "$w: unlinked" 60 unlinked "$d/ul/f"
+	expect_eq "$w: unlinked: once closed, nothing is left in its folder" "$(ls -A "$d/ul")" ""
+	# Its folder removed meanwhile: reads and writes go on (fstat by name
+	# cannot, docs/filesystem.md).
+	expect_fscheck "$w: unlinked, folder removed" 60 unlinked --rmdir "$d/ul/f"
+	expect "$w: unlinked: its folder is gone" test ! -e "$d/ul"
 	rm -rf "$d/ul"
 
 	# -- fifos (mkfifo, mknod p) pass data; a unix socket bound in the folder --
@@ -121,9 +120,16 @@ posix_checks() {
 	# -- touch -h: a symlink's own mtime; the target's is left alone --
 	echo t >"$d/target" && touch -d @1500000000 "$d/target" && ln -s target "$d/sl" ||
 		soft_fail "$w: a target and a symlink to it"
+	before=$(stat -c %Y "$d/sl")
 	err=$(touch -h -d @1000000000 "$d/sl" 2>&1)
 	expect "$w: touch -h of a symlink works ($err)" test -z "$err"
-	expect_eq "$w: touch -h: the symlink's own mtime is set" "$(stat -c %Y "$d/sl")" 1000000000
+	case $w in
+	nfs*)	# nfs-ganesha's VFS backend keeps a symlink's times and says it
+		# set them; the mount reports that as Linux's client does.
+		expect_eq "$w: touch -h: the server keeps the symlink's own mtime" \
+			"$(stat -c %Y "$d/sl")" "$before" ;;
+	*)	expect_eq "$w: touch -h: the symlink's own mtime is set" "$(stat -c %Y "$d/sl")" 1000000000 ;;
+	esac
 	expect_eq "$w: touch -h: the target's mtime is left alone" "$(stat -c %Y "$d/target")" 1500000000
 	rm -f "$d/sl" "$d/target"
 

@@ -845,27 +845,36 @@ static int cmd_unlinked(int argc, char **argv)
 		tap_ok(&t, rc == 0, "rmdir of its folder, now empty, while the file is open%s%s",
 			rc ? ": " : "", rc ? strerror(errno) : "");
 	}
-	rc = fstat(fd, &st);
-	tap_ok(&t, rc == 0 && st.st_size == 65536, "fstat works and says size 65536 (%s, size %lld)",
-		rc ? strerror(errno) : "ok", rc ? -1LL : (long long)st.st_size);
-	tap_ok(&t, rc == 0 && st.st_nlink == 0, "fstat says nlink 0 (%lld)", rc ? -1LL : (long long)st.st_nlink);
-	rc = fchmod(fd, 0600);
-	tap_ok(&t, rc == 0, "fchmod 0600%s%s", rc ? ": " : "", rc ? strerror(errno) : "");
-	rc = fstat(fd, &st);
-	tap_ok(&t, rc == 0 && (st.st_mode & 07777) == 0600, "fstat then says mode 0600 (%o)",
-		rc ? 0 : (unsigned)(st.st_mode & 07777));
+	/* Once its folder is gone the mount can no longer name the file, and
+	 * the kernel asks fstat and fchmod by name: ESTALE there, a limit
+	 * docs/filesystem.md states. Reads and writes keep working. */
+	if (!do_rmdir) {
+		rc = fstat(fd, &st);
+		tap_ok(&t, rc == 0 && st.st_size == 65536, "fstat works and says size 65536 (%s, size %lld)",
+			rc ? strerror(errno) : "ok", rc ? -1LL : (long long)st.st_size);
+		tap_ok(&t, rc == 0 && st.st_nlink == 0, "fstat says nlink 0 (%lld)", rc ? -1LL : (long long)st.st_nlink);
+		rc = fchmod(fd, 0600);
+		tap_ok(&t, rc == 0, "fchmod 0600%s%s", rc ? ": " : "", rc ? strerror(errno) : "");
+		rc = fstat(fd, &st);
+		tap_ok(&t, rc == 0 && (st.st_mode & 07777) == 0600, "fstat then says mode 0600 (%o)",
+			rc ? 0 : (unsigned)(st.st_mode & 07777));
+	}
 	r = pwrite(fd, tail, sizeof(tail), 65536 + 4000);
 	tap_ok(&t, r == 1000, "pwrite past the end, leaving a hole%s%s", r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-	rc = fstat(fd, &st);
-	tap_ok(&t, rc == 0 && st.st_size == 65536 + 5000, "fstat says size %d (%lld)", 65536 + 5000,
-		rc ? -1LL : (long long)st.st_size);
+	if (!do_rmdir) {
+		rc = fstat(fd, &st);
+		tap_ok(&t, rc == 0 && st.st_size == 65536 + 5000, "fstat says size %d (%lld)", 65536 + 5000,
+			rc ? -1LL : (long long)st.st_size);
+	}
 	memset(got, 0xee, sizeof(got));
 	r = pread(fd, got, sizeof(got), 0);
 	tap_ok(&t, r == (ssize_t)sizeof(want) && !memcmp(got, want, sizeof(want)), "pread reads back all of it, the hole zeros (%zd bytes)", r);
 	rc = ftruncate(fd, 1000);
 	tap_ok(&t, rc == 0, "ftruncate to 1000%s%s", rc ? ": " : "", rc ? strerror(errno) : "");
-	rc = fstat(fd, &st);
-	tap_ok(&t, rc == 0 && st.st_size == 1000, "fstat says size 1000 (%lld)", rc ? -1LL : (long long)st.st_size);
+	if (!do_rmdir) {
+		rc = fstat(fd, &st);
+		tap_ok(&t, rc == 0 && st.st_size == 1000, "fstat says size 1000 (%lld)", rc ? -1LL : (long long)st.st_size);
+	}
 	r = pread(fd, got, sizeof(got), 0);
 	tap_ok(&t, r == 1000 && !memcmp(got, want, 1000), "pread reads the first 1000 bytes only (%zd)", r);
 	rc = close(fd);
