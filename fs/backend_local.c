@@ -187,6 +187,21 @@ static int give_away(struct local_backend *lb, int dirfd, const char *name,
 	return fchownat(dirfd, name, cred->uid, cred->gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/* give_away, and a failed call has no side effects: the entry just made
+ * (unlinkat flags: AT_REMOVEDIR for a folder) is removed if it cannot be. */
+static int give_away_or_undo(struct local_backend *lb, const struct at *at,
+			     const struct backend_cred *cred, int unlink_flags)
+{
+	int saved;
+
+	if (give_away(lb, at->dirfd, at->name, cred) == 0)
+		return 0;
+	saved = errno;
+	unlinkat(at->dirfd, at->name, unlink_flags);
+	errno = saved;
+	return -1;
+}
+
 /* Put f in the list of tracked files (once) as the file (dev, ino).
  * Called with f->lock and lb->track_lock held. */
 static void track(struct backend_file *f, dev_t dev, ino_t ino)
@@ -429,14 +444,8 @@ static int local_mkdir(struct backend *b, const struct backend_cred *cred, const
 		goto out;
 	if (mkdirat(at.dirfd, at.name, mode) < 0)
 		goto out;
-	/* A failed call has no side effects: undo the folder if it cannot be given away. */
-	if (give_away(lb, at.dirfd, at.name, cred) < 0) {
-		int saved = errno;
-
-		unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
-		errno = saved;
+	if (give_away_or_undo(lb, &at, cred, AT_REMOVEDIR) < 0)
 		goto out;
-	}
 	ret = 0;
 out:
 	at_close(&at);
@@ -498,13 +507,8 @@ static int local_symlink(struct backend *b, const struct backend_cred *cred, con
 		goto out;
 	if (symlinkat(target, at.dirfd, at.name) < 0)
 		goto out;
-	if (give_away(lb, at.dirfd, at.name, cred) < 0) {
-		int saved = errno;
-
-		unlinkat(at.dirfd, at.name, 0);
-		errno = saved;
+	if (give_away_or_undo(lb, &at, cred, 0) < 0)
 		goto out;
-	}
 	ret = 0;
 out:
 	at_close(&at);
@@ -537,13 +541,8 @@ static int local_mknod(struct backend *b, const struct backend_cred *cred, const
 		goto out;
 	if (mknodat(at.dirfd, at.name, mode & (S_IFMT | 07777), 0) < 0)
 		goto out;
-	if (give_away(lb, at.dirfd, at.name, cred) < 0) {
-		int saved = errno;
-
-		unlinkat(at.dirfd, at.name, 0);
-		errno = saved;
+	if (give_away_or_undo(lb, &at, cred, 0) < 0)
 		goto out;
-	}
 	ret = 0;
 out:
 	at_close(&at);
