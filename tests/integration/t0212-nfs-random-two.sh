@@ -1,0 +1,15 @@
+#!/bin/bash
+# The data path on NFS keeps every byte: the random-operation checker
+# (tests/tools/fscheck) on a file of a job's out/ on a real nfs-ganesha, with
+# two descriptors on one file: a read through one sees every write through the
+# other that returned before it (t0210: one descriptor and the overwrites).
+# A failure prints the seed; FSCHECK_SEED=N replays it.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/nfs.sh"
+. "$(dirname "$0")/../lib/fscheck.sh"
+start_nfs
+start_sched
+start_fs
+job_out_dir
+random_checks "$OUT" 100000 270 two
+end_checks
