@@ -43,13 +43,13 @@ int data_dir_prepare(struct fs_ctx *fs)
 	struct backend *b = fs->backend;
 	struct stat st;
 
-	if (b->ops->getattr(b, "data", &st) == 0)
+	if (backend_getattr(b, "data", &st) == 0)
 		return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
 	if (errno != ENOENT)
 		return -1;
 	/* Another mount may make it at the same moment: that is fine. */
-	if (b->ops->mkdir(b, &self, "data", DATA_MODE) < 0 && errno != EEXIST)
+	if (backend_mkdir(b, &self, "data", DATA_MODE) < 0 && errno != EEXIST)
 		return -1;
 	/* mkdir's mode went through a umask on some servers: say it again. */
-	return b->ops->chmod(b, "data", DATA_MODE);
+	return backend_chmod(b, "data", DATA_MODE);
 }

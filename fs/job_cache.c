@@ -246,7 +246,7 @@ static struct job_meta *from_storage(struct job_cache *cache, int64_t id)
 	char path[64];
 
 	snprintf(path, sizeof path, "jobs/%lld/out", (long long)id);
-	if (cache->backend->ops->getattr(cache->backend, path, &st) < 0)
+	if (backend_getattr(cache->backend, path, &st) < 0)
 		return NULL;
 	m = meta_new(id);
 	m->uid = st.st_uid;
@@ -351,7 +351,7 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		if (saved != ENOTCONN && saved != EIO)
 			return -1;
 		/* Through an outage, the job folders on the storage are the list. */
-		if (cache->backend->ops->readdir(cache->backend, "jobs", collect_id, &d) < 0) {
+		if (backend_readdir(cache->backend, "jobs", collect_id, &d) < 0) {
 			errno = saved;
 			return -1;
 		}

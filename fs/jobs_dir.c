@@ -609,10 +609,10 @@ static ssize_t read_part(struct backend *b, const struct log_part *part, char *b
 	struct backend_file *bf;
 	ssize_t n;
 
-	if (b->ops->open(b, &nobody, part->path, O_RDONLY, 0, &bf) < 0)
+	if (backend_open(b, &nobody, part->path, O_RDONLY, 0, &bf) < 0)
 		return errno == ENOENT ? 0 : -1;
-	n = b->ops->pread(bf, buf, size, off);
-	b->ops->close(bf);
+	n = backend_pread(b, bf, buf, size, off);
+	backend_close(b, bf);
 	return n;
 }
 
@@ -690,7 +690,7 @@ static int stage_log_open(struct fs_ctx *fs, const struct fs_path *p, int flags,
 		struct stat st;
 
 		part->path = jobs_log_path(w.id, m->stages[w.stage].name, i);
-		if (fs->backend->ops->getattr(fs->backend, part->path, &st) == 0 && S_ISREG(st.st_mode))
+		if (backend_getattr(fs->backend, part->path, &st) == 0 && S_ISREG(st.st_mode))
 			part->size = st.st_size;
 		if (n > 1)
 			part->header = xasprintf("%s==> instance %d <==\n", i ? "\n" : "", i);
@@ -801,7 +801,7 @@ static int instance_log_getattr(struct fs_ctx *fs, const struct fs_path *p, stru
 	fs_stat_time(st, m->submitted_ms);
 	/* Its real size and times, so that `tail -f` and `ls -l` mean something. */
 	path = instance_log_path(m, &w);
-	if (fs->backend->ops->getattr(fs->backend, path, &real) == 0 && S_ISREG(real.st_mode)) {
+	if (backend_getattr(fs->backend, path, &real) == 0 && S_ISREG(real.st_mode)) {
 		st->st_size = real.st_size;
 		st->st_blocks = real.st_blocks;
 		st->st_atim = real.st_atim;
@@ -834,7 +834,7 @@ static int instance_log_open(struct fs_ctx *fs, const struct fs_path *p, int fla
 		struct backend_cred me;
 
 		fs_caller_cred(fs, &me);
-		if (b->ops->open(b, &me, path, O_RDONLY, 0, &bf) < 0) {
+		if (backend_open(b, &me, path, O_RDONLY, 0, &bf) < 0) {
 			if (errno != ENOENT)
 				goto out;
 			*file = text_file_create(NULL, 0);
@@ -850,7 +850,7 @@ static int instance_log_open(struct fs_ctx *fs, const struct fs_path *p, int fla
 	if (backend_mkdir_p(b, &owner, dir, 0755) < 0)
 		goto out;
 	flags = (flags & (O_ACCMODE | O_TRUNC)) | O_APPEND | O_CREAT;
-	if (b->ops->open(b, &owner, path, flags, MODE_LOG, &bf) < 0)
+	if (backend_open(b, &owner, path, flags, MODE_LOG, &bf) < 0)
 		goto out;
 	*file = backend_fs_file_create(b, bf, true);
 	ret = 0;
@@ -871,7 +871,7 @@ static int instance_log_truncate(struct fs_ctx *fs, const struct fs_path *p, off
 	if (!m)
 		return -1;
 	path = instance_log_path(m, &w);
-	ret = fs->backend->ops->truncate(fs->backend, path, size);
+	ret = backend_truncate(fs->backend, path, size);
 	/* Not written yet: it is as empty as asked. */
 	if (ret < 0 && errno == ENOENT && size == 0)
 		ret = 0;
@@ -890,7 +890,7 @@ static int instance_log_utimens(struct fs_ctx *fs, const struct fs_path *p, cons
 	if (!m)
 		return -1;
 	path = instance_log_path(m, &w);
-	ret = fs->backend->ops->utimens(fs->backend, path, tv);
+	ret = backend_utimens(fs->backend, path, tv);
 	if (ret < 0 && errno == ENOENT)
 		ret = 0;
 	free(path);

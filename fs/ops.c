@@ -639,7 +639,7 @@ static int op_statfs(const char *path, struct statvfs *st)
 	struct backend *b = ctx()->backend;
 
 	(void)path;
-	return edge(b->ops->statfs(b, "", st));
+	return edge(backend_statfs(b, "", st));
 }
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)

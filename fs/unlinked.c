@@ -58,13 +58,13 @@ char *unlinked_prepare(struct backend *b)
 			*c = '_';
 	s.host_len = strlen(host);
 	/* Sticky: daemons run by different users leave each other's folders alone. */
-	if (b->ops->mkdir(b, &cred, UNLINKED_ROOT, 01777) < 0 && errno != EEXIST)
+	if (backend_mkdir(b, &cred, UNLINKED_ROOT, 01777) < 0 && errno != EEXIST)
 		return NULL;
-	if (b->ops->readdir(b, UNLINKED_ROOT, sweep_one, &s) < 0)
+	if (backend_readdir(b, UNLINKED_ROOT, sweep_one, &s) < 0)
 		log_warn("cannot list %s for leftovers", UNLINKED_ROOT);
 	dir = xasprintf(UNLINKED_ROOT "/%s.%ld", host, (long)getpid());
 	/* Open files of every user are renamed in and removed by their closer. */
-	if (b->ops->mkdir(b, &cred, dir, 0777) < 0 && errno != EEXIST) {
+	if (backend_mkdir(b, &cred, dir, 0777) < 0 && errno != EEXIST) {
 		int saved = errno;
 
 		free(dir);
@@ -72,8 +72,8 @@ char *unlinked_prepare(struct backend *b)
 		return NULL;
 	}
 	/* mkdir's mode went through no umask of ours, but a server may apply one. */
-	b->ops->chmod(b, dir, 0777);
-	b->ops->chmod(b, UNLINKED_ROOT, 01777);
+	backend_chmod(b, dir, 0777);
+	backend_chmod(b, UNLINKED_ROOT, 01777);
 	return dir;
 }
 

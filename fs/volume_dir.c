@@ -43,17 +43,17 @@ static void remove_privs(struct backend_fs_file *f)
 	/* A load first: the exchange would write the line on every write. */
 	if (atomic_load(&f->privs_seen) == gen + 1 || atomic_exchange(&f->privs_seen, gen + 1) == gen + 1)
 		return;
-	if (f->b->ops->fstat(f->bf, &st) < 0 || !S_ISREG(st.st_mode))
+	if (backend_fstat(f->b, f->bf, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	kill = st.st_mode & S_ISUID;
 	if ((st.st_mode & S_ISGID) && ((st.st_mode & S_IXGRP) || !fs_caller_in_group(f->fs, st.st_gid)))
 		kill |= S_ISGID;
-	if (!kill || !f->b->ops->fchmod)
+	if (!kill || !backend_can_fchmod(f->b))
 		return;
 	/* The owner may change the mode whoever wrote (NFS: AUTH_SYS as them). */
 	owner.uid = st.st_uid;
 	owner.gid = st.st_gid;
-	if (f->b->ops->fchmod(f->bf, &owner, st.st_mode & 07777 & ~kill) == 0)
+	if (backend_fchmod(f->b, f->bf, &owner, st.st_mode & 07777 & ~kill) == 0)
 		fs_invalidate(f->fs, f->path);   /* the kernel holds the old mode */
 }
 
@@ -61,7 +61,7 @@ static ssize_t bfile_read(struct fs_file *file, char *buf, size_t size, off_t of
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->pread(f->bf, buf, size, off);
+	return backend_pread(f->b, f->bf, buf, size, off);
 }
 
 static ssize_t bfile_write(struct fs_file *file, const char *buf, size_t size, off_t off)
@@ -71,46 +71,42 @@ static ssize_t bfile_write(struct fs_file *file, const char *buf, size_t size, o
 	/* Through the page cache the kernel does it itself (file_remove_privs). */
 	if (f->fs && f->base.direct_io)
 		remove_privs(f);
-	return f->b->ops->pwrite(f->bf, buf, size, off);
+	return backend_pwrite(f->b, f->bf, buf, size, off);
 }
 
 static int bfile_flush(struct fs_file *file)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->flush(f->bf);
+	return backend_flush(f->b, f->bf);
 }
 
 static int bfile_fsync(struct fs_file *file, int datasync)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->fsync(f->bf, datasync);
+	return backend_fsync(f->b, f->bf, datasync);
 }
 
 static int bfile_truncate(struct fs_file *file, off_t size)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->ftruncate(f->bf, size);
+	return backend_ftruncate(f->b, f->bf, size);
 }
 
 static int bfile_fallocate(struct fs_file *file, int mode, off_t off, off_t len)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	if (!f->b->ops->fallocate) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return f->b->ops->fallocate(f->bf, mode, off, len);
+	return backend_fallocate(f->b, f->bf, mode, off, len);
 }
 
 static int bfile_getattr(struct fs_file *file, struct stat *st)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->fstat(f->bf, st);
+	return backend_fstat(f->b, f->bf, st);
 }
 
 /* Whether a chmod to mode refused to the caller is the kernel's own clearing
@@ -132,18 +128,18 @@ static int bfile_chmod(struct fs_file *file, mode_t mode)
 	struct backend_cred owner;
 	struct stat st;
 
-	if (!f->b->ops->fchmod) {
+	if (!backend_can_fchmod(f->b)) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	if (f->b->ops->fchmod(f->bf, NULL, mode) < 0) {
-		if (errno != EPERM || f->b->ops->fstat(f->bf, &st) < 0 || !is_privs_kill(&st, mode)) {
+	if (backend_fchmod(f->b, f->bf, NULL, mode) < 0) {
+		if (errno != EPERM || backend_fstat(f->b, f->bf, &st) < 0 || !is_privs_kill(&st, mode)) {
 			errno = EPERM;
 			return -1;
 		}
 		owner.uid = st.st_uid;
 		owner.gid = st.st_gid;
-		if (f->b->ops->fchmod(f->bf, &owner, mode) < 0)
+		if (backend_fchmod(f->b, f->bf, &owner, mode) < 0)
 			return -1;
 	}
 	if (f->fs && f->fs->inodes && (mode & (S_ISUID | S_ISGID)))
@@ -155,48 +151,28 @@ static int bfile_chown(struct fs_file *file, uid_t uid, gid_t gid)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	if (!f->b->ops->fchown) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return f->b->ops->fchown(f->bf, uid, gid);
+	return backend_fchown(f->b, f->bf, uid, gid);
 }
 
 static int bfile_utimens(struct fs_file *file, const struct timespec tv[2])
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	if (!f->b->ops->futimens) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return f->b->ops->futimens(f->bf, tv);
+	return backend_futimens(f->b, f->bf, tv);
 }
 
 static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
-	ssize_t n;
 
-	if (f->b->ops->pread_take)
-		return f->b->ops->pread_take(f->bf, size, off, buf);
-	*buf = xmalloc(size ? size : 1);
-	n = f->b->ops->pread(f->bf, *buf, size, off);
-	if (n < 0) {
-		int saved = errno;
-
-		free(*buf);
-		*buf = NULL;
-		errno = saved;
-	}
-	return n;
+	return backend_pread_take(f->b, f->bf, size, off, buf);
 }
 
 static int bfile_splice_fd(struct fs_file *file, size_t size, off_t off)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return f->b->ops->fd ? f->b->ops->fd(f->bf, size, off) : -1;
+	return backend_splice_fd(f->b, f->bf, size, off);
 }
 
 static void bfile_release(struct fs_file *file)
@@ -204,7 +180,7 @@ static void bfile_release(struct fs_file *file)
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
 	/* Write errors were reported by flush; release has nobody to tell. */
-	f->b->ops->close(f->bf);
+	backend_close(f->b, f->bf);
 	free(f->path);
 	free(f);
 }
@@ -293,7 +269,7 @@ static char *removal_path(struct fs_ctx *fs, const struct fs_path *p)
 int volume_dir_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	char *path = path_of(fs, p);
-	int ret = path ? fs->backend->ops->getattr(fs->backend, path, st) : -1;
+	int ret = path ? backend_getattr(fs->backend, path, st) : -1;
 
 	free(path);
 	return ret;
@@ -302,7 +278,7 @@ int volume_dir_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 int volume_dir_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
 	char *path = path_of(fs, p);
-	int ret = path ? fs->backend->ops->readdir(fs->backend, path, fill, arg) : -1;
+	int ret = path ? backend_readdir(fs->backend, path, fill, arg) : -1;
 
 	free(path);
 	return ret;
@@ -319,7 +295,7 @@ static int open_common(struct fs_ctx *fs, const struct fs_path *p, int flags, mo
 	if (!path)
 		goto out;
 	fs_caller_cred(fs, &cred);
-	if (fs->backend->ops->open(fs->backend, &cred, path, flags, mode, &bf) < 0)
+	if (backend_open(fs->backend, &cred, path, flags, mode, &bf) < 0)
 		goto out;
 	*file = backend_fs_file_create(fs->backend, bf, !fs->page_cache);
 	((struct backend_fs_file *)*file)->fs = fs;
@@ -344,7 +320,7 @@ int volume_dir_create(struct fs_ctx *fs, const struct fs_path *p, int flags, mod
 ssize_t volume_dir_readlink(struct fs_ctx *fs, const struct fs_path *p, char *buf, size_t size)
 {
 	char *path = path_of(fs, p);
-	ssize_t ret = path ? fs->backend->ops->readlink(fs->backend, path, buf, size) : -1;
+	ssize_t ret = path ? backend_readlink(fs->backend, path, buf, size) : -1;
 
 	free(path);
 	return ret;
@@ -358,7 +334,7 @@ int volume_dir_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 
 	if (path) {
 		fs_caller_cred(fs, &cred);
-		ret = fs->backend->ops->mkdir(fs->backend, &cred, path, mode);
+		ret = backend_mkdir(fs->backend, &cred, path, mode);
 	}
 	free(path);
 	return ret;
@@ -367,7 +343,7 @@ int volume_dir_mkdir(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 int volume_dir_unlink(struct fs_ctx *fs, const struct fs_path *p)
 {
 	char *path = removal_path(fs, p);
-	int ret = path ? fs->backend->ops->unlink(fs->backend, path) : -1;
+	int ret = path ? backend_unlink(fs->backend, path) : -1;
 
 	free(path);
 	return ret;
@@ -376,7 +352,7 @@ int volume_dir_unlink(struct fs_ctx *fs, const struct fs_path *p)
 int volume_dir_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 {
 	char *path = removal_path(fs, p);
-	int ret = path ? fs->backend->ops->rmdir(fs->backend, path) : -1;
+	int ret = path ? backend_rmdir(fs->backend, path) : -1;
 
 	free(path);
 	return ret;
@@ -390,7 +366,7 @@ int volume_dir_symlink(struct fs_ctx *fs, const char *target, const struct fs_pa
 
 	if (path) {
 		fs_caller_cred(fs, &cred);
-		ret = fs->backend->ops->symlink(fs->backend, &cred, target, path);
+		ret = backend_symlink(fs->backend, &cred, target, path);
 	}
 	free(path);
 	return ret;
@@ -405,15 +381,11 @@ int volume_dir_mknod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode, de
 	int ret = -1;
 
 	(void)rdev;
-	if (!fs->backend->ops->mknod) {
-		errno = EPERM;
-		goto out;
-	}
 	path = entry_path(fs, p);
 	if (!path)
 		goto out;
 	fs_caller_cred(fs, &cred);
-	ret = fs->backend->ops->mknod(fs->backend, &cred, path, mode);
+	ret = backend_mknod(fs->backend, &cred, path, mode);
 out:
 	free(path);
 	return ret;
@@ -448,7 +420,7 @@ int volume_dir_rename(struct fs_ctx *fs, const struct fs_path *from, const struc
 		goto out;
 	if (two_paths(fs, from, to, &a, &z) < 0)
 		goto out;
-	ret = fs->backend->ops->rename(fs->backend, a, z, flags);
+	ret = backend_rename(fs->backend, a, z, flags);
 out:
 	free(a);
 	free(z);
@@ -461,7 +433,7 @@ int volume_dir_link(struct fs_ctx *fs, const struct fs_path *from, const struct 
 	int ret = -1;
 
 	if (two_paths(fs, from, to, &a, &z) == 0)
-		ret = fs->backend->ops->link(fs->backend, a, z);
+		ret = backend_link(fs->backend, a, z);
 	free(a);
 	free(z);
 	return ret;
@@ -477,20 +449,20 @@ static int chmod_privs_kill(struct fs_ctx *fs, const char *path, mode_t mode)
 	struct stat st;
 	int ret = -1;
 
-	if (b->ops->getattr(b, path, &st) < 0 || !is_privs_kill(&st, mode) || !b->ops->fchmod) {
+	if (backend_getattr(b, path, &st) < 0 || !is_privs_kill(&st, mode) || !backend_can_fchmod(b)) {
 		errno = EPERM;
 		goto out;
 	}
 	owner.uid = st.st_uid;
 	owner.gid = st.st_gid;
-	if (b->ops->open(b, &owner, path, O_RDONLY | O_NOFOLLOW, 0, &bf) < 0)
+	if (backend_open(b, &owner, path, O_RDONLY | O_NOFOLLOW, 0, &bf) < 0)
 		goto out;
-	ret = b->ops->fchmod(bf, &owner, mode);
+	ret = backend_fchmod(b, bf, &owner, mode);
 out:
 	if (bf) {
 		int saved = errno;
 
-		b->ops->close(bf);
+		backend_close(b, bf);
 		errno = saved;
 	}
 	return ret;
@@ -499,7 +471,7 @@ out:
 int volume_dir_chmod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 {
 	char *path = change_path(fs, p);
-	int ret = path ? fs->backend->ops->chmod(fs->backend, path, mode) : -1;
+	int ret = path ? backend_chmod(fs->backend, path, mode) : -1;
 
 	if (ret < 0 && path && errno == EPERM)
 		ret = chmod_privs_kill(fs, path, mode);
@@ -514,7 +486,7 @@ int volume_dir_chmod(struct fs_ctx *fs, const struct fs_path *p, mode_t mode)
 int volume_dir_chown(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_t gid)
 {
 	char *path = change_path(fs, p);
-	int ret = path ? fs->backend->ops->chown(fs->backend, path, uid, gid) : -1;
+	int ret = path ? backend_chown(fs->backend, path, uid, gid) : -1;
 
 	free(path);
 	return ret;
@@ -523,7 +495,7 @@ int volume_dir_chown(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_
 int volume_dir_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 {
 	char *path = path_of(fs, p);
-	int ret = path ? fs->backend->ops->truncate(fs->backend, path, size) : -1;
+	int ret = path ? backend_truncate(fs->backend, path, size) : -1;
 
 	free(path);
 	return ret;
@@ -532,7 +504,7 @@ int volume_dir_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 int volume_dir_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
 {
 	char *path = path_of(fs, p);
-	int ret = path ? fs->backend->ops->utimens(fs->backend, path, tv) : -1;
+	int ret = path ? backend_utimens(fs->backend, path, tv) : -1;
 
 	free(path);
 	return ret;

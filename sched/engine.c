@@ -378,7 +378,7 @@ static int expand_foreach(struct engine *e, struct stage *stage, int64_t now, ch
 		errprintf(err, "no storage volume to list %s", path);
 		goto out;
 	}
-	if (e->storage->ops->readdir(e->storage, path, collect_entry, &list) < 0 && errno != ENOENT) {
+	if (backend_readdir(e->storage, path, collect_entry, &list) < 0 && errno != ENOENT) {
 		errprintf(err, "cannot list %s: %s", path, strerror(errno));
 		goto out;
 	}
@@ -1031,8 +1031,8 @@ int engine_start(struct engine *e, char **err)
 	e->started_mono = mono;
 	if (e->storage && backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
 		log_warn("cannot create jobs/ on the storage volume");
-	else if (e->storage && e->storage->ops->spread)
-		e->storage->ops->spread(e->storage, "jobs");
+	else if (e->storage)
+		backend_spread(e->storage, "jobs");
 	fair_load(e);
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);

@@ -89,16 +89,16 @@ static int marker_write(struct lifecycle *l, int64_t id, const char *name, const
 	char *path = xasprintf("jobs/%lld/%s", (long long)id, name);
 	int ret = -1;
 
-	if (l->storage->ops->open(l->storage, &self, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &f) < 0)
+	if (backend_open(l->storage, &self, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &f) < 0)
 		goto out;
-	if (l->storage->ops->pwrite(f, text, strlen(text), 0) < 0) {
+	if (backend_pwrite(l->storage, f, text, strlen(text), 0) < 0) {
 		int saved = errno;
 
-		l->storage->ops->close(f);
+		backend_close(l->storage, f);
 		errno = saved;
 		goto out;
 	}
-	ret = l->storage->ops->close(f);
+	ret = backend_close(l->storage, f);
 out:
 	if (ret < 0)
 		log_warn("job %lld: cannot write %s on the volume", (long long)id, path);
@@ -110,7 +110,7 @@ static bool marker_exists(struct lifecycle *l, int64_t id, const char *name)
 {
 	char *path = xasprintf("jobs/%lld/%s", (long long)id, name);
 	struct stat st;
-	bool ret = l->storage->ops->getattr(l->storage, path, &st) == 0;
+	bool ret = backend_getattr(l->storage, path, &st) == 0;
 
 	free(path);
 	return ret;
@@ -150,7 +150,7 @@ static int empty_folder(struct lifecycle *l, const char *dir, size_t *removed)
 	int failed = 0;
 
 	while (!failed && !stopping(l)) {
-		if (l->storage->ops->readdir(l->storage, dir, collect_name, &b) < 0) {
+		if (backend_readdir(l->storage, dir, collect_name, &b) < 0) {
 			failed = errno == ENOENT ? 0 : errno;
 			break;
 		}
@@ -183,14 +183,14 @@ static void purge(struct lifecycle *l, int64_t id, const char *who)
 	int failed = 0;
 	char text[256];
 
-	if (l->storage->ops->readdir(l->storage, out, collect_name, &stages) < 0 && errno != ENOENT)
+	if (backend_readdir(l->storage, out, collect_name, &stages) < 0 && errno != ENOENT)
 		failed = errno;
 	for (size_t i = 0; i < stages.n && !failed && !stopping(l); i++) {
 		char *dir = xasprintf("%s/%s", out, stages.names[i]);
 		struct stat st;
 
 		/* Something other than a stage folder goes as a whole. */
-		if (l->storage->ops->getattr(l->storage, dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		if (backend_getattr(l->storage, dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
 			if (backend_remove_tree(l->storage, dir) < 0)
 				failed = errno;
 			else
@@ -260,7 +260,7 @@ static void handle(struct lifecycle *l, struct request *r)
 		marker_write(l, r->id, ".keep", r->who);
 		break;
 	case REQ_UNKEEP:
-		if (l->storage->ops->unlink(l->storage, path) < 0 && errno != ENOENT)
+		if (backend_unlink(l->storage, path) < 0 && errno != ENOENT)
 			log_warn("job %lld: cannot remove %s", (long long)r->id, path);
 		idset_del(&l->done, r->id);
 		break;

@@ -43,7 +43,7 @@ static void measure(struct space *s)
 {
 	struct statvfs st;
 	bool tell = false;
-	int rc = s->storage->ops->statfs(s->storage, "", &st);
+	int rc = backend_statfs(s->storage, "", &st);
 	int saved = errno;
 
 	pthread_mutex_lock(&s->lock);

@@ -7,6 +7,7 @@
 #ifndef PARSA_BACKEND_H
 #define PARSA_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -117,6 +118,46 @@ struct backend *backend_nfs_create(const char *url, char **err);
  * removed) and the per-call timeout. All malloc'ed; -1 with *err when bad. */
 int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
 			  int *timeout_ms, char **err);
+
+/* ---- the calls: every user of a backend goes through these, never b->ops ----
+ * (one seam for a wrapper such as the fault-injecting one). An optional op the
+ * backend lacks fails with the errno noted. */
+int backend_getattr(struct backend *b, const char *path, struct stat *st);
+int backend_readdir(struct backend *b, const char *path, backend_dirent_fn fn, void *arg);
+int backend_mkdir(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
+int backend_unlink(struct backend *b, const char *path);
+int backend_rmdir(struct backend *b, const char *path);
+int backend_rename(struct backend *b, const char *from, const char *to, unsigned int flags);
+int backend_symlink(struct backend *b, const struct backend_cred *cred, const char *target, const char *path);
+int backend_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);  /* missing: EPERM */
+ssize_t backend_readlink(struct backend *b, const char *path, char *buf, size_t size);
+int backend_link(struct backend *b, const char *from, const char *to);
+int backend_chmod(struct backend *b, const char *path, mode_t mode);
+int backend_chown(struct backend *b, const char *path, uid_t uid, gid_t gid);
+int backend_truncate(struct backend *b, const char *path, off_t size);
+int backend_utimens(struct backend *b, const char *path, const struct timespec tv[2]);
+int backend_statfs(struct backend *b, const char *path, struct statvfs *st);
+int backend_open(struct backend *b, const struct backend_cred *cred, const char *path, int flags, mode_t mode, struct backend_file **file);
+ssize_t backend_pread(struct backend *b, struct backend_file *f, void *buf, size_t size, off_t off);
+ssize_t backend_pwrite(struct backend *b, struct backend_file *f, const void *buf, size_t size, off_t off);
+int backend_ftruncate(struct backend *b, struct backend_file *f, off_t size);
+int backend_fallocate(struct backend *b, struct backend_file *f, int mode, off_t off, off_t len);  /* missing: EOPNOTSUPP */
+int backend_fstat(struct backend *b, struct backend_file *f, struct stat *st);
+int backend_fsync(struct backend *b, struct backend_file *f, int datasync);
+int backend_fchmod(struct backend *b, struct backend_file *f, const struct backend_cred *cred, mode_t mode);  /* missing: EOPNOTSUPP */
+int backend_fchown(struct backend *b, struct backend_file *f, uid_t uid, gid_t gid);  /* missing: EOPNOTSUPP */
+int backend_futimens(struct backend *b, struct backend_file *f, const struct timespec tv[2]);  /* missing: EOPNOTSUPP */
+int backend_flush(struct backend *b, struct backend_file *f);
+int backend_close(struct backend *b, struct backend_file *f);
+/* A descriptor of f to splice size bytes at off to or from, or -1 (see fd above). */
+int backend_splice_fd(struct backend *b, struct backend_file *f, size_t size, off_t off);
+/* pread into a malloc'ed *buf the caller frees, without a copy where the
+ * backend holds the bytes already (pread_take); NULL *buf on failure. */
+ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf);
+/* Best effort (see spread above); nothing where the backend cannot. */
+void backend_spread(struct backend *b, const char *path);
+/* Whether the backend can change an open file's mode (fchmod). */
+bool backend_can_fchmod(const struct backend *b);
 
 /* Create every missing folder of path, owned by cred, with mode. */
 int backend_mkdir_p(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
