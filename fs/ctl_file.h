@@ -12,4 +12,11 @@
 struct fs_file *ctl_file_create(struct fs_ctx *fs, const char *url, const char *what,
 				const char *help);
 
+/* The path handlers of every ctl node. `echo cancel > ctl` truncates it first
+ * and `touch ctl` sets its times: neither changes anything (the kernel has
+ * checked that the caller may write), but both fail as the node's getattr
+ * does when its job, host or schedule does not exist. */
+int ctl_node_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size);
+int ctl_node_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2]);
+
 #endif

@@ -250,24 +250,9 @@ static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, 
 	return 0;
 }
 
-/* `echo drain > ctl` truncates first; the kernel checked that the caller may write. */
-static int host_ctl_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	struct stat st;
-
-	(void)size;
-	return host_ctl_getattr(fs, p, &st);
-}
-
-static int host_ctl_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
-{
-	(void)tv;
-	return host_ctl_truncate(fs, p, 0);
-}
-
 const struct node_ops host_ctl_ops = {
 	.getattr = host_ctl_getattr,
 	.open = host_ctl_open,
-	.truncate = host_ctl_truncate,
-	.utimens = host_ctl_utimens,
+	.truncate = ctl_node_truncate,
+	.utimens = ctl_node_utimens,
 };

@@ -479,26 +479,11 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	return 0;
 }
 
-/* `echo cancel > ctl` truncates first; the kernel checked that the caller may write. */
-static int ctl_path_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	struct stat st;
-
-	(void)size;
-	return ctl_getattr(fs, p, &st);
-}
-
-static int ctl_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
-{
-	(void)tv;
-	return ctl_path_truncate(fs, p, 0);
-}
-
 const struct node_ops job_ctl_ops = {
 	.getattr = ctl_getattr,
 	.open = ctl_open,
-	.truncate = ctl_path_truncate,
-	.utimens = ctl_utimens,
+	.truncate = ctl_node_truncate,
+	.utimens = ctl_node_utimens,
 };
 
 /* ---- stages ---- */

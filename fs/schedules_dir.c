@@ -390,19 +390,9 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	return 0;
 }
 
-/* `echo pause > ctl` truncates first: nothing to do. */
-static int ctl_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	uid_t uid;
-	gid_t gid;
-
-	(void)size;
-	return owner_of(fs->schedules, p->arg[0], &uid, &gid);
-}
-
 const struct node_ops schedule_ctl_ops = {
 	.getattr = ctl_getattr,
 	.open = ctl_open,
 	.unlink = view_unlink,
-	.truncate = ctl_truncate,
+	.truncate = ctl_node_truncate,
 };

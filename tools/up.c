@@ -6,12 +6,12 @@
  * pointer or the state folder, asks it to stop, and cleans up after it if it
  * died or does not stop in time. */
 #include "cli.h"
+#include "daemons.h"
 #include "log.h"
 #include "mountpoint.h"
 #include "paths.h"
 #include "proc.h"
 #include "runfile.h"
-#include "supervise.h"
 #include "units.h"
 #include "util.h"
 

@@ -108,15 +108,43 @@ check "read from its 10th MiB on, the same" bash -c \
 	"dd if='$out/big' bs=1M skip=10 status=none | cmp -s - <(dd if='$TEST_DIR/big' bs=1M skip=10 status=none)"
 # A reader 16 MiB on has the file read ahead of it; a write made meanwhile,
 # 4 MiB ahead of it, must be what it reads: through the mount, then behind it
-# (a read-ahead of the daemon's own, tried once, had to keep to this).
+# (a read-ahead of the daemon's own, tried once, had to keep to this). The
+# write waits until the read-ahead has brought the MiBs it checks into the
+# storage file's page cache (dropped first, so that being there means read
+# ahead now).
 coherent() {
-	python3 - "$out/big" "$1" "$2" <<'PY'
-import os, sys, time
-path, writer_path, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	python3 - "$out/big" "$1" "$2" "$STORAGE/jobs/$id1/out/warm/big" <<'PY'
+import ctypes, os, sys, time
+path, writer_path, first, stored = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+MiB = 1 << 20
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
+libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+
+def resident(fd, off, length):
+    page = os.sysconf('SC_PAGE_SIZE')
+    addr = libc.mmap(None, length, 1, 1, fd, off)  # PROT_READ, MAP_SHARED
+    if addr in (None, ctypes.c_void_p(-1).value):
+        return False
+    vec = ctypes.create_string_buffer((length + page - 1) // page)
+    done = libc.mincore(addr, length, vec) == 0 and all(b & 1 for b in vec.raw)
+    libc.munmap(addr, length)
+    return done
+
+s = os.open(stored, os.O_RDONLY)
+os.posix_fadvise(s, 0, 0, os.POSIX_FADV_DONTNEED)
 r = os.open(path, os.O_RDONLY)
 for i in range(first, first + 16):
     os.pread(r, 1 << 20, i << 20)
-time.sleep(0.3)
+ahead, length = (first + 16) * MiB, min(8 * MiB, os.fstat(s).st_size - (first + 16) * MiB)
+deadline = time.monotonic() + 10
+while not resident(s, ahead, length):
+    if time.monotonic() > deadline:
+        print('# MiB %d-%d were not read ahead within 10 s' % (first + 16, first + 24), file=sys.stderr)
+        break
+    time.sleep(0.01)
 w = os.open(writer_path, os.O_WRONLY)
 os.pwrite(w, b'W' * 4096, (first + 20) << 20)
 os.close(w)
@@ -138,7 +166,15 @@ start_ns=$(date +%s%N)
 timeout -s INT 1 cat "$MNT/jobs/$id1/wait" >/dev/null 2>&1 && fail "wait returned for a queued job"
 ms=$((($(date +%s%N) - start_ns) / 1000000))
 check "Ctrl-C ends a blocked wait (${ms} ms)" test "$ms" -lt 4000
-(sleep 0.3; echo cancel >"$MNT/jobs/$id1/ctl") &
+# The cancel comes once the wait below is open and blocked.
+waiting_on() {
+	local pid
+	for pid in $(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null | cut -d/ -f3); do
+		[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = S ] && return 0
+	done
+	return 1
+}
+(wait_for "a blocked wait" 10 waiting_on "$MNT/jobs/$id1/wait"; echo cancel >"$MNT/jobs/$id1/ctl") &
 canceller=$!
 check "wait returns the final state" test "$(timeout 10 cat "$MNT/jobs/$id1/wait")" = cancelled
 wait "$canceller"

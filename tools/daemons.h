@@ -3,8 +3,8 @@
  * watches them, and stops them in the reverse order (runner; unmount, then
  * parsafs; scheduler) on SIGINT/SIGTERM/SIGHUP or when one dies. It is the
  * foreground `parsa up` process itself, or with --detach its forked child. */
-#ifndef PARSA_SUPERVISE_H
-#define PARSA_SUPERVISE_H
+#ifndef PARSA_DAEMONS_H
+#define PARSA_DAEMONS_H
 
 #include "paths.h"
 

@@ -1,4 +1,4 @@
-#include "supervise.h"
+#include "daemons.h"
 #include "api_client.h"
 #include "log.h"
 #include "mountpoint.h"
