@@ -42,12 +42,12 @@ void hostwin_destroy(struct hostwin *w)
 	free(w);
 }
 
-void hostwin_register(const struct hostwin *w, json_t *body)
+void hostwin_describe(const struct hostwin *w, struct host_info *info)
 {
 	if (!w)
 		return;
-	json_object_set_new(body, "window", json_string(timewin_text(w->win)));
-	json_object_set_new(body, "drain_at_window_end", json_boolean(w->drain));
+	info->window = timewin_text(w->win);
+	info->window_drain = w->drain;
 }
 
 bool hostwin_closed(struct hostwin *w)

@@ -6,7 +6,8 @@
 #ifndef PARSA_RUNNER_HOSTWIN_H
 #define PARSA_RUNNER_HOSTWIN_H
 
-#include <jansson.h>
+#include "proto.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,8 +18,9 @@ struct hostwin;
 struct hostwin *hostwin_create(const char *text, bool drain, struct clock *clock, char **err);
 void hostwin_destroy(struct hostwin *w);
 
-/* Add "window" and "drain_at_window_end" to a registration body. w may be NULL. */
-void hostwin_register(const struct hostwin *w, json_t *body);
+/* Fill in the registration's window and drain_at_window_end (the window's
+ * text stays w's). w may be NULL: no window. */
+void hostwin_describe(const struct hostwin *w, struct host_info *info);
 
 /* Is the host outside its window now? false for NULL. */
 bool hostwin_closed(struct hostwin *w);

@@ -541,16 +541,26 @@ size_t instances_active(const struct instances *t)
 	return t->nlive;
 }
 
-json_t *instances_list_json(const struct instances *t)
+size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **out)
 {
-	json_t *list = json_array();
+	struct heartbeat_entry *entries = xcalloc(t->nlive + 1, sizeof *entries);
 
 	for (size_t i = 0; i < t->nlive; i++) {
 		const struct instance *in = t->live[i];
 
-		json_array_append_new(list, json_pack("{s:I, s:I, s:i}", "id", (json_int_t)in->a->id,
-						      "attempt", (json_int_t)in->a->attempt,
-						      "pid", (int)in->pid));
+		entries[i] = (struct heartbeat_entry){ .id = in->a->id, .attempt = (int)in->a->attempt,
+						       .pid = (int)in->pid };
 	}
+	*out = entries;
+	return t->nlive;
+}
+
+json_t *instances_list_json(const struct instances *t)
+{
+	struct heartbeat_entry *entries;
+	size_t n = instances_heartbeat(t, &entries);
+	json_t *list = heartbeat_instances_to_json(entries, n);
+
+	free(entries);
 	return list;
 }

@@ -108,7 +108,10 @@ int64_t instances_tick(struct instances *t, int64_t now_ms);
 /* Instances with a live process. */
 size_t instances_active(const struct instances *t);
 
-/* [{"id", "attempt", "pid"}...] for the heartbeat (new reference). */
+/* The heartbeat's entries for what runs here: id, attempt and pid, no
+ * progress yet. Returns how many; the caller frees *out. */
+size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **out);
+/* The same as the heartbeat's "instances" list (new reference). */
 json_t *instances_list_json(const struct instances *t);
 
 #endif

@@ -6,27 +6,21 @@
 #include "api_client.h"
 #include "clock.h"
 #include "hostwin.h"
-#include "progress.h"
-#include "scratch.h"
-#include "timewin.h"
-#include "assign.h"
-#include "config.h"
-#include "defaults.h"
 #include "instances.h"
 #include "log.h"
+#include "options.h"
 #include "probe.h"
+#include "progress.h"
+#include "proto.h"
 #include "report.h"
 #include "session.h"
 #include "supervise.h"
-#include "units.h"
 #include "util.h"
 #include "work.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,30 +32,8 @@
 
 #define WORK_POLL_MS 25000
 
-struct config {
-	char *config_path;
-	char *munge_socket;
-	char *sched;
-	char *name;
-	char *mount;
-	char *scratch;
-	char *state;
-	int cpus;               /* 0: detect */
-	uint64_t mem;           /* 0: detect */
-	uint64_t scratch_size;  /* 0: detect */
-	double cpu_limit;
-	double mem_limit;
-	char **features;
-	size_t nfeatures;
-	int64_t grace_ms;
-	int verbose;
-	char *window;           /* --window: when this host takes work; NULL: always */
-	int window_drain;       /* --drain-at-window-end yes */
-	char *clock_file;       /* --clock-file (a test facility, lib/clock.h) */
-};
-
 struct runner {
-	struct config cfg;
+	struct runner_options cfg;
 	int sigfd;
 	struct probe *probe;
 	struct report_queue *reports;
@@ -77,52 +49,6 @@ struct runner {
 	struct hostwin *win;    /* NULL: no window */
 	struct progress *progress;
 };
-
-static const char usage_text[] =
-	"usage: parsa-runner [options]\n"
-	"Run the stage instances the scheduler assigns to this host.\n"
-	"  --config FILE       cluster and host settings (default " PARSA_CONF_DEFAULT " if it\n"
-	"                      exists); the flags below override it\n"
-	"  --sched ENDPOINT    scheduler: HOST:PORT (TCP, munge), unix:/path or http://host:port\n"
-	"                      (default: [cluster] sched of the config, else $PARSA_SCHED,\n"
-	"                      else unix:/var/lib/parsa/sched.sock as root,\n"
-	"                      unix:$XDG_STATE_HOME/parsa/sched.sock otherwise)\n"
-	"  --name NAME         this host's name (default: the host name)\n"
-	"  --mount DIR         where parsafs is mounted on this host (default /parsa; ~/parsa for a user)\n"
-	"  --scratch DIR       local scratch folder (default /var/tmp/parsa-scratch[-UID])\n"
-	"  --state DIR         the runner's own state (default /var/lib/parsa/runner;\n"
-	"                      $XDG_STATE_HOME/parsa/runner for a user)\n"
-	"  --cpus N            cores to offer (default: detected)\n"
-	"  --mem SIZE          memory to offer, e.g. 64G (default: detected)\n"
-	"  --scratch-size SIZE scratch space to offer (default: the folder's filesystem)\n"
-	"  --cpu-limit PCT     no new instances while CPU use is at or above PCT (default 90)\n"
-	"  --mem-limit PCT     the same for memory use (default 90); 100 or more disables\n"
-	"  --features A,B      features stages can ask for (hosts = feature:A)\n"
-	"  --grace SECONDS     between SIGTERM and SIGKILL when stopping an instance (default 10)\n"
-	"  --munge-socket PATH munged's socket for TCP (default /run/munge/munge.socket.2)\n"
-	"  --window WHEN       take work only then, e.g. \"mon-fri 20:00-08:00; sat,sun 00:00-24:00\"\n"
-	"  --drain-at-window-end yes|no  at the window's end let running work finish (yes)\n"
-	"                      or stop it to be requeued (no, the default)\n"
-	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
-	"  -v, --verbose       log debug messages\n"
-	"  -h, --help          this text\n";
-
-static void config_free(struct config *cfg)
-{
-	free(cfg->config_path);
-	free(cfg->munge_socket);
-	free(cfg->sched);
-	free(cfg->name);
-	free(cfg->mount);
-	free(cfg->scratch);
-	free(cfg->state);
-	for (size_t i = 0; i < cfg->nfeatures; i++)
-		free(cfg->features[i]);
-	free(cfg->features);
-	free(cfg->window);
-	free(cfg->clock_file);
-}
-
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
  * must outlive the runner (a new one reattaches) but not the machine, and
@@ -174,273 +100,12 @@ static char *progress_dir_for(const char *run_dir, const char *state, const char
 	return dir;
 }
 
-static void config_defaults(struct config *cfg)
-{
-	int root = geteuid() == 0;
-	const char *env = getenv("PARSA_SCHED"), *home = getenv("HOME");
-	char host[HOST_NAME_MAX + 1] = "";
-	char *state = default_state_dir(geteuid(), home, getenv("XDG_STATE_HOME"));
-
-	if (!cfg->sched)
-		cfg->sched = env && env[0] ? xstrdup(env) : xasprintf("unix:%s/sched.sock", state);
-	if (!cfg->name) {
-		gethostname(host, sizeof host - 1);
-		cfg->name = xstrdup(host[0] ? host : "localhost");
-	}
-	if (!cfg->mount)
-		cfg->mount = root || !home || !home[0] ? xstrdup("/parsa") : xasprintf("%s/parsa", home);
-	if (!cfg->scratch)
-		cfg->scratch = root ? xstrdup("/var/tmp/parsa-scratch")
-				    : xasprintf("/var/tmp/parsa-scratch-%u", (unsigned)geteuid());
-	if (!cfg->state)
-		cfg->state = xasprintf("%s/runner", state);
-	free(state);
-}
-
-static int parse_pct(const char *flag, const char *text, double *out, char **err)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno || end == text || *end != '\0' || !(v > 0) || v > 1000)
-		return errprintf(err, "%s '%s': expected a percentage such as 90", flag, text);
-	*out = v;
-	return 0;
-}
-
-static int parse_features(struct config *cfg, const char *text, char **err)
-{
-	char *copy = xstrdup(text), *save = NULL, *tok;
-	int rc = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok)
-			continue;
-		if (!assignment_safe_name(tok)) {
-			rc = errprintf(err, "--features: '%s' is not a feature name (letters, digits, '.', '_', '-')", tok);
-			break;
-		}
-		cfg->features = xrealloc(cfg->features, (cfg->nfeatures + 1) * sizeof *cfg->features);
-		cfg->features[cfg->nfeatures++] = xstrdup(tok);
-	}
-	free(copy);
-	return rc;
-}
-
-static void take(char **dst, const char *value)
-{
-	if (!*dst && value)
-		*dst = xstrdup(value);
-}
-
-/* What the flags left unset comes from the config file ([cluster], [host]). */
-static int apply_file(struct config *cfg, const int *seen, char **err)
-{
-	struct parsa_conf c;
-
-	if (parsa_conf_load(cfg->config_path ? cfg->config_path : PARSA_CONF_DEFAULT,
-			    !cfg->config_path, &c, err) < 0)
-		return -1;
-	if (c.sched && !cfg->sched)
-		cfg->sched = parsa_endpoint(c.sched);
-	take(&cfg->munge_socket, c.munge_socket);
-	if (!cfg->name && c.name && !assignment_safe_name(c.name)) {
-		errprintf(err, "%s: [host] name = %s: use letters, digits, '.', '_' and '-'", c.path, c.name);
-		parsa_conf_free(&c);
-		return -1;
-	}
-	take(&cfg->name, c.name);
-	take(&cfg->mount, c.mount);
-	take(&cfg->scratch, c.scratch);
-	take(&cfg->state, c.runner_state);
-	if (!cfg->cpus)
-		cfg->cpus = c.cpus;
-	if (!cfg->mem)
-		cfg->mem = c.mem;
-	if (!cfg->scratch_size)
-		cfg->scratch_size = c.scratch_size;
-	if (!seen[0] && c.cpu_limit > 0)
-		cfg->cpu_limit = c.cpu_limit;
-	if (!seen[1] && c.mem_limit > 0)
-		cfg->mem_limit = c.mem_limit;
-	if (!seen[2] && c.grace_ms > 0)
-		cfg->grace_ms = c.grace_ms;
-	if (!cfg->nfeatures && c.nfeatures) {
-		cfg->features = c.features;
-		cfg->nfeatures = c.nfeatures;
-		c.features = NULL;
-		c.nfeatures = 0;
-	}
-	/* The munge key of a host that takes work from the network: nobody else
-	 * may read it. */
-	if (cfg->sched && strncmp(cfg->sched, "http", 4) == 0 &&
-	    parsa_conf_check_key(c.munge_key ? c.munge_key : PARSA_MUNGE_KEY_DEFAULT, !c.munge_key, err) < 0) {
-		parsa_conf_free(&c);
-		return -1;
-	}
-	parsa_conf_free(&c);
-	return 0;
-}
-
-/* Fill cfg from argv. 0; 1 when --help was printed; -1 with *err. */
-static int parse_flags(int argc, char **argv, struct config *cfg, char **err)
-{
-	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
-	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
-	       O_CLOCK };
-	static const struct option opts[] = {
-		{ "sched", required_argument, NULL, O_SCHED },
-		{ "name", required_argument, NULL, O_NAME },
-		{ "mount", required_argument, NULL, O_MOUNT },
-		{ "scratch", required_argument, NULL, O_SCRATCH },
-		{ "state", required_argument, NULL, O_STATE },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "mem", required_argument, NULL, O_MEM },
-		{ "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
-		{ "cpu-limit", required_argument, NULL, O_CPU_LIMIT },
-		{ "mem-limit", required_argument, NULL, O_MEM_LIMIT },
-		{ "features", required_argument, NULL, O_FEATURES },
-		{ "grace", required_argument, NULL, O_GRACE },
-		{ "config", required_argument, NULL, O_CONFIG },
-		{ "munge-socket", required_argument, NULL, O_MUNGE },
-		{ "window", required_argument, NULL, O_WINDOW },
-		{ "drain-at-window-end", required_argument, NULL, O_DRAIN },
-		{ "clock-file", required_argument, NULL, O_CLOCK },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int seen[3] = { 0 };  /* --cpu-limit, --mem-limit, --grace given */
-	uint64_t u;
-	char *end;
-	long n;
-	int c;
-
-	cfg->cpu_limit = 90;
-	cfg->mem_limit = 90;
-	cfg->grace_ms = 10000;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case O_SCHED:
-			free(cfg->sched);
-			cfg->sched = parsa_endpoint(optarg);
-			break;
-		case O_CONFIG:
-			free(cfg->config_path);
-			cfg->config_path = xstrdup(optarg);
-			break;
-		case O_MUNGE:
-			free(cfg->munge_socket);
-			cfg->munge_socket = xstrdup(optarg);
-			break;
-		case O_NAME:
-			if (!assignment_safe_name(optarg))
-				return errprintf(err, "--name '%s': use letters, digits, '.', '_' and '-'", optarg);
-			free(cfg->name);
-			cfg->name = xstrdup(optarg);
-			break;
-		case O_MOUNT:
-		case O_SCRATCH:
-		case O_STATE: {
-			char **dst = c == O_MOUNT ? &cfg->mount : c == O_SCRATCH ? &cfg->scratch : &cfg->state;
-
-			if (optarg[0] != '/')
-				return errprintf(err, "--%s '%s': give an absolute path",
-						 c == O_MOUNT ? "mount" : c == O_SCRATCH ? "scratch" : "state", optarg);
-			free(*dst);
-			*dst = xstrdup(optarg);
-			break;
-		}
-		case O_CPUS:
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 || n > 1 << 20)
-				return errprintf(err, "--cpus '%s': expected a number of cores such as 8", optarg);
-			cfg->cpus = (int)n;
-			break;
-		case O_MEM:
-		case O_SCRATCH_SIZE:
-			if (parse_size(optarg, &u) < 0 || u == 0)
-				return errprintf(err, "--%s '%s': expected a size such as 64G",
-						 c == O_MEM ? "mem" : "scratch-size", optarg);
-			if (c == O_MEM)
-				cfg->mem = u;
-			else
-				cfg->scratch_size = u;
-			break;
-		case O_CPU_LIMIT:
-			if (parse_pct("--cpu-limit", optarg, &cfg->cpu_limit, err) < 0)
-				return -1;
-			seen[0] = 1;
-			break;
-		case O_MEM_LIMIT:
-			if (parse_pct("--mem-limit", optarg, &cfg->mem_limit, err) < 0)
-				return -1;
-			seen[1] = 1;
-			break;
-		case O_FEATURES:
-			if (parse_features(cfg, optarg, err) < 0)
-				return -1;
-			break;
-		case O_GRACE:
-			if (parse_duration(optarg, &u) < 0 || u > 24 * 3600)
-				return errprintf(err, "--grace '%s': expected seconds such as 10 (or 30s, 2m)", optarg);
-			cfg->grace_ms = (int64_t)u * 1000;
-			seen[2] = 1;
-			break;
-		case O_WINDOW: {
-			char *why = NULL;
-			struct timewin *w = timewin_parse(optarg, &why);
-
-			/* Checked here, so that a typo stops the runner before it starts. */
-			if (!w) {
-				errprintf(err, "--window '%s': %s", optarg, why ? why : "not a window");
-				free(why);
-				return -1;
-			}
-			timewin_destroy(w);
-			free(cfg->window);
-			cfg->window = xstrdup(optarg);
-			break;
-		}
-		case O_DRAIN:
-			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0)
-				return errprintf(err, "--drain-at-window-end '%s': expected yes or no", optarg);
-			cfg->window_drain = strcmp(optarg, "yes") == 0;
-			break;
-		case O_CLOCK:
-			free(cfg->clock_file);
-			cfg->clock_file = xstrdup(optarg);
-			break;
-		case 'v':
-			cfg->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
-		default:
-			return errprintf(err, "unknown or incomplete option '%s' (see parsa-runner --help)",
-					 argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return errprintf(err, "unexpected argument '%s' (see parsa-runner --help)", argv[optind]);
-	if (apply_file(cfg, seen, err) < 0)
-		return -1;
-	config_defaults(cfg);
-	return 0;
-}
 
 static json_t *registration_body(void *arg)
 {
 	struct runner *r = arg;
 	struct probe_capacity cap = { 0 };
-	json_t *features = json_array(), *body;
+	struct host_info info;
 	char *err = NULL;
 
 	if (probe_capacity(r->probe, &cap, &err) < 0) {
@@ -456,24 +121,26 @@ static json_t *registration_body(void *arg)
 		if (cap.scratch_free > cap.scratch_total)
 			cap.scratch_free = cap.scratch_total;
 	}
-	for (size_t i = 0; i < r->cfg.nfeatures; i++)
-		json_array_append_new(features, json_string(r->cfg.features[i]));
-	body = json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:o, s:s}",
-			 "name", r->cfg.name, "cpus", cap.cpus, "mem", (json_int_t)cap.mem,
-			 "scratch_total", (json_int_t)cap.scratch_total,
-			 "scratch_free", (json_int_t)cap.scratch_free,
-			 "cpu_limit", r->cfg.cpu_limit, "mem_limit", r->cfg.mem_limit,
-			 "features", features, "mount", r->cfg.mount);
-	hostwin_register(r->win, body);
-	return body;
+	/* The scheduler keeps whole percents (it always cut --cpu-limit 92.5 to 92). */
+	info = (struct host_info){
+		.name = r->cfg.name, .cpus = cap.cpus, .mem = cap.mem,
+		.scratch_total = cap.scratch_total, .scratch_free = cap.scratch_free,
+		.cpu_limit = (int)r->cfg.cpu_limit, .mem_limit = (int)r->cfg.mem_limit,
+		.features = (const char *const *)r->cfg.features, .nfeatures = r->cfg.nfeatures,
+		.mount = r->cfg.mount,
+	};
+	hostwin_describe(r->win, &info);
+	return host_info_to_json(&info);
 }
 
 static json_t *heartbeat_body(void *arg)
 {
 	struct runner *r = arg;
 	struct probe_live live = { 0 };
+	struct heartbeat_entry *entries;
+	struct heartbeat hb;
 	char *err = NULL;
-	json_t *list;
+	json_t *body;
 
 	if (probe_sample(r->probe, &live, &err) < 0) {
 		if (!r->probe_failing)
@@ -485,13 +152,17 @@ static json_t *heartbeat_body(void *arg)
 	free(err);
 	if (r->cfg.scratch_size && live.scratch_free > r->cfg.scratch_size)
 		live.scratch_free = r->cfg.scratch_size;
-	list = instances_list_json(r->inst);
+	hb = (struct heartbeat){
+		.cpu_pct = live.cpu_pct, .mem_pct = live.mem_pct, .load1 = live.load1,
+		.scratch_free = (int64_t)live.scratch_free,
+	};
+	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
-		progress_annotate(r->progress, list);
-	return json_pack("{s:f, s:f, s:f, s:I, s:o}", "cpu_pct", live.cpu_pct,
-			 "mem_pct", live.mem_pct, "load1", live.load1,
-			 "scratch_free", (json_int_t)live.scratch_free,
-			 "instances", list);
+		progress_fill(r->progress, entries, hb.ninstances);
+	hb.instances = entries;
+	body = heartbeat_to_json(&hb);
+	free(entries);
+	return body;
 }
 
 /* An instance's progress is watched from before it starts until it is retired. */
@@ -531,31 +202,18 @@ static void on_retire(void *arg, const struct assignment *a, const char *file)
 /* An instance event becomes a state report (docs/api.md). */
 static void on_event(void *arg, const struct instance_event *ev)
 {
+	static const enum report_kind kinds[] = {
+		[INSTANCE_RUNNING] = REPORT_RUNNING,
+		[INSTANCE_EXITED] = REPORT_EXITED,
+		[INSTANCE_FAILED] = REPORT_FAILED,
+	};
 	struct runner *r = arg;
-	json_t *body = json_pack("{s:I}", "attempt", (json_int_t)ev->attempt);
+	struct report report = {
+		.attempt = (int)ev->attempt, .kind = kinds[ev->kind], .pid = (int)ev->pid,
+		.exit_code = ev->exit_code, .signal = ev->signal, .reason = ev->reason,
+	};
 
-	switch (ev->kind) {
-	case INSTANCE_RUNNING:
-		json_object_set_new(body, "state", json_string("running"));
-		json_object_set_new(body, "pid", json_integer(ev->pid));
-		break;
-	case INSTANCE_EXITED:
-		json_object_set_new(body, "state", json_string("exited"));
-		/* Its start may not have been reported (runner/instances.c). */
-		if (ev->pid > 0)
-			json_object_set_new(body, "pid", json_integer(ev->pid));
-		if (ev->signal)
-			json_object_set_new(body, "signal", json_integer(ev->signal));
-		else
-			json_object_set_new(body, "exit_code", json_integer(ev->exit_code));
-		break;
-	case INSTANCE_FAILED:
-		json_object_set_new(body, "state", json_string("failed"));
-		break;
-	}
-	if (ev->reason)
-		json_object_set_new(body, "reason", json_string(ev->reason));
-	report_queue_push(r->reports, ev->id, body);
+	report_queue_push(r->reports, ev->id, report_to_json(&report));
 }
 
 static void remember_reported(void *arg, int64_t id, int64_t attempt)
@@ -567,18 +225,19 @@ static void remember_reported(void *arg, int64_t id, int64_t attempt)
 
 static void on_cancel(struct runner *r, const json_t *v, int64_t now)
 {
-	const json_t *id = json_object_get(v, "id"), *attempt = json_object_get(v, "attempt");
+	struct attempt_ref ref;
 
-	if (!json_is_integer(id) || !json_is_integer(attempt)) {
+	if (attempt_ref_from_json(v, &ref) < 0) {
 		log_warnx("ignoring a cancel without id and attempt");
 		return;
 	}
-	instances_cancel(r->inst, json_integer_value(id), json_integer_value(attempt), "cancelled", now);
+	instances_cancel(r->inst, ref.id, ref.attempt, "cancelled", now);
 }
 
 static void on_start(struct runner *r, const json_t *v, int64_t now)
 {
-	const json_t *id = json_object_get(v, "id"), *attempt = json_object_get(v, "attempt");
+	struct attempt_ref ref;
+	bool named = attempt_ref_from_json(v, &ref) == 0;
 	struct assignment *a;
 	char *err = NULL;
 
@@ -587,9 +246,8 @@ static void on_start(struct runner *r, const json_t *v, int64_t now)
 		return;
 	}
 	/* Sent just as the window closed: back to the queue, no retry used. */
-	if (hostwin_must_stop(r->win) && json_is_integer(id) && json_is_integer(attempt)) {
-		instances_refuse(r->inst, json_integer_value(id), json_integer_value(attempt),
-				 API_REASON_WINDOW_CLOSED, now);
+	if (hostwin_must_stop(r->win) && named) {
+		instances_refuse(r->inst, ref.id, ref.attempt, API_REASON_WINDOW_CLOSED, now);
 		return;
 	}
 	a = assignment_from_json(v, &err);
@@ -599,34 +257,28 @@ static void on_start(struct runner *r, const json_t *v, int64_t now)
 	}
 	log_warnx("%s", err);
 	/* Say so once, or the scheduler sends it again forever. */
-	if (json_is_integer(id) && json_is_integer(attempt)) {
+	if (named) {
 		char *reason = xasprintf("cannot start: %s", err);
 
-		instances_refuse(r->inst, json_integer_value(id), json_integer_value(attempt), reason, now);
+		instances_refuse(r->inst, ref.id, ref.attempt, reason, now);
 		free(reason);
 	}
 	free(err);
 }
 
-/* The lists of a work answer, in the order they are handled: cancels first, so
- * that an instance both assigned and cancelled in one answer never starts. */
-static const struct work_list {
-	const char *name;
-	void (*handle)(struct runner *r, const json_t *item, int64_t now);
-} work_lists[] = {
-	{ "cancel", on_cancel },
-	{ "start", on_start },
-};
-
+/* Cancels first, so that an instance both assigned and cancelled in one
+ * answer never starts. */
 static void handle_answer(struct runner *r, const json_t *answer, int64_t now)
 {
-	for (size_t l = 0; l < ARRAY_LEN(work_lists); l++) {
-		const json_t *item;
-		size_t i;
+	struct work_answer work;
+	const json_t *item;
+	size_t i;
 
-		json_array_foreach(json_object_get(answer, work_lists[l].name), i, item)
-			work_lists[l].handle(r, item, now);
-	}
+	work_answer_from_json(answer, &work);
+	json_array_foreach(work.cancel, i, item)
+		on_cancel(r, item, now);
+	json_array_foreach(work.start, i, item)
+		on_start(r, item, now);
 }
 
 static void drain_work(struct runner *r, int64_t now)
@@ -811,7 +463,7 @@ int main(int argc, char **argv)
 	/* The supervisor of one instance (supervise.h): started by the runner. */
 	if (argc == 3 && strcmp(argv[1], "--supervise") == 0)
 		return supervise_main(argv[2]);
-	flags = parse_flags(argc, argv, &r.cfg, &err);
+	flags = options_parse(argc, argv, &r.cfg, &err);
 	if (flags != 0) {
 		if (flags < 0)
 			fprintf(stderr, "parsa-runner: %s\n", err);
@@ -918,7 +570,7 @@ out:
 	}
 	free(r.run_dir);
 	free(progress_dir);
-	config_free(&r.cfg);
+	options_free(&r.cfg);
 	free(err);
 	return rc;
 }

@@ -139,13 +139,13 @@ static void entry_free(struct entry *e)
 static int send_value(struct progress *p, const struct entry *e, double done, double total)
 {
 	struct api_reply reply = { 0 };
+	struct progress_report value = { .attempt = (int)e->attempt, .done = done, .total = total };
 	char path[96], *body;
 	int ret = -1;
 
 	snprintf(path, sizeof path, "/v1/instances/%" PRId64 "/progress", e->id);
-	body = xasprintf("{\"attempt\": %" PRId64 ", \"done\": %.17g, \"total\": %.17g}", e->attempt,
-			 done, total);
-	if (api_call(p->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply) == 0) {
+	body = proto_encode(progress_report_to_json(&value));
+	if (body && api_call(p->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply) == 0) {
 		/* 4xx: an instance it no longer knows; sending again changes nothing. */
 		ret = reply.status >= 500 ? -1 : 0;
 		if (reply.status >= 300)
@@ -409,21 +409,17 @@ void progress_forget(struct progress *p, int64_t id, int64_t attempt)
 		wake(p);
 }
 
-void progress_annotate(struct progress *p, json_t *instances)
+void progress_fill(struct progress *p, struct heartbeat_entry *entries, size_t n)
 {
-	json_t *item;
-	size_t i;
-
 	pthread_mutex_lock(&p->lock);
-	json_array_foreach(instances, i, item) {
-		int64_t id = json_integer_value(json_object_get(item, "id"));
-		int64_t attempt = json_integer_value(json_object_get(item, "attempt"));
+	for (size_t i = 0; i < n; i++) {
+		struct heartbeat_entry *he = &entries[i];
 
 		for (struct entry *e = p->entries; e; e = e->next) {
-			if (e->id != id || e->attempt != attempt || !e->known)
+			if (e->id != he->id || e->attempt != he->attempt || !e->known)
 				continue;
-			json_object_set_new(item, "progress", json_pack("{s:f,s:f}", "done", e->done,
-									 "total", e->total));
+			he->progress_done = e->done;
+			he->progress_total = e->total;
 			break;
 		}
 	}

@@ -11,7 +11,8 @@
 #ifndef PARSA_RUNNER_PROGRESS_H
 #define PARSA_RUNNER_PROGRESS_H
 
-#include <jansson.h>
+#include "proto.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,9 +44,8 @@ int progress_watch(struct progress *p, int64_t id, int64_t attempt, const char *
 /* The instance ended: its last value is sent, then the watch and the file go. */
 void progress_forget(struct progress *p, int64_t id, int64_t attempt);
 
-/* Add "progress": {"done", "total"} to the entries of a heartbeat's
- * "instances" array that have one. */
-void progress_annotate(struct progress *p, json_t *instances);
+/* Fill in the last progress of the heartbeat's entries that have one. */
+void progress_fill(struct progress *p, struct heartbeat_entry *entries, size_t n);
 
 /* Parse what an instance wrote: the last line that is DONE/TOTAL, N% or N
  * (a percentage). 0 with *done and *total (100 for a percentage), or -1. */

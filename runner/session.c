@@ -1,6 +1,7 @@
 #include "session.h"
 #include "api_client.h"
 #include "log.h"
+#include "proto.h"
 #include "util.h"
 
 #include <errno.h>
@@ -145,10 +146,9 @@ static void renew(struct session *s, long status, int64_t sent_ms)
 
 static long post_json(struct session *s, const char *path, json_t *body, char **why, json_t **answer)
 {
-	char *text = json_dumps(body, JSON_COMPACT);
+	char *text = proto_encode(body);
 	long status;
 
-	json_decref(body);
 	if (!text)
 		fatalx("cannot encode a request body");
 	status = post_answer(s, path, text, why, answer);
@@ -161,8 +161,11 @@ static void do_register(struct session *s, int64_t now_ms)
 	char *why = NULL;
 	json_t *answer = NULL;
 	long status = post_json(s, s->register_path, s->hooks.registration(s->hooks.arg), &why, &answer);
-	int64_t lease = json_integer_value(json_object_get(answer, "lease_ms"));
+	struct registration_answer registered;
+	int64_t lease;
 
+	registration_answer_from_json(answer, &registered);
+	lease = registered.lease_ms;
 	json_decref(answer);
 	renew(s, status, now_ms);
 	if (lease > 0 && lease != s->lease_ms) {

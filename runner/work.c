@@ -1,6 +1,7 @@
 #include "work.h"
 #include "api_client.h"
 #include "log.h"
+#include "proto.h"
 #include "util.h"
 
 #include <errno.h>
@@ -77,12 +78,6 @@ static int nap(struct work_poll *wp, int ms)
 	return pfd[0].revents != 0;
 }
 
-static int answer_has_work(const json_t *root)
-{
-	return json_array_size(json_object_get(root, "start")) > 0 ||
-	       json_array_size(json_object_get(root, "cancel")) > 0;
-}
-
 static void *poll_thread(void *arg)
 {
 	struct work_poll *wp = arg;
@@ -118,7 +113,7 @@ static void *poll_thread(void *arg)
 				log_warnx("work poll: the scheduler's answer is not a JSON object");
 				json_decref(root);
 				delay = backoff;
-			} else if (!answer_has_work(root)) {
+			} else if (!work_answer_has_items(root)) {
 				json_decref(root);
 			} else if (deliver(wp, WORK_ANSWER, root, sent_ms) < 0) {
 				api_reply_clear(&reply);

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "model.h"
 #include "placement.h"
+#include "proto.h"
 #include "store.h"
 
 #include <jansson.h>
@@ -41,43 +42,7 @@ struct caller {
 	size_t ngroups;
 };
 
-/* What a runner registers. */
-struct host_info {
-	const char *name;
-	int cpus;
-	uint64_t mem, scratch_total, scratch_free;
-	int cpu_limit, mem_limit;        /* percent; 0 means the default (90) */
-	const char *const *features;
-	size_t nfeatures;
-	const char *mount;
-	const char *window;              /* when it takes work (lib/timewin.h); NULL: always */
-	bool window_drain;               /* at the window's end running work finishes */
-};
-
-struct heartbeat_entry {
-	int64_t id;
-	int attempt;
-	int pid;
-	double progress_done, progress_total; /* its last progress; total 0: none */
-};
-
-struct heartbeat {
-	double cpu_pct, mem_pct, load1;
-	int64_t scratch_free;            /* -1 when not given */
-	const struct heartbeat_entry *instances;
-	size_t ninstances;
-};
-
-/* A runner's report on one instance. */
-enum report_kind { REPORT_RUNNING, REPORT_EXITED, REPORT_FAILED };
-struct report {
-	int attempt;
-	enum report_kind kind;
-	int pid;
-	int exit_code;                   /* -1 when not given */
-	int signal;                      /* 0 when not given */
-	const char *reason;              /* NULL when not given */
-};
+/* What runners send (struct host_info, heartbeat, report) is lib/proto.h. */
 
 /* The engine takes none of these: the caller destroys them after the engine. */
 struct engine *engine_create(const struct engine_config *cfg, struct store *store,

@@ -1,4 +1,5 @@
 #include "views.h"
+#include "proto.h"
 #include "stage_progress.h"
 #include "timewin.h"
 #include "timing.h"
@@ -74,21 +75,17 @@ json_t *views_assignment_json(const struct instance *inst)
 {
 	const struct spec_stage *ss = inst->stage->spec;
 	const struct job *job = inst->job;
-	json_t *env = json_array(), *groups = json_array();
+	/* Borrows the model's strings: never destroyed. */
+	const struct assignment a = {
+		.id = inst->id, .attempt = inst->attempt, .job = job->id,
+		.stage = ss->name, .index = inst->index, .item = inst->item,
+		.run = ss->run ? ss->run : "", .cpus = ss->cpus, .mem = ss->mem,
+		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
+		.env = ss->env, .nenv = ss->nenv, .uid = job->uid, .gid = job->gid,
+		.user = job->user, .groups = job->groups, .ngroups = job->ngroups,
+	};
 
-	for (size_t i = 0; i < ss->nenv; i++)
-		json_array_append_new(env, json_string(ss->env[i]));
-	for (size_t i = 0; i < job->ngroups; i++)
-		json_array_append_new(groups, json_integer(job->groups[i]));
-	return json_pack("{s:I,s:i,s:I,s:s,s:i,s:s,s:s,s:i,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:I}",
-			 "id", (json_int_t)inst->id, "attempt", inst->attempt,
-			 "job", (json_int_t)job->id, "stage", ss->name, "index", inst->index,
-			 "item", inst->item, "run", ss->run ? ss->run : "", "cpus", ss->cpus,
-			 "mem", (json_int_t)ss->mem, "scratch", (json_int_t)ss->scratch,
-			 "walltime_s", (json_int_t)ss->walltime, "env", env,
-			 "uid", (json_int_t)job->uid, "gid", (json_int_t)job->gid,
-			 "user", job->user, "groups", groups,
-			 "progress_files", (json_int_t)ss->progress_files);
+	return assignment_to_json(&a);
 }
 
 static json_t *counts_json(const struct stage *stage)
