@@ -65,9 +65,10 @@ void client_close(struct client *c)
 int client_call(struct client *c, const char *method, const char *path, const char *body,
 		size_t len, long timeout_ms, struct api_reply *reply, char **err)
 {
+	int status = api_call(c->api, method, path, body, len, NULL, timeout_ms, reply, NULL);
 	char *text;
 
-	if (api_call(c->api, method, path, body, len, NULL, timeout_ms, reply) < 0) {
+	if (status < 0) {
 		if (errno == ETIMEDOUT)
 			return errprintf(err, "the scheduler at %s did not answer within %ld s: it may be overloaded; try again, or see its log (STATE/logs/sched.log)",
 					 c->endpoint, (timeout_ms + 999) / 1000);
@@ -77,7 +78,7 @@ int client_call(struct client *c, const char *method, const char *path, const ch
 		return errprintf(err, "cannot talk to the scheduler at %s (%s)", c->endpoint,
 				 strerror(errno));
 	}
-	if (reply->status >= 200 && reply->status < 300)
+	if (status >= 200 && status < 300)
 		return 0;
 	text = api_reply_error(reply);
 	/* Drop a trailing newline so the message stays one line where it is one. */
