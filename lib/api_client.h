@@ -74,4 +74,8 @@ int api_status_errno(long status);
  * line when the body is empty: a malloc'ed string the caller frees. */
 char *api_reply_error(const struct api_reply *reply);
 
+/* Percent-encode s for a path component or a query value of an API URL (a
+ * stage or host name): unreserved characters are kept. Malloc'ed. */
+char *url_escape(const char *s);
+
 #endif

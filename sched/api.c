@@ -4,6 +4,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "unix_socket.h"
 #include "util.h"
 #include "views.h"
 
@@ -1143,21 +1144,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warnx("http: %s", msg);
 }
 
-/* 1 when something answers on the socket at path. */
-static int socket_alive(const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, alive;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	alive = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0;
-	close(fd);
-	return alive;
-}
-
 struct api *api_create(const char *path, struct engine *engine, char **err)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -1174,7 +1160,7 @@ struct api *api_create(const char *path, struct engine *engine, char **err)
 			  sizeof sun.sun_path - 1);
 		goto fail;
 	}
-	if (socket_alive(path)) {
+	if (unix_socket_answers(path)) {
 		errno = EADDRINUSE;
 		errprintf(err, "another scheduler answers on %s", path);
 		goto fail;

@@ -41,9 +41,6 @@ int client_call_json(struct client *c, const char *method, const char *path, jso
  * GET /v1/jobs/last, which needs c). 0 or -1 with *err. */
 int client_job_id(struct client *c, const char *text, long long *id, char **err);
 
-/* Percent-encode s for a query string (unreserved characters kept). Malloc'ed. */
-char *url_escape(const char *s);
-
 /* Parse a positive decimal job id; 0 or -1/EINVAL. */
 int parse_job_id(const char *text, long long *id);
 
