@@ -454,7 +454,7 @@ static void stage_env(struct parser *p, struct stage_build *sb, const struct ent
 
 /* Apply one [stage] key; v is NULL when its value could not be expanded. */
 void spec_apply_stage_key(struct parser *p, const struct section *s, struct stage_build *sb,
-			         const struct entry *e)
+			  const struct entry *e)
 {
 	stage_key_fn fn = NULL;
 	char *v;

@@ -106,7 +106,7 @@ void spec_set_size(struct parser *p, const struct entry *e, const char *v, uint6
 
 /* window = WHEN, of a stage or of the whole job (lib/timewin.h). */
 void spec_set_window(struct parser *p, const struct entry *e, const char *v, char **text,
-		            struct timewin **win)
+		     struct timewin **win)
 {
 	char cut[SHOWN_MAX + 4], *why = NULL;
 	struct timewin *w = timewin_parse(v, &why);
