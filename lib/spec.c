@@ -72,8 +72,8 @@ static char *default_name(const char *filename)
 static struct spec *build_spec(struct parser *p)
 {
 	struct spec *spec = xcalloc(1, sizeof *spec);
-	struct stage_build *sbs;
-	size_t nsb = 0, order[SPEC_MAX_STAGES];
+	struct stage_build *builds;
+	size_t nbuilds = 0, order[SPEC_MAX_STAGES];
 	char label[STAGE_NAME_MAX + 16];
 	struct spec_stage *sorted = NULL;
 
@@ -82,7 +82,7 @@ static struct spec *build_spec(struct parser *p)
 	spec_collect_vars(p);
 
 	spec->name = default_name(p->file);
-	sbs = xcalloc(p->nstages ? p->nstages : 1, sizeof *sbs);
+	builds = xcalloc(p->nstages ? p->nstages : 1, sizeof *builds);
 	spec->stages = xcalloc(p->nstages ? p->nstages : 1, sizeof *spec->stages);
 	for (size_t i = 0; i < p->nsects; i++) {
 		struct section *s = &p->sects[i];
@@ -93,7 +93,7 @@ static struct spec *build_spec(struct parser *p)
 					spec_apply_job_key(p, s, spec, &s->entries[k]);
 		} else if (s->kind == SECT_STAGE) {
 			struct spec_stage *st = &spec->stages[spec->nstages++];
-			struct stage_build *sb = &sbs[nsb++];
+			struct stage_build *sb = &builds[nbuilds++];
 
 			st->name = xstrdup(s->name);
 			st->line = s->line;
@@ -108,18 +108,18 @@ static struct spec *build_spec(struct parser *p)
 				            spec_section_label(s, label, sizeof label));
 		}
 	}
-	if (nsb == 0 && !p->stage_tried) /* else its header's error says enough */
+	if (nbuilds == 0 && !p->stage_tried) /* else its header's error says enough */
 		spec_report(p, 1, "has no stage: a spec needs at least one [stage NAME] with run = COMMAND");
-	if (spec_dag_order(p, sbs, nsb, order) && p->nerrs == 0) {
-		sorted = xcalloc(nsb ? nsb : 1, sizeof *sorted);
-		for (size_t i = 0; i < nsb; i++)
+	if (spec_dag_order(p, builds, nbuilds, order) && p->nerrs == 0) {
+		sorted = xcalloc(nbuilds ? nbuilds : 1, sizeof *sorted);
+		for (size_t i = 0; i < nbuilds; i++)
 			sorted[i] = spec->stages[order[i]];
 		free(spec->stages);
 		spec->stages = sorted;
 	}
-	for (size_t i = 0; i < nsb; i++)
-		free(sbs[i].after_idx);
-	free(sbs);
+	for (size_t i = 0; i < nbuilds; i++)
+		free(builds[i].after_idx);
+	free(builds);
 	if (p->nerrs > 0) {
 		spec_destroy(spec);
 		return NULL;
