@@ -38,7 +38,7 @@ static json_t *call(const char *method, const char *path, json_t *body, long wan
 	json_t *answer;
 
 	json_decref(body);
-	if (api_call(api, method, path, text, text ? strlen(text) : 0, NULL, 30000, &reply) < 0) {
+	if (api_call(api, method, path, text, text ? strlen(text) : 0, NULL, 30000, &reply, NULL) < 0) {
 		fprintf(stderr, "bench: %s %s: %s\n", method, path, strerror(errno));
 		exit(1);
 	}
@@ -151,7 +151,7 @@ static long queued_now(void)
 	const char *line;
 	long n = -1;
 
-	if (api_call(api, "GET", "/v1/status", NULL, 0, NULL, 30000, &reply) < 0)
+	if (api_call(api, "GET", "/v1/status", NULL, 0, NULL, 30000, &reply, NULL) < 0)
 		return -1;
 	line = strstr(reply.body, "\ninstances: ");
 	if (line)

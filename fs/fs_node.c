@@ -155,26 +155,6 @@ bad:
 	return -1;
 }
 
-char *fs_url_escape(const char *text)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(text);
-	char *out = xmalloc(n * 3 + 1), *o = out;
-
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-			*o++ = (char)*p;
-		} else {
-			*o++ = '%';
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* The current FUSE request, or NULL. Only a mounted filesystem may ask
  * libfuse: without fuse_new() its thread key does not exist and
  * fuse_get_context() would read someone else's. */

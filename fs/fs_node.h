@@ -177,7 +177,4 @@ int fs_refuse_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size);
 /* The job id of a path component: digits only, no leading zero; -1/ENOENT otherwise. */
 int fs_parse_id(const char *text, int64_t *id);
 
-/* Percent-encode a path component for a URL; malloc'ed. */
-char *fs_url_escape(const char *text);
-
 #endif

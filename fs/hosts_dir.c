@@ -186,7 +186,7 @@ static int host_status_getattr(struct fs_ctx *fs, const struct fs_path *p, struc
 
 static int host_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *name = fs_url_escape(p->arg[0]), *url = xasprintf("/v1/hosts/%s/status", name);
+	char *name = url_escape(p->arg[0]), *url = xasprintf("/v1/hosts/%s/status", name);
 	int ret = open_text(fs, url, flags, file);
 
 	free(url);
@@ -240,7 +240,7 @@ static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, 
 	(void)flags;
 	if (host_exists(fs->hosts, p->arg[0]) < 0)
 		return -1;
-	name = fs_url_escape(p->arg[0]);
+	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/hosts/%s/ctl", name);
 	what = xasprintf("host %s", p->arg[0]);
 	*file = ctl_file_create(fs, url, what, host_ctl_help);

@@ -421,7 +421,7 @@ static int open_wait(struct fs_ctx *fs, const struct fs_path *p, int flags, enum
 	f->base.direct_io = true;
 	f->fs = fs;
 	if (level == LEVEL_STAGE) {
-		char *stage = fs_url_escape(m->stages[w.stage].name);
+		char *stage = url_escape(m->stages[w.stage].name);
 
 		f->url = xasprintf("/v1/jobs/%lld/wait?timeout_ms=%ld&stage=%s", (long long)w.id,
 				   SCHED_WAIT_POLL_MS, stage);
@@ -540,7 +540,7 @@ static int stage_file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct
 
 static int stage_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *stage = fs_url_escape(p->arg[1]), *url;
+	char *stage = url_escape(p->arg[1]), *url;
 	int64_t id;
 	int ret = -1;
 
@@ -745,7 +745,7 @@ static int instance_status_getattr(struct fs_ctx *fs, const struct fs_path *p, s
 static int instance_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags,
 				struct fs_file **file)
 {
-	char *stage = fs_url_escape(p->arg[1]), *url;
+	char *stage = url_escape(p->arg[1]), *url;
 	int64_t id, index;
 	int ret = -1;
 

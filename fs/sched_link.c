@@ -101,13 +101,14 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		.uid = who->uid, .gid = who->gid, .groups = who->groups, .ngroups = who->ngroups,
 	};
 	struct api_client *client;
-	int err;
+	int status, err;
 
 	memset(reply, 0, sizeof *reply);
 	client = thread_client(link);
 	if (!client)
 		return -1;
-	if (api_call(client, method, path, body, len, &as, timeout_ms, reply) < 0) {
+	status = api_call(client, method, path, body, len, &as, timeout_ms, reply, NULL);
+	if (status < 0) {
 		err = errno;
 		/* A fresh connection next time: the old one may be half-dead. */
 		api_client_destroy(client);
@@ -117,7 +118,7 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		errno = err == ENOTCONN ? ENOTCONN : EIO;
 		return -1;
 	}
-	err = api_status_errno(reply->status);
+	err = api_status_errno(status);
 	if (err) {
 		errno = err;
 		return -1;

@@ -37,10 +37,11 @@ struct sched_link *sched_link_create(const char *endpoint, char **err);
 void sched_link_destroy(struct sched_link *link);
 const char *sched_link_endpoint(const struct sched_link *link);
 
-/* One request as who. Returns 0 with *reply filled on a 2xx answer. Otherwise
- * -1 with errno: the HTTP status mapped by api_status_errno() (the reply is
- * kept so the caller can show its error text), or ENOTCONN/EIO when the
- * scheduler cannot be reached in time. The caller clears the reply in every case. */
+/* One request as who: api_call() for the mount, which needs a 2xx answer.
+ * Returns 0 with *reply filled on a 2xx answer. Otherwise -1 with errno: the
+ * HTTP status mapped by api_status_errno() (the reply is kept so the caller
+ * can show its error text), or ENOTCONN/EIO when the scheduler cannot be
+ * reached in time. The caller clears the reply in every case. */
 int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply);

@@ -241,7 +241,7 @@ static int entry_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 {
 	struct fs_identity who;
 	struct api_reply reply;
-	char *name = fs_url_escape(p->name), *url = xasprintf("/v1/schedules/%s", name);
+	char *name = url_escape(p->name), *url = xasprintf("/v1/schedules/%s", name);
 	int ret;
 
 	fs_identity_current(fs, &who);
@@ -308,7 +308,7 @@ static int view_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 		return 0;
 	/* The spec changes only when it is replaced: its real size, so that
 	 * `cmp -s` (which trusts sizes) and `ls -l` tell the truth. */
-	name = fs_url_escape(p->arg[0]);
+	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/schedules/%s/spec", name);
 	fs_identity_basic(fs, &who);
 	text = sched_link_get_text(fs->link, &who, url, false, &len);
@@ -334,7 +334,7 @@ static int view_open(struct fs_ctx *fs, const struct fs_path *p, int flags, stru
 
 	if (fs_check_read_only(flags) < 0)
 		return -1;
-	name = fs_url_escape(p->arg[0]);
+	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/schedules/%s%s%s", name, *suffix ? "/" : "", suffix);
 	fs_identity_basic(fs, &who);
 	text = sched_link_get_text(fs->link, &who, url, !exact, &len);
@@ -380,7 +380,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	(void)flags;
 	if (owner_of(fs->schedules, p->arg[0], &uid, &gid) < 0)
 		return -1;
-	name = fs_url_escape(p->arg[0]);
+	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/schedules/%s/ctl", name);
 	what = xasprintf("schedule %s", p->arg[0]);
 	*file = ctl_file_create(fs, url, what, ctl_help);

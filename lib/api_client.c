@@ -19,7 +19,6 @@ struct api_client {
 	CURLM *multi;     /* drives transfers while cancel_fd is set */
 	struct auth *auth;  /* TCP only: munge credentials */
 	int refused;      /* the last failed call found nothing listening */
-	char *last_error; /* why the last call could not be made, if known */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -77,7 +76,6 @@ void api_client_destroy(struct api_client *client)
 	if (client->multi)
 		curl_multi_cleanup(client->multi);
 	auth_destroy(client->auth);
-	free(client->last_error);
 	free(client->unix_path);
 	free(client->base_url);
 	free(client);
@@ -94,11 +92,6 @@ void api_client_set_munge_socket(struct api_client *client, const char *path)
 int api_client_refused(const struct api_client *client)
 {
 	return client->refused;
-}
-
-const char *api_client_last_error(const struct api_client *client)
-{
-	return client->last_error;
 }
 
 void api_client_set_cancel_fd(struct api_client *client, int fd)
@@ -195,10 +188,10 @@ static struct curl_slist *identity_headers(const struct api_identity *as)
 
 int api_call(struct api_client *client, const char *method, const char *path,
 	     const char *body, size_t len, const struct api_identity *as,
-	     long timeout_ms, struct api_reply *reply)
+	     long timeout_ms, struct api_reply *reply, char **err)
 {
 	struct curl_slist *headers = NULL;
-	char *url = NULL;
+	char *url = NULL, *why = NULL;
 	CURLcode rc;
 	CURL *c = client->curl;
 	long os_errno;
@@ -206,11 +199,9 @@ int api_call(struct api_client *client, const char *method, const char *path,
 
 	memset(reply, 0, sizeof *reply);
 	client->refused = 0;
-	free(client->last_error);
-	client->last_error = NULL;
 	if (cancelled(client)) {
 		errno = ECANCELED;
-		return -1;
+		goto out;
 	}
 	url = xasprintf("%s%s", client->base_url, path);
 	curl_easy_reset(c);
@@ -231,15 +222,13 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	}
 	headers = identity_headers(as);
 	if (client->auth) {
-		char *aerr = NULL, *cred, *line;
+		char *cred, *line;
 
 		/* Bound to this method, target and body: see auth.h. */
-		cred = auth_sign(client->auth, method, path, body, body ? len : 0, &aerr);
+		cred = auth_sign(client->auth, method, path, body, body ? len : 0, &why);
 		if (!cred) {
 			client->refused = 0;
 			errno = errno == ENOTCONN ? ENOTCONN : EIO;
-			free(client->last_error);
-			client->last_error = aerr;
 			goto out;
 		}
 		line = xasprintf("Authorization: " AUTH_SCHEME " %s", cred);
@@ -257,7 +246,7 @@ int api_call(struct api_client *client, const char *method, const char *path,
 			reply->body = xstrdup("");
 			reply->len = 0;
 		}
-		ret = 0;
+		ret = (int)reply->status;
 		break;
 	case CURLE_OPERATION_TIMEDOUT:
 		errno = ETIMEDOUT;
@@ -288,6 +277,9 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	else
 		client->refused = 0;
 out:
+	if (ret < 0)
+		errprintf(err, "%s", why ? why : strerror(errno));
+	free(why);
 	curl_slist_free_all(headers);
 	free(url);
 	return ret;
@@ -344,4 +336,23 @@ char *api_reply_error(const struct api_reply *reply)
 		text = xasprintf("scheduler answered HTTP %ld", reply->status);
 	}
 	return text;
+}
+
+char *url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(strlen(s) * 3 + 1), *q = out;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+			*q++ = (char)*p;
+		} else {
+			*q++ = '%';
+			*q++ = hex[*p >> 4];
+			*q++ = hex[*p & 15];
+		}
+	}
+	*q = '\0';
+	return out;
 }

@@ -35,14 +35,20 @@ struct api_reply {
 struct api_client *api_client_create(const char *endpoint, char **err);
 void api_client_destroy(struct api_client *client);
 
-/* Send one request and wait at most timeout_ms for the whole answer.
- * Returns 0 with reply filled in whenever the scheduler answered (any status),
- * or -1 with errno when it could not be reached: ENOTCONN (refused, socket
- * missing), ETIMEDOUT, EIO (anything else). as may be NULL. The caller clears
- * the reply with api_reply_clear(). */
+/* Send one request and wait at most timeout_ms for the whole answer: the one
+ * call contract of every client of the API (docs/design.md, "Calling the
+ * scheduler"). Returns the HTTP status (>= 0, also in reply->status) with
+ * reply filled in whenever the scheduler answered, whatever the status; or -1
+ * with errno when there is no answer: ENOTCONN (refused, socket missing,
+ * unreachable, or munged's socket missing), ETIMEDOUT, ECANCELED (see
+ * api_client_set_cancel_fd), EIO (anything else, e.g. no munge credential),
+ * and, if err is not NULL, *err saying why (munged's reason when the request
+ * could not be signed, else strerror(errno); the caller frees it). as may be
+ * NULL. The caller clears the reply with api_reply_clear() in every case.
+ * Callers that need a 2xx answer wrap this (fs/sched_link.c, tools/client.c). */
 int api_call(struct api_client *client, const char *method, const char *path,
 	     const char *body, size_t len, const struct api_identity *as,
-	     long timeout_ms, struct api_reply *reply);
+	     long timeout_ms, struct api_reply *reply, char **err);
 void api_reply_clear(struct api_reply *reply);
 
 /* Over TCP, requests carry a munge credential (auth.h) from munged at path;
@@ -54,10 +60,6 @@ void api_client_set_munge_socket(struct api_client *client, const char *path);
  * address (connection refused, socket missing: the scheduler is not running),
  * 0 when the scheduler could not be reached at all (a network cut). */
 int api_client_refused(const struct api_client *client);
-
-/* Why the last api_call() could not even be sent (e.g. munged is not
- * running), or NULL. Valid until the next call. */
-const char *api_client_last_error(const struct api_client *client);
 
 /* Make api_call() on this client give up with -1 and errno ECANCELED as soon as
  * fd is readable, so that another thread can stop a long poll (fd is typically
@@ -71,5 +73,9 @@ int api_status_errno(long status);
 /* The "error" member of a JSON error body, or the body itself, or the status
  * line when the body is empty: a malloc'ed string the caller frees. */
 char *api_reply_error(const struct api_reply *reply);
+
+/* Percent-encode s for a path component or a query value of an API URL (a
+ * stage or host name): unreserved characters are kept. Malloc'ed. */
+char *url_escape(const char *s);
 
 #endif

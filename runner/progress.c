@@ -141,15 +141,16 @@ static int send_value(struct progress *p, const struct entry *e, double done, do
 	struct api_reply reply = { 0 };
 	struct progress_report value = { .attempt = (int)e->attempt, .done = done, .total = total };
 	char path[96], *body;
-	int ret = -1;
+	int ret = -1, status;
 
 	snprintf(path, sizeof path, "/v1/instances/%" PRId64 "/progress", e->id);
 	body = proto_encode(progress_report_to_json(&value));
-	if (body && api_call(p->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply) == 0) {
+	status = body ? api_call(p->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply, NULL) : -1;
+	if (status >= 0) {
 		/* 4xx: an instance it no longer knows; sending again changes nothing. */
-		ret = reply.status >= 500 ? -1 : 0;
-		if (reply.status >= 300)
-			log_debug("progress of instance %" PRId64 ": HTTP %ld", e->id, reply.status);
+		ret = status >= 500 ? -1 : 0;
+		if (status >= 300)
+			log_debug("progress of instance %" PRId64 ": HTTP %d", e->id, status);
 	}
 	api_reply_clear(&reply);
 	free(body);

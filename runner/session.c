@@ -110,16 +110,11 @@ static long post_answer(struct session *s, const char *path, const char *body, c
 			json_t **answer)
 {
 	struct api_reply reply;
-	long status;
+	long status = api_call(s->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS,
+			       &reply, why);
 
-	if (api_call(s->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply) < 0) {
-		const char *detail = api_client_last_error(s->api);
-
-		free(*why);
-		*why = xstrdup(detail ? detail : strerror(errno));
+	if (status < 0)
 		return -1;
-	}
-	status = reply.status;
 	if (status < 200 || status > 299) {
 		free(*why);
 		*why = api_reply_error(&reply);

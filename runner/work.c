@@ -95,7 +95,7 @@ static void *poll_thread(void *arg)
 		int64_t sent_ms = time_mono_ms();
 		const char *path = quick ? wp->quick_path : wp->path;
 
-		if (api_call(wp->api, "GET", path, NULL, 0, NULL, wp->timeout_ms + 5000, &reply) < 0) {
+		if (api_call(wp->api, "GET", path, NULL, 0, NULL, wp->timeout_ms + 5000, &reply, NULL) < 0) {
 			if (errno == ECANCELED)
 				break;
 			/* The main loop logs the scheduler's state; this only says

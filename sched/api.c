@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "unix_socket.h"
 #include "util.h"
 
 #include <errno.h>
@@ -305,21 +306,6 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 				MHD_OPTION_END);
 }
 
-/* 1 when something answers on the socket at path. */
-static int socket_alive(const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, alive;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	alive = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0;
-	close(fd);
-	return alive;
-}
-
 struct api *api_create(const char *path, struct engine *engine, char **err)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -336,7 +322,7 @@ struct api *api_create(const char *path, struct engine *engine, char **err)
 			  sizeof sun.sun_path - 1);
 		goto fail;
 	}
-	if (socket_alive(path)) {
+	if (unix_socket_answers(path)) {
 		errno = EADDRINUSE;
 		errprintf(err, "another scheduler answers on %s", path);
 		goto fail;

@@ -65,9 +65,10 @@ void client_close(struct client *c)
 int client_call(struct client *c, const char *method, const char *path, const char *body,
 		size_t len, long timeout_ms, struct api_reply *reply, char **err)
 {
+	int status = api_call(c->api, method, path, body, len, NULL, timeout_ms, reply, NULL);
 	char *text;
 
-	if (api_call(c->api, method, path, body, len, NULL, timeout_ms, reply) < 0) {
+	if (status < 0) {
 		if (errno == ETIMEDOUT)
 			return errprintf(err, "the scheduler at %s did not answer within %ld s: it may be overloaded; try again, or see its log (STATE/logs/sched.log)",
 					 c->endpoint, (timeout_ms + 999) / 1000);
@@ -77,7 +78,7 @@ int client_call(struct client *c, const char *method, const char *path, const ch
 		return errprintf(err, "cannot talk to the scheduler at %s (%s)", c->endpoint,
 				 strerror(errno));
 	}
-	if (reply->status >= 200 && reply->status < 300)
+	if (status >= 200 && status < 300)
 		return 0;
 	text = api_reply_error(reply);
 	/* Drop a trailing newline so the message stays one line where it is one. */
@@ -164,23 +165,4 @@ int client_job_id(struct client *c, const char *text, long long *id, char **err)
 out:
 	json_decref(answer);
 	return rc;
-}
-
-char *url_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(strlen(s) * 3 + 1), *q = out;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-			*q++ = (char)*p;
-		} else {
-			*q++ = '%';
-			*q++ = hex[*p >> 4];
-			*q++ = hex[*p & 15];
-		}
-	}
-	*q = '\0';
-	return out;
 }

@@ -23,7 +23,8 @@ char *client_pick_endpoint(const char *flag, const char *env_value, const char *
 int client_open(struct client *c, const char *flag, char **err);
 void client_close(struct client *c);
 
-/* One request. Returns 0 with *reply filled when the scheduler answered 2xx.
+/* One request: api_call() for the CLI, which needs a 2xx answer and a sentence
+ * for every failure. Returns 0 with *reply filled when the scheduler answered 2xx.
  * Otherwise -1 with errno (ENOTCONN unreachable, ETIMEDOUT, or the status's
  * errno from api_status_errno) and *err saying why; when the scheduler did
  * answer, *reply is still filled so that callers can look at the status.
@@ -39,9 +40,6 @@ int client_call_json(struct client *c, const char *method, const char *path, jso
 /* A job id as typed: a positive decimal integer, or "last" (resolved through
  * GET /v1/jobs/last, which needs c). 0 or -1 with *err. */
 int client_job_id(struct client *c, const char *text, long long *id, char **err);
-
-/* Percent-encode s for a query string (unreserved characters kept). Malloc'ed. */
-char *url_escape(const char *s);
 
 /* Parse a positive decimal job id; 0 or -1/EINVAL. */
 int parse_job_id(const char *text, long long *id);

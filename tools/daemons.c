@@ -115,12 +115,9 @@ static int died(struct supervisor *s, int i, const char *while_doing, char **err
 static int sched_ready(struct supervisor *s)
 {
 	struct api_reply reply;
-	int ready = 0;
+	int ready = api_call(s->api, "GET", "/v1/status", NULL, 0, NULL, 1000, &reply, NULL) == 200;
 
-	if (api_call(s->api, "GET", "/v1/status", NULL, 0, NULL, 1000, &reply) == 0) {
-		ready = reply.status == 200;
-		api_reply_clear(&reply);
-	}
+	api_reply_clear(&reply);
 	return ready;
 }
 
@@ -177,7 +174,7 @@ static int runner_ready(struct supervisor *s)
 	size_t i;
 	int ready = 0;
 
-	if (api_call(s->api, "GET", "/v1/hosts", NULL, 0, NULL, 1000, &reply) < 0)
+	if (api_call(s->api, "GET", "/v1/hosts", NULL, 0, NULL, 1000, &reply, NULL) < 0)
 		return 0;
 	root = reply.status == 200 ? json_loadb(reply.body, reply.len, 0, NULL) : NULL;
 	json_array_foreach(json_object_get(root, "hosts"), i, h) {

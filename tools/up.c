@@ -13,6 +13,7 @@
 #include "proc.h"
 #include "runfile.h"
 #include "units.h"
+#include "unix_socket.h"
 #include "util.h"
 
 #include <errno.h>
@@ -27,7 +28,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,21 +87,6 @@ static char *read_pointer(const char *pointer)
 	return text;
 }
 
-/* 1 if something accepts connections on the unix socket at path. */
-static int socket_answers(const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, ok;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	ok = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0;
-	close(fd);
-	return ok;
-}
-
 /* Describe who holds a busy lock, from the run file in state. */
 static char *holder(const char *state)
 {
@@ -147,7 +132,7 @@ static int up_prechecks(const struct up_paths *p, char **err)
 					 p->mount, fstype);
 		}
 	}
-	if (socket_answers(p->socket)) {
+	if (unix_socket_answers(p->socket)) {
 		errno = EADDRINUSE;
 		return errprintf(err, "a scheduler already listens on %s (started by hand?): stop it, or choose another --state",
 				 p->socket);

@@ -20,7 +20,7 @@ static long call(struct api_client *cl, const char *method, const char *path, co
 	struct api_reply r = { 0 };
 	long status;
 
-	if (api_call(cl, method, path, body, body ? strlen(body) : 0, as, 5000, &r) < 0) {
+	if (api_call(cl, method, path, body, body ? strlen(body) : 0, as, 5000, &r, NULL) < 0) {
 		diag("%s %s: %s", method, path, strerror(errno));
 		return -1;
 	}
