@@ -1,6 +1,7 @@
 /* jobs/ (see jobs_dir.h). Existence and ownership come from the job cache;
  * content comes from the scheduler at open, or from the storage for logs. */
 #include "jobs_dir.h"
+#include "jobs_internal.h"
 #include "ctl_file.h"
 #include "backend.h"
 #include "job_cache.h"
@@ -16,11 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MODE_DIR 0555
-#define MODE_VIEW 0444
-#define MODE_CTL 0644
-#define MODE_LOG 0644
 
 static const char *const job_entries[] = {
 	"spec", "status", "status.json", "why", "wait", "ctl", "events", "stages", "out",
@@ -42,14 +38,6 @@ static const struct {
 	{ "events", "/events", false },
 };
 
-enum level { LEVEL_JOB, LEVEL_STAGE, LEVEL_INSTANCE };
-
-struct where {
-	int64_t id;
-	int stage;                 /* index in meta->stages */
-	int index;                 /* instance */
-};
-
 char *jobs_log_path(int64_t id, const char *stage, int index)
 {
 	return xasprintf("jobs/%lld/log/%s/%d.log", (long long)id, stage, index);
@@ -60,8 +48,8 @@ char *jobs_log_path(int64_t id, const char *stage, int index)
  * instance the cache does not know is asked for again: a foreach stage grows
  * its instances when its upstream ends, and the runner may already be opening
  * the new instance's log. */
-static const struct job_meta *resolve(struct fs_ctx *fs, const struct fs_path *p, enum level level,
-				      struct where *w)
+const struct job_meta *jobs_resolve(struct fs_ctx *fs, const struct fs_path *p, enum level level,
+				    struct where *w)
 {
 	const struct job_meta *m = NULL;
 	struct fs_identity who;
@@ -94,7 +82,7 @@ static int stat_at(struct fs_ctx *fs, const struct fs_path *p, enum level level,
 		   bool dir, mode_t mode)
 {
 	struct where w;
-	const struct job_meta *m = resolve(fs, p, level, &w);
+	const struct job_meta *m = jobs_resolve(fs, p, level, &w);
 
 	if (!m)
 		return -1;
@@ -120,7 +108,7 @@ static int level_readdir(struct fs_ctx *fs, const struct fs_path *p, enum level 
 			 fs_fill_fn fill, void *arg, const char *const *names, size_t n)
 {
 	struct where w;
-	const struct job_meta *m = resolve(fs, p, level, &w);
+	const struct job_meta *m = jobs_resolve(fs, p, level, &w);
 
 	if (!m)
 		return -1;
@@ -289,7 +277,7 @@ static int spec_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 }
 
 /* Read-only for everyone, root included. */
-static int refuse_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
+int jobs_refuse_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
 {
 	(void)fs;
 	(void)p;
@@ -302,14 +290,14 @@ const struct node_ops job_view_ops = {
 	.getattr = view_getattr,
 	.open = view_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
+	.utimens = jobs_refuse_utimens,
 };
 
 const struct node_ops job_spec_ops = {
 	.getattr = spec_getattr,
 	.open = view_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
+	.utimens = jobs_refuse_utimens,
 };
 
 /* ---- wait ---- */
@@ -413,7 +401,7 @@ static int open_wait(struct fs_ctx *fs, const struct fs_path *p, int flags, enum
 
 	if (fs_check_read_only(flags) < 0)
 		return -1;
-	m = resolve(fs, p, level, &w);
+	m = jobs_resolve(fs, p, level, &w);
 	if (!m)
 		return -1;
 	f = xcalloc(1, sizeof *f);
@@ -444,7 +432,7 @@ const struct node_ops job_wait_ops = {
 	.getattr = view_getattr,
 	.open = job_wait_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
+	.utimens = jobs_refuse_utimens,
 };
 
 /* ---- ctl ---- */
@@ -467,7 +455,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 {
 	char url[64], what[32];
 	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_JOB, &w);
+	const struct job_meta *m = jobs_resolve(fs, p, LEVEL_JOB, &w);
 
 	(void)flags;
 	if (!m)
@@ -533,7 +521,7 @@ const struct node_ops stage_dir_ops = {
 	.readdir = stage_readdir,
 };
 
-static int stage_file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
+int jobs_stage_file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	return stat_at(fs, p, LEVEL_STAGE, st, false, MODE_VIEW);
 }
@@ -554,10 +542,10 @@ static int stage_status_open(struct fs_ctx *fs, const struct fs_path *p, int fla
 }
 
 const struct node_ops stage_status_ops = {
-	.getattr = stage_file_getattr,
+	.getattr = jobs_stage_file_getattr,
 	.open = stage_status_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
+	.utimens = jobs_refuse_utimens,
 };
 
 static int stage_wait_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
@@ -566,131 +554,10 @@ static int stage_wait_open(struct fs_ctx *fs, const struct fs_path *p, int flags
 }
 
 const struct node_ops stage_wait_ops = {
-	.getattr = stage_file_getattr,
+	.getattr = jobs_stage_file_getattr,
 	.open = stage_wait_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
-};
-
-/* ---- stages/<s>/log: the instances' logs one after the other ---- */
-
-struct log_part {
-	char *header;              /* "==> instance 3 <==\n" when there are several */
-	size_t hlen;
-	char *path;                /* the instance's log on the storage */
-	off_t size;                /* as it was at open */
-};
-
-struct concat_file {
-	struct fs_file base;
-	struct backend *b;
-	struct log_part *parts;
-	size_t n;
-};
-
-static ssize_t read_part(struct backend *b, const struct log_part *part, char *buf, size_t size, off_t off)
-{
-	struct backend_cred nobody = { 0, 0 };
-	struct backend_file *bf;
-	ssize_t n;
-
-	if (backend_open(b, &nobody, part->path, O_RDONLY, 0, &bf) < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = backend_pread(b, bf, buf, size, off);
-	backend_close(b, bf);
-	return n;
-}
-
-static ssize_t concat_read(struct fs_file *file, char *buf, size_t size, off_t off)
-{
-	struct concat_file *f = (struct concat_file *)file;
-	size_t done = 0;
-	off_t start = 0;        /* offset where the current part begins */
-
-	for (size_t i = 0; i < f->n && done < size; i++) {
-		const struct log_part *part = &f->parts[i];
-		off_t hend = start + (off_t)part->hlen, end = hend + part->size;
-		off_t at = off + (off_t)done;
-
-		if (at < hend) {
-			size_t k = (size_t)(hend - at) < size - done ? (size_t)(hend - at) : size - done;
-
-			memcpy(buf + done, part->header + (at - start), k);
-			done += k;
-			at += (off_t)k;
-		}
-		if (done < size && at >= hend && at < end) {
-			size_t want = (size_t)(end - at) < size - done ? (size_t)(end - at) : size - done;
-			ssize_t n = read_part(f->b, part, buf + done, want, at - hend);
-
-			if (n < 0)
-				return done ? (ssize_t)done : -1;
-			done += (size_t)n;
-			/* The log shrank since open: what is left of it reads as nothing. */
-			if ((size_t)n < want)
-				return (ssize_t)done;
-		}
-		start = end;
-	}
-	return (ssize_t)done;
-}
-
-static void concat_release(struct fs_file *file)
-{
-	struct concat_file *f = (struct concat_file *)file;
-
-	for (size_t i = 0; i < f->n; i++) {
-		free(f->parts[i].header);
-		free(f->parts[i].path);
-	}
-	free(f->parts);
-	free(f);
-}
-
-static const struct fs_file_ops concat_file_ops = {
-	.read = concat_read,
-	.release = concat_release,
-};
-
-static int stage_log_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
-{
-	struct concat_file *f;
-	struct where w;
-	const struct job_meta *m;
-	int n;
-
-	if (fs_check_read_only(flags) < 0)
-		return -1;
-	m = resolve(fs, p, LEVEL_STAGE, &w);
-	if (!m)
-		return -1;
-	n = m->stages[w.stage].instances;
-	f = xcalloc(1, sizeof *f);
-	f->base.ops = &concat_file_ops;
-	f->base.direct_io = true;
-	f->b = fs->backend;
-	f->parts = xcalloc(n > 0 ? (size_t)n : 1, sizeof *f->parts);
-	for (int i = 0; i < n; i++) {
-		struct log_part *part = &f->parts[f->n++];
-		struct stat st;
-
-		part->path = jobs_log_path(w.id, m->stages[w.stage].name, i);
-		if (backend_getattr(fs->backend, part->path, &st) == 0 && S_ISREG(st.st_mode))
-			part->size = st.st_size;
-		if (n > 1)
-			part->header = xasprintf("%s==> instance %d <==\n", i ? "\n" : "", i);
-		part->hlen = part->header ? strlen(part->header) : 0;
-	}
-	job_meta_put(m);
-	*file = &f->base;
-	return 0;
-}
-
-const struct node_ops stage_log_ops = {
-	.getattr = stage_file_getattr,
-	.open = stage_log_open,
-	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
+	.utimens = jobs_refuse_utimens,
 };
 
 /* ---- instances ---- */
@@ -703,7 +570,7 @@ static int instances_getattr(struct fs_ctx *fs, const struct fs_path *p, struct 
 static int instances_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
 	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_STAGE, &w);
+	const struct job_meta *m = jobs_resolve(fs, p, LEVEL_STAGE, &w);
 	char name[16];
 
 	if (!m)
@@ -763,129 +630,5 @@ const struct node_ops instance_status_ops = {
 	.getattr = instance_status_getattr,
 	.open = instance_status_open,
 	.truncate = fs_refuse_truncate,
-	.utimens = refuse_utimens,
-};
-
-/* ---- instances/<i>/log: the storage's jobs/<id>/log/<s>/<i>.log ---- */
-
-static char *instance_log_path(const struct job_meta *m, const struct where *w)
-{
-	return jobs_log_path(w->id, m->stages[w->stage].name, w->index);
-}
-
-static int instance_log_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
-{
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_INSTANCE, &w);
-	struct stat real;
-	char *path;
-
-	if (!m)
-		return -1;
-	fs_stat_file(fs, st, MODE_LOG, m->uid, m->gid, 0);
-	fs_stat_time(st, m->submitted_ms);
-	/* Its real size and times, so that `tail -f` and `ls -l` mean something. */
-	path = instance_log_path(m, &w);
-	if (backend_getattr(fs->backend, path, &real) == 0 && S_ISREG(real.st_mode)) {
-		st->st_size = real.st_size;
-		st->st_blocks = real.st_blocks;
-		st->st_atim = real.st_atim;
-		st->st_mtim = real.st_mtim;
-		st->st_ctim = real.st_ctim;
-	}
-	free(path);
-	job_meta_put(m);
-	return 0;
-}
-
-/* Reading a log not written yet gives an empty file. Writing (the instance's
- * own output, or its owner) appends, and creates the log owned by the job's
- * submitter whoever opens it first: the runner may open it as root. */
-static int instance_log_open(struct fs_ctx *fs, const struct fs_path *p, int flags,
-			     struct fs_file **file)
-{
-	struct backend *b = fs->backend;
-	struct backend_file *bf = NULL;
-	struct backend_cred owner;
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_INSTANCE, &w);
-	char *path = NULL, *dir = NULL;
-	int ret = -1;
-
-	if (!m)
-		return -1;
-	path = instance_log_path(m, &w);
-	if ((flags & O_ACCMODE) == O_RDONLY) {
-		struct backend_cred me;
-
-		fs_caller_cred(fs, &me);
-		if (backend_open(b, &me, path, O_RDONLY, 0, &bf) < 0) {
-			if (errno != ENOENT)
-				goto out;
-			*file = text_file_create(NULL, 0);
-		} else {
-			*file = backend_fs_file_create(b, bf, true);
-		}
-		ret = 0;
-		goto out;
-	}
-	owner.uid = m->uid;
-	owner.gid = m->gid;
-	dir = xasprintf("jobs/%lld/log/%s", (long long)w.id, m->stages[w.stage].name);
-	if (backend_mkdir_p(b, &owner, dir, 0755) < 0)
-		goto out;
-	flags = (flags & (O_ACCMODE | O_TRUNC)) | O_APPEND | O_CREAT;
-	if (backend_open(b, &owner, path, flags, MODE_LOG, &bf) < 0)
-		goto out;
-	*file = backend_fs_file_create(b, bf, true);
-	ret = 0;
-out:
-	free(dir);
-	free(path);
-	job_meta_put(m);
-	return ret;
-}
-
-static int instance_log_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
-{
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_INSTANCE, &w);
-	char *path;
-	int ret;
-
-	if (!m)
-		return -1;
-	path = instance_log_path(m, &w);
-	ret = backend_truncate(fs->backend, path, size);
-	/* Not written yet: it is as empty as asked. */
-	if (ret < 0 && errno == ENOENT && size == 0)
-		ret = 0;
-	free(path);
-	job_meta_put(m);
-	return ret;
-}
-
-static int instance_log_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
-{
-	struct where w;
-	const struct job_meta *m = resolve(fs, p, LEVEL_INSTANCE, &w);
-	char *path;
-	int ret;
-
-	if (!m)
-		return -1;
-	path = instance_log_path(m, &w);
-	ret = backend_utimens(fs->backend, path, tv);
-	if (ret < 0 && errno == ENOENT)
-		ret = 0;
-	free(path);
-	job_meta_put(m);
-	return ret;
-}
-
-const struct node_ops instance_log_ops = {
-	.getattr = instance_log_getattr,
-	.open = instance_log_open,
-	.truncate = instance_log_truncate,
-	.utimens = instance_log_utimens,
+	.utimens = jobs_refuse_utimens,
 };
