@@ -181,20 +181,24 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 	ch->pending = 0;
 }
 
+/* Let go of one chunk of f (already out of f->ra): freed now, or, while its
+ * READ is in flight, left to read_cb as an orphan. */
+static void ra_let_go(struct backend_file *f, struct chunk *ch)
+{
+	if (!ch->pending) {
+		free(ch->buf);
+		free(ch);
+	} else {
+		ch->orphan = true;
+		f->orphans++;
+	}
+}
+
 /* Forget the read-ahead: chunks in flight finish as orphans. */
 static void ra_drop(struct backend_file *f)
 {
-	for (int i = 0; i < f->nra; i++) {
-		struct chunk *ch = f->ra[i];
-
-		if (!ch->pending) {
-			free(ch->buf);
-			free(ch);
-		} else {
-			ch->orphan = true;
-			f->orphans++;
-		}
-	}
+	for (int i = 0; i < f->nra; i++)
+		ra_let_go(f, f->ra[i]);
 	f->nra = 0;
 	f->eof_at = UINT64_MAX;
 }
@@ -320,17 +324,10 @@ static void ra_trim(struct backend_file *f, uint64_t keep_from)
 	for (int i = 0; i < f->nra; i++) {
 		struct chunk *ch = f->ra[i];
 
-		if (ch->off + ch->len <= keep_from) {
-			if (!ch->pending) {
-				free(ch->buf);
-				free(ch);
-			} else {
-				ch->orphan = true;
-				f->orphans++;
-			}
-		} else {
+		if (ch->off + ch->len <= keep_from)
+			ra_let_go(f, ch);
+		else
 			f->ra[j++] = ch;
-		}
 	}
 	f->nra = j;
 }

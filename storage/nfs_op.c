@@ -4,6 +4,7 @@
  * cache (lookup_dir, lookup_parent, lookup_path). */
 #include "nfs_internal.h"
 #include "util.h"
+#include "volume_path.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -27,28 +28,7 @@ void whoami(struct nfs_backend *nb, const struct backend_cred *cred, struct back
  * checks the server's namelen, 255 here): the volume cannot hold it. */
 int check_path(const char *path)
 {
-	const char *p = path;
-
-	if (*path == '/')
-		goto bad;
-	while (*p) {
-		const char *end = strchrnul(p, '/');
-		size_t n = (size_t)(end - p);
-
-		if (n > NFS_NAME_MAX) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.'))
-			goto bad;
-		p = *end ? end + 1 : end;
-		if (*end && !*p)
-			goto bad;
-	}
-	return 0;
-bad:
-	errno = EINVAL;
-	return -1;
+	return volume_path_check(path, NFS_NAME_MAX);
 }
 
 /* The handle of folder path ("" is the root): from the cache for the longest

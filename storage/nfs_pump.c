@@ -7,6 +7,7 @@
  * pump when it lets go (file_unlock). */
 #include "nfs_internal.h"
 #include "log.h"
+#include "slist.h"
 #include "util.h"
 
 #include <errno.h>
@@ -233,12 +234,7 @@ void pump_forget(struct backend_file *f)
 	struct nfs_backend *nb = f->nb;
 
 	pthread_mutex_lock(&nb->pump_lock);
-	for (struct backend_file **pp = &nb->pumped; *pp; pp = &(*pp)->pump_next) {
-		if (*pp == f) {
-			*pp = f->pump_next;
-			break;
-		}
-	}
+	SLIST_UNLINK(struct backend_file, &nb->pumped, f, pump_next);
 	pthread_mutex_unlock(&nb->pump_lock);
 }
 
