@@ -120,30 +120,28 @@ out:
 	return ret;
 }
 
-static int local_unlink(struct backend *b, const char *path)
+/* unlink and rmdir: unlinkat flags 0 or AT_REMOVEDIR. */
+static int remove_entry(struct backend *b, const char *path, int unlink_flags)
 {
 	struct at at;
 	int ret = -1;
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
-	ret = unlinkat(at.dirfd, at.name, 0);
+	ret = unlinkat(at.dirfd, at.name, unlink_flags);
 out:
 	at_close(&at);
 	return ret;
 }
 
+static int local_unlink(struct backend *b, const char *path)
+{
+	return remove_entry(b, path, 0);
+}
+
 static int local_rmdir(struct backend *b, const char *path)
 {
-	struct at at;
-	int ret = -1;
-
-	if (at_open(local(b), path, &at) < 0)
-		goto out;
-	ret = unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
-out:
-	at_close(&at);
-	return ret;
+	return remove_entry(b, path, AT_REMOVEDIR);
 }
 
 static int local_rename(struct backend *b, const char *from, const char *to, unsigned int flags)

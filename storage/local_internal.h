@@ -1,7 +1,7 @@
 /* What the files of the local-folder backend share (backend_local.c has the
  * design): the backend and open-file structures, paths resolved beneath the
  * volume root (local_at.c) and the open files written behind, by inode
- * (local_track.c). Not for use outside storage/local_*.c, backend_local.c. */
+ * (local_track.c). Only for storage/backend_local.c, local_at.c, local_track.c. */
 #ifndef PARSA_LOCAL_INTERNAL_H
 #define PARSA_LOCAL_INTERNAL_H
 
