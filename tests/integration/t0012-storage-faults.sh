@@ -7,20 +7,9 @@
 # scheduler keeps running; with a healthy volume again submissions work.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-
-# Each finding is reported, and the test fails at the end if any was wrong,
-# so that one run says everything that is not right yet.
-wrong=0
-expect() {
-	local what=$1
-	shift
-	if "$@"; then
-		pass "$what"
-	else
-		printf 'not ok - %s\n' "$what"
-		wrong=$((wrong + 1))
-	fi
-}
+# expect, soft_fail and end_checks: each finding is reported, and the test
+# fails at the end if any was wrong, so that one run says all that is wrong.
+. "$(dirname "$0")/../lib/fscheck.sh"
 
 # What a failed submission may not leave: a job in jobs/ or a folder on the
 # volume that was not there before it (a part's earlier jobs stay).
@@ -37,9 +26,8 @@ sched_answers() { curl -sf --unix-socket "$SOCK" -o /dev/null http://localhost/v
 submit_fails() {
 	local name=$1 spec=$2 want=$3 err
 	if err=$(cp "$spec" "$MNT/queue/$name" 2>&1); then
-		printf 'not ok - cp of %s succeeded: the volume failed, the submission should have (jobs/last -> %s)\n' \
-			"$name" "$(readlink "$MNT/jobs/last" 2>/dev/null)"
-		wrong=$((wrong + 1))
+		soft_fail "cp of $name succeeded: the volume failed, the submission should have" \
+			"(jobs/last -> $(readlink "$MNT/jobs/last" 2>/dev/null))"
 		return
 	fi
 	log "cp of $name: $err"
@@ -87,8 +75,4 @@ id=$(submit "$TEST_DIR/two.conf") || fail "submit on a healthy volume failed"
 wait_job "$id" 30 succeeded
 pass "with a healthy volume a submission works again (job $id)"
 
-if [ "$wrong" -gt 0 ]; then
-	TEST_FAILED=$wrong
-	dump_logs
-	exit 1
-fi
+end_checks

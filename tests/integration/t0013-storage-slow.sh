@@ -9,20 +9,9 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/time.sh"
 need_root
-
-# Each finding is reported, and the test fails at the end if any was wrong,
-# so that one run says everything that is not right yet.
-wrong=0
-expect() {
-	local what=$1
-	shift
-	if "$@"; then
-		pass "$what"
-	else
-		printf 'not ok - %s\n' "$what"
-		wrong=$((wrong + 1))
-	fi
-}
+# expect, soft_fail and end_checks: each finding is reported, and the test
+# fails at the end if any was wrong, so that one run says all that is wrong.
+. "$(dirname "$0")/../lib/fscheck.sh"
 
 stats() { curl -sf -m 60 --unix-socket "$SOCK" http://localhost/v1/stats; }
 
@@ -135,8 +124,4 @@ expect "the engine's lock is never held for a storage call: GET /v1/stats waited
 	test "$held" -lt 1000
 check "the scheduler survived the slow volume" daemon_alive sched
 
-if [ "$wrong" -gt 0 ]; then
-	TEST_FAILED=$wrong
-	dump_logs
-	exit 1
-fi
+end_checks
