@@ -21,6 +21,8 @@ struct backend *backend_create(const char *url, char **err)
 		return backend_local_create(url, err);
 	if (strncmp(url, "nfs://", 6) == 0)
 		return backend_nfs_create(url, err);
+	if (strncmp(url, "fault:", 6) == 0)
+		return backend_fault_create(url, err);
 	errno = EINVAL;
 	errprintf(err, "storage '%s' is neither /path, file:///path nor nfs://server/export/path", url);
 	return NULL;
@@ -30,6 +32,8 @@ void backend_set_identity(struct backend *b, backend_who_fn who, void *arg)
 {
 	b->who = who;
 	b->who_arg = arg;
+	if (b->ops->set_identity)
+		b->ops->set_identity(b, who, arg);
 }
 
 void backend_destroy(struct backend *b)

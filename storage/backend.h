@@ -27,6 +27,13 @@ struct backend_cred {
  * listing a folder of 100,000 entries must not cost a stat each. */
 typedef int (*backend_dirent_fn)(void *arg, const char *name, const struct stat *st);
 
+/* Who is acting when a call carries no credentials of its own: parsafs sets
+ * it to the caller of the current FUSE request. A backend whose server checks
+ * permissions itself (NFS, AUTH_SYS) asks it on every call; without it the
+ * daemon acts as itself and may create entries for others (the scheduler
+ * making a user's job folders). */
+typedef void (*backend_who_fn)(void *arg, struct backend_cred *cred);
+
 struct backend_ops {
 	const char *name;
 	void (*destroy)(struct backend *b);
@@ -83,14 +90,10 @@ struct backend_ops {
 	 * (jobs/<id>), to be spread over the disk as top folders are (ext4:
 	 * the Orlov "top directory" flag). */
 	void (*spread)(struct backend *b, const char *path);
+	/* Optional, for a backend that wraps another (backend_fault.c): the
+	 * identity hook set on it (backend_set_identity) goes to the inner one. */
+	void (*set_identity)(struct backend *b, backend_who_fn who, void *arg);
 };
-
-/* Who is acting when a call carries no credentials of its own: parsafs sets
- * it to the caller of the current FUSE request. A backend whose server checks
- * permissions itself (NFS, AUTH_SYS) asks it on every call; without it the
- * daemon acts as itself and may create entries for others (the scheduler
- * making a user's job folders). */
-typedef void (*backend_who_fn)(void *arg, struct backend_cred *cred);
 
 /* Every backend struct starts with this header. */
 struct backend {
@@ -102,8 +105,9 @@ struct backend {
 void backend_set_identity(struct backend *b, backend_who_fn who, void *arg);
 
 /* Open the volume named by url: "/local/path" or "file:///local/path" (local
- * folder), "nfs://server/export/path" (libnfs, issue 4). NULL with errno and
- * *err on failure. */
+ * folder), "nfs://server/export/path" (libnfs, issue 4), or, for tests,
+ * "fault:OPTIONS:URL" (backend_fault_create). NULL with errno and *err on
+ * failure. */
 struct backend *backend_create(const char *url, char **err);
 void backend_destroy(struct backend *b);
 
@@ -118,6 +122,14 @@ struct backend *backend_nfs_create(const char *url, char **err);
  * removed) and the per-call timeout. All malloc'ed; -1 with *err when bad. */
 int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
 			  int *timeout_ms, char **err);
+
+/* A test facility (backend_fault.c): the backend of INNER_URL with faults,
+ * url = fault:OPTIONS:INNER_URL, OPTIONS comma-separated: ERRNO=OP[+OP...]
+ * (every call of these ops fails with ERRNO: eio=mkdir, enospc=open+pwrite,
+ * OP "all" for every op), delay_ms=N (every call waits N ms first), after=N
+ * (the first N calls that would fail pass), path=GLOB (only calls on such
+ * paths fail). NULL with errno and *err on failure. */
+struct backend *backend_fault_create(const char *url, char **err);
 
 /* ---- the calls: every user of a backend goes through these, never b->ops ----
  * (one seam for a wrapper such as the fault-injecting one). An optional op the

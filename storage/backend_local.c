@@ -3,36 +3,23 @@
  * RESOLVE_NO_SYMLINKS) (or, without openat2, one O_NOFOLLOW component at a time)
  * and the last component is handled with *at() calls that do not follow it, so
  * a symlink planted in a job's output can never lead the daemon, which runs as
- * root, out of the volume. */
-#include "backend.h"
-#include "local_wb.h"
+ * root, out of the volume. Files: local_at.c (paths), local_track.c (open
+ * files written behind, by inode), local_wb.c (the write-behind),
+ * prefetch.c (read-ahead); here, the ops, create and destroy. */
+#include "local_internal.h"
 #include "log.h"
-#include "prefetch.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/openat2.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Writes at least this large go to the disk directly, written behind
- * (local_wb.h), once a descriptor has written DIRECT_AFTER bytes that way;
- * smaller ones, and the start of every file, through the page cache, where
- * they gather. A write-behind costs a thread, and close waits for the disk:
- * copying a thousand 256 KiB files took about 1.5 times as long with it. */
-#define DIRECT_MIN (128u << 10)
-#define DIRECT_AFTER (4u << 20)
 /* A sequential reader of requests this large, past the first MiB, has the
  * file read HINT_AHEAD bytes ahead of it, HINT bytes at a time, by the
  * threads of prefetch.h. The kernel's own read-ahead starts its next window
@@ -42,325 +29,6 @@
 #define HINT_AFTER (1u << 20)
 #define HINT_AHEAD (16 << 20)
 #define HINT (4 << 20)
-
-struct local_backend {
-	struct backend base;    /* first: the generic header */
-	int root_fd;            /* O_PATH directory fd of the volume root */
-	bool chown_created;     /* running as root: hand new files to the caller */
-	pthread_mutex_t track_lock; /* guards tracked and every file's track_next */
-	struct backend_file *tracked; /* open files with a write-behind */
-	struct prefetch *prefetch; /* read-ahead, off the FUSE threads */
-};
-
-enum helper_state { HELPER_UNTRIED, HELPER_ON, HELPER_OFF };
-
-struct backend_file {
-	struct local_backend *lb;
-	int fd;
-	int flags;              /* as opened */
-	pthread_mutex_t lock;   /* guards the fields up to wb; wb is set under it
-				 * and track_lock, once, and stays until close */
-	enum helper_state direct;
-	uint64_t big_written;   /* bytes of large writes, up to DIRECT_AFTER */
-	off_t next_off;         /* where a sequential reader reads next */
-	off_t hinted;           /* the disk was asked to read up to here */
-	struct local_wb *wb;
-	bool tracked;           /* in lb->tracked; dev and ino are set */
-	dev_t dev;
-	ino_t ino;
-	struct backend_file *track_next;
-};
-
-/* A path split into an open parent directory and the last component. */
-struct at {
-	int dirfd;
-	bool own;               /* dirfd must be closed */
-	char *name;             /* malloc'ed last component, "." for the root */
-};
-
-static struct local_backend *local(struct backend *b)
-{
-	return (struct local_backend *)b;
-}
-
-/* Relative, no "..", no empty components: what backend.h promises callers give us. */
-static int check_path(const char *path)
-{
-	const char *p = path;
-
-	if (*path == '/')
-		goto bad;
-	while (*p) {
-		const char *end = strchrnul(p, '/');
-		size_t n = (size_t)(end - p);
-
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.'))
-			goto bad;
-		p = *end ? end + 1 : end;
-		if (*end && !*p)
-			goto bad;
-	}
-	return 0;
-bad:
-	errno = EINVAL;
-	return -1;
-}
-
-/* Open folder dir (relative to the root) without following any symlink. */
-static int open_dir_beneath(struct local_backend *lb, const char *dir)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	char *copy, *p;
-	int fd;
-
-	fd = (int)syscall(SYS_openat2, lb->root_fd, dir, &how, sizeof how);
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-		return fd;
-	/* No openat2 (old kernel, or a seccomp filter): walk one component at a time. */
-	copy = xstrdup(dir);
-	fd = dup(lb->root_fd);
-	for (p = strtok(copy, "/"); fd >= 0 && p; p = strtok(NULL, "/")) {
-		int next = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int saved = errno;
-
-		close(fd);
-		fd = next;
-		errno = saved;
-	}
-	free(copy);
-	return fd;
-}
-
-static int at_open(struct local_backend *lb, const char *path, struct at *at)
-{
-	const char *slash;
-	char *dir;
-
-	memset(at, 0, sizeof *at);
-	at->dirfd = -1;
-	if (check_path(path) < 0)
-		return -1;
-	if (!*path) {
-		at->dirfd = lb->root_fd;
-		at->name = xstrdup(".");
-		return 0;
-	}
-	slash = strrchr(path, '/');
-	if (!slash) {
-		at->dirfd = lb->root_fd;
-		at->name = xstrdup(path);
-		return 0;
-	}
-	dir = xasprintf("%.*s", (int)(slash - path), path);
-	at->dirfd = open_dir_beneath(lb, dir);
-	free(dir);
-	if (at->dirfd < 0)
-		return -1;
-	at->own = true;
-	at->name = xstrdup(slash + 1);
-	return 0;
-}
-
-static void at_close(struct at *at)
-{
-	int saved = errno;
-
-	if (at->own && at->dirfd >= 0)
-		close(at->dirfd);
-	free(at->name);
-	at->dirfd = -1;
-	at->name = NULL;
-	errno = saved;
-}
-
-/* Hand a just-created entry to the person acting; no-op unless we are root. */
-static int give_away(struct local_backend *lb, int dirfd, const char *name,
-		     const struct backend_cred *cred)
-{
-	if (!lb->chown_created || !cred)
-		return 0;
-	if (cred->uid == geteuid() && cred->gid == getegid())
-		return 0;
-	return fchownat(dirfd, name, cred->uid, cred->gid, AT_SYMLINK_NOFOLLOW);
-}
-
-/* give_away, and a failed call has no side effects: the entry just made
- * (unlinkat flags: AT_REMOVEDIR for a folder) is removed if it cannot be. */
-static int give_away_or_undo(struct local_backend *lb, const struct at *at,
-			     const struct backend_cred *cred, int unlink_flags)
-{
-	int saved;
-
-	if (give_away(lb, at->dirfd, at->name, cred) == 0)
-		return 0;
-	saved = errno;
-	unlinkat(at->dirfd, at->name, unlink_flags);
-	errno = saved;
-	return -1;
-}
-
-/* Put f in the list of tracked files (once) as the file (dev, ino).
- * Called with f->lock and lb->track_lock held. */
-static void track(struct backend_file *f, dev_t dev, ino_t ino)
-{
-	if (f->tracked)
-		return;
-	f->dev = dev;
-	f->ino = ino;
-	f->track_next = f->lb->tracked;
-	f->lb->tracked = f;
-	f->tracked = true;
-}
-
-static void untrack(struct backend_file *f)
-{
-	struct local_backend *lb = f->lb;
-
-	pthread_mutex_lock(&lb->track_lock);
-	for (struct backend_file **p = &lb->tracked; *p; p = &(*p)->track_next) {
-		if (*p == f) {
-			*p = f->track_next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lb->track_lock);
-}
-
-/* Start writing f behind once it has had DIRECT_AFTER bytes of large writes
- * (this one of size bytes counts). Files opened for appending keep to their
- * one descriptor (O_APPEND decides the offset there), and so does a file
- * O_DIRECT is not for. Returns f's write-behind or NULL. */
-static struct local_wb *wb_start(struct backend_file *f, size_t size)
-{
-	struct local_backend *lb = f->lb;
-	struct local_wb *wb;
-	struct statx stx;
-	char proc[64];
-	int fd = -1;
-
-	pthread_mutex_lock(&f->lock);
-	if (f->direct != HELPER_UNTRIED)
-		goto out;
-	if (f->big_written < DIRECT_AFTER) {
-		f->big_written += size;
-		goto out;
-	}
-	f->direct = HELPER_OFF;
-	if ((f->flags & O_APPEND) || (f->flags & O_ACCMODE) == O_RDONLY)
-		goto out;
-	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_DIOALIGN, &stx) < 0 ||
-	    !S_ISREG(stx.stx_mode) || !(stx.stx_mask & STATX_DIOALIGN) ||
-	    !stx.stx_dio_mem_align || !stx.stx_dio_offset_align ||
-	    stx.stx_dio_mem_align > 4096 || stx.stx_dio_offset_align > 4096)
-		goto out;
-	/* The same open file, not the same name: a rename meanwhile cannot matter. */
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
-	fd = open(proc, O_WRONLY | O_DIRECT | O_CLOEXEC | (f->flags & (O_SYNC | O_DSYNC)));
-	if (fd < 0)
-		goto out;
-	pthread_mutex_lock(&lb->track_lock);
-	f->wb = local_wb_create(fd, f->fd, stx.stx_dio_offset_align);
-	if (f->wb) {
-		track(f, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
-		f->direct = HELPER_ON;
-	}
-	pthread_mutex_unlock(&lb->track_lock);
-	if (!f->wb)
-		close(fd);
-out:
-	wb = f->wb;
-	pthread_mutex_unlock(&f->lock);
-	return wb;
-}
-
-/* f's write-behind if it has one. */
-static struct local_wb *wb_of(struct backend_file *f)
-{
-	struct local_wb *wb;
-
-	pthread_mutex_lock(&f->lock);
-	wb = f->wb;
-	pthread_mutex_unlock(&f->lock);
-	return wb;
-}
-
-static bool tracked_any(struct local_backend *lb)
-{
-	bool any;
-
-	pthread_mutex_lock(&lb->track_lock);
-	any = lb->tracked != NULL;
-	pthread_mutex_unlock(&lb->track_lock);
-	return any;
-}
-
-/* The identity of f's file for the tracked list: 0, or -1 when it cannot be
- * among them (not a regular file). */
-static int file_id(struct backend_file *f, dev_t *dev, ino_t *ino)
-{
-	struct stat st;
-	bool tracked;
-
-	pthread_mutex_lock(&f->lock);
-	tracked = f->tracked;
-	pthread_mutex_unlock(&f->lock);
-	if (tracked) {
-		*dev = f->dev;
-		*ino = f->ino;
-		return 0;
-	}
-	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return -1;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
-	return 0;
-}
-
-/* What is written behind through other descriptors of the file (dev, ino)
- * lands before anything looks at or changes the file through this mount:
- * as on a local disk, a write that returned is seen by everybody. Their
- * errors stay theirs. The lock is held while waiting: writer threads never
- * take it, and a close cannot free a write-behind under us. */
-static void drain_others(struct local_backend *lb, const struct backend_file *self,
-			 dev_t dev, ino_t ino)
-{
-	int saved = errno;
-
-	pthread_mutex_lock(&lb->track_lock);
-	for (struct backend_file *o = lb->tracked; o; o = o->track_next)
-		if (o != self && o->ino == ino && o->dev == dev)
-			local_wb_drain(o->wb);
-	pthread_mutex_unlock(&lb->track_lock);
-	errno = saved;
-}
-
-/* Everything written to f through this mount is in the file; 0, or -1 with
- * the error of f's own write-behind. */
-static int settle(struct backend_file *f)
-{
-	struct local_wb *wb = wb_of(f);
-	dev_t dev;
-	ino_t ino;
-
-	if (tracked_any(f->lb) && file_id(f, &dev, &ino) == 0)
-		drain_others(f->lb, f, dev, ino);
-	return wb ? local_wb_drain(wb) : 0;
-}
-
-/* The same for a path, before a call that goes by name. */
-static void settle_at(struct local_backend *lb, const struct at *at)
-{
-	struct stat st;
-	int saved = errno;
-
-	if (tracked_any(lb) && fstatat(at->dirfd, at->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode))
-		drain_others(lb, NULL, st.st_dev, st.st_ino);
-	errno = saved;
-}
 
 static void local_destroy(struct backend *b)
 {
@@ -452,30 +120,28 @@ out:
 	return ret;
 }
 
-static int local_unlink(struct backend *b, const char *path)
+/* unlink and rmdir: unlinkat flags 0 or AT_REMOVEDIR. */
+static int remove_entry(struct backend *b, const char *path, int unlink_flags)
 {
 	struct at at;
 	int ret = -1;
 
 	if (at_open(local(b), path, &at) < 0)
 		goto out;
-	ret = unlinkat(at.dirfd, at.name, 0);
+	ret = unlinkat(at.dirfd, at.name, unlink_flags);
 out:
 	at_close(&at);
 	return ret;
 }
 
+static int local_unlink(struct backend *b, const char *path)
+{
+	return remove_entry(b, path, 0);
+}
+
 static int local_rmdir(struct backend *b, const char *path)
 {
-	struct at at;
-	int ret = -1;
-
-	if (at_open(local(b), path, &at) < 0)
-		goto out;
-	ret = unlinkat(at.dirfd, at.name, AT_REMOVEDIR);
-out:
-	at_close(&at);
-	return ret;
+	return remove_entry(b, path, AT_REMOVEDIR);
 }
 
 static int local_rename(struct backend *b, const char *from, const char *to, unsigned int flags)

@@ -1,0 +1,692 @@
+/* The NFS backend's open files. Writes are UNSTABLE and written behind (up to
+ * WB_WINDOW bytes in flight per file); reads of a sequential stream are read
+ * ahead in chunks of the server's rtmax (RA_WINDOW bytes ahead). flush/close
+ * wait for every write reply and report the first error; fsync also COMMITs
+ * and checks the write verifier, so data fsync acknowledged is on the
+ * server's disk. Every write and read keeps the order of writes (nfs_reg.c). */
+#include "nfs_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
+#define RA_WINDOW (8u << 20)        /* read-ahead bytes beyond a sequential read */
+
+struct wreq {
+	struct backend_file *f;
+	uint32_t len;
+	struct inflight_range *range;   /* in f->reg->writes */
+};
+
+static int do_open(struct op *op, void *arg)
+{
+	struct open_args *a = arg;
+	int acc = a->flags & O_ACCMODE;
+	struct fhbuf dir;
+	const char *name;
+	struct call call;
+	bool found = false;
+
+	if (lookup_parent(op, a->path, &dir, &name) < 0)
+		return -1;
+	for (int tries = 0; tries < 3 && !found; tries++) {
+		/* Creating: try it first (a new file costs one request), and open
+		 * what is there only when it exists already. */
+		if ((a->flags & O_CREAT) && tries == 0) {
+			if (do_create(op, a, &dir, name) == 0)
+				return 0;
+			if (errno != EEXIST || (a->flags & O_EXCL))
+				return -1;
+		}
+		if (rpc_lookup(op, &dir, name, &call) == 0) {
+			if (!call.have_fh) {
+				errno = EIO;
+				return -1;
+			}
+			if ((a->flags & O_CREAT) && (a->flags & O_EXCL)) {
+				errno = EEXIST;
+				return -1;
+			}
+			a->fh = call.fh;
+			if (!call.have_attr && rpc_getattr(op, &a->fh, &call) < 0)
+				return -1;
+			a->attr = call.attr;
+			found = true;
+			break;
+		}
+		if (errno != ENOENT || !(a->flags & O_CREAT))
+			return -1;
+		if (do_create(op, a, &dir, name) == 0)
+			return 0;
+		/* Created by somebody else between our LOOKUP and CREATE: open theirs. */
+		if (errno != EEXIST || (a->flags & O_EXCL))
+			return -1;
+	}
+	if (!found) {
+		errno = EEXIST;
+		return -1;
+	}
+	switch (a->attr.type) {
+	case NF3REG:
+		break;
+	case NF3DIR:
+		if (acc != O_RDONLY) {
+			errno = EISDIR;
+			return -1;
+		}
+		break;
+	case NF3LNK:
+		errno = ELOOP;
+		return -1;
+	default:
+		/* Devices and FIFOs on the volume are not ours to serve. */
+		errno = ENXIO;
+		return -1;
+	}
+	if ((a->flags & O_TRUNC) && acc != O_RDONLY && a->attr.size > 0) {
+		sattr3 sa;
+
+		memset(&sa, 0, sizeof sa);
+		sa.size.set_it = 1;
+		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa) < 0)
+			return -1;
+		a->attr.size = 0;
+		reg_truncated(op->nb, a->attr.fileid, 0);
+	}
+	return 0;
+}
+
+int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
+		    int flags, mode_t mode, struct backend_file **file)
+{
+	struct nfs_backend *nb = nfsb(b);
+	struct open_args a = { .flags = flags, .mode = mode, .path = path, .trusted = b->who == NULL };
+	struct backend_file *f;
+
+	*file = NULL;
+	if (run_op(nb, cred, do_open, &a) < 0)
+		return -1;
+	f = xcalloc(1, sizeof *f);
+	f->nb = nb;
+	pthread_mutex_init(&f->lock, NULL);
+	f->fh = a.fh;
+	whoami(nb, cred, &f->cred);
+	f->reg = reg_open(nb, a.attr.fileid);
+	f->eof_at = UINT64_MAX;
+	f->pump_fd = -1;
+	*file = f;
+	return 0;
+}
+
+static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
+{
+	struct wreq *w = arg;
+	struct backend_file *f = w->f;
+	WRITE3res *res = data;
+
+	(void)rpc;
+	f->inflight--;
+	f->inflight_bytes -= w->len;
+	reg_write_done(f, w->range);
+	if (status != RPC_STATUS_SUCCESS) {
+		if (!f->werr)
+			f->werr = status == RPC_STATUS_TIMEOUT ? ETIMEDOUT : EIO;
+	} else if (res->status != NFS3_OK) {
+		if (!f->werr)
+			f->werr = nfs_errno(res->status);
+	} else if (res->WRITE3res_u.resok.count != w->len) {
+		/* The data is gone from our hands: a short write cannot be redone. */
+		if (!f->werr)
+			f->werr = EIO;
+	} else {
+		const char *verf = res->WRITE3res_u.resok.verf;
+
+		if (res->WRITE3res_u.resok.committed != FILE_SYNC) {
+			if (f->have_verf && memcmp(f->verf, verf, sizeof f->verf) != 0)
+				f->verf_changed = true;
+			memcpy(f->verf, verf, sizeof f->verf);
+			f->have_verf = true;
+		}
+	}
+	free(w);
+}
+
+static void read_cb(struct rpc_context *rpc, int status, void *data, void *arg)
+{
+	struct chunk *ch = arg;
+	READ3res *res = data;
+
+	(void)rpc;
+	if (ch->orphan) {
+		ch->f->orphans--;
+		free(ch->buf);
+		free(ch);
+		return;
+	}
+	if (status != RPC_STATUS_SUCCESS) {
+		ch->err = status == RPC_STATUS_TIMEOUT ? ETIMEDOUT : EIO;
+	} else if (res->status != NFS3_OK) {
+		ch->err = nfs_errno(res->status);
+	} else {
+		READ3resok *ok = &res->READ3res_u.resok;
+		uint32_t n = ok->data.data_len < ch->len ? ok->data.data_len : ch->len;
+
+		memcpy(ch->buf, ok->data.data_val, n);
+		ch->got = n;
+		ch->eof = ok->eof || n < ch->len;
+	}
+	ch->pending = 0;
+}
+
+/* Let go of one chunk of f (already out of f->ra): freed now, or, while its
+ * READ is in flight, left to read_cb as an orphan. */
+static void ra_let_go(struct backend_file *f, struct chunk *ch)
+{
+	if (!ch->pending) {
+		free(ch->buf);
+		free(ch);
+	} else {
+		ch->orphan = true;
+		f->orphans++;
+	}
+}
+
+/* Forget the read-ahead: chunks in flight finish as orphans. */
+static void ra_drop(struct backend_file *f)
+{
+	for (int i = 0; i < f->nra; i++)
+		ra_let_go(f, f->ra[i]);
+	f->nra = 0;
+	f->eof_at = UINT64_MAX;
+}
+
+ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
+{
+	uint64_t start = (uint64_t)off, end = start + size;
+	ssize_t ret = -1;
+	size_t done = 0;
+
+	/* Another open file's write of these bytes goes first... */
+	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	if (f->werr) {
+		errno = f->werr;
+		goto out;
+	}
+	if (f->nra)
+		ra_drop(f);
+	/* ...and so does our own: only a writer going back over what it just
+	 * wrote waits here, a sequential one never does. */
+	if (f->inflight > 0 && reg_mine_overlap(f, start, end) && file_wait(f, &f->inflight, 0) < 0)
+		goto fail;
+	if (file_conn(f) < 0)
+		goto out;
+	while (done < size) {
+		uint32_t n = (uint32_t)(size - done < f->c->wmax ? size - done : f->c->wmax);
+		WRITE3args args;
+		struct wreq *w;
+
+		/* Write-behind: wait only when the window is full. */
+		while (f->inflight > 0 && f->inflight_bytes + n > WB_WINDOW) {
+			if (file_wait(f, &f->inflight, f->inflight - 1) < 0)
+				goto fail;
+		}
+		if (f->werr || !f->c)
+			goto fail;
+		memset(&args, 0, sizeof args);
+		set_fh(&args.file, &f->fh);
+		args.offset = (uint64_t)off + done;
+		args.count = n;
+		args.stable = UNSTABLE;
+		args.data.data_len = n;
+		args.data.data_val = (char *)buf + done;
+		w = xmalloc(sizeof *w);
+		w->f = f;
+		w->len = n;
+		w->range = reg_write_sent(f, args.offset, n);
+		/* libnfs copies the data into the request here. */
+		if (rpc_nfs3_write_async(f->c->rpc, write_cb, &args, w) < 0) {
+			reg_write_done(f, w->range);
+			free(w);
+			f->werr = EIO;
+			file_drop_conn(f);
+			goto fail;
+		}
+		f->inflight++;
+		f->inflight_bytes += n;
+		f->unstable = true;
+		done += n;
+	}
+	reg_size(f->nb, f->reg, (uint64_t)off + size, false);
+	conn_pump(f->c);
+	ret = (ssize_t)size;
+	goto out;
+fail:
+	if (!f->werr)
+		f->werr = errno ? errno : EIO;
+	errno = f->werr;
+	/* What was queued before the failure counts as written (POSIX short write). */
+	if (done > 0)
+		ret = (ssize_t)done;
+out:
+	file_unlock(f);
+	return ret;
+}
+
+static struct chunk *ra_find(struct backend_file *f, uint64_t off)
+{
+	for (int i = 0; i < f->nra; i++)
+		if (f->ra[i]->off == off)
+			return f->ra[i];
+	return NULL;
+}
+
+/* Make sure chunk idx (of size csize) is read or being read. */
+static int ra_issue(struct backend_file *f, uint64_t off, uint32_t csize)
+{
+	READ3args args;
+	struct chunk *ch;
+
+	if (ra_find(f, off) || off >= f->eof_at)
+		return 0;
+	if (f->nra == RA_SLOTS)
+		return 0;
+	ch = xcalloc(1, sizeof *ch);
+	ch->f = f;
+	ch->off = off;
+	ch->len = csize;
+	ch->buf = xmalloc(csize);
+	ch->pending = 1;
+	memset(&args, 0, sizeof args);
+	set_fh(&args.file, &f->fh);
+	args.offset = off;
+	args.count = csize;
+	if (rpc_nfs3_read_async(f->c->rpc, read_cb, &args, ch) < 0) {
+		free(ch->buf);
+		free(ch);
+		f->c->broken = true;
+		errno = EIO;
+		return -1;
+	}
+	f->ra[f->nra++] = ch;
+	return 0;
+}
+
+/* Free chunks that end before off (the reader moved past them). */
+static void ra_trim(struct backend_file *f, uint64_t keep_from)
+{
+	int j = 0;
+
+	for (int i = 0; i < f->nra; i++) {
+		struct chunk *ch = f->ra[i];
+
+		if (ch->off + ch->len <= keep_from)
+			ra_let_go(f, ch);
+		else
+			f->ra[j++] = ch;
+	}
+	f->nra = j;
+}
+
+/* Forget one chunk whose buffer was handed over. */
+static void ra_remove(struct backend_file *f, struct chunk *ch)
+{
+	for (int i = 0; i < f->nra; i++) {
+		if (f->ra[i] == ch) {
+			f->ra[i] = f->ra[--f->nra];
+			break;
+		}
+	}
+	free(ch->buf);
+	free(ch);
+}
+
+/* Read into buf; or, with buf NULL, into a buffer returned in *take: a chunk
+ * read ahead that is exactly what was asked for is handed over as it is. */
+static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, off_t off, char **take,
+			      uint64_t *gen_seen)
+{
+	uint64_t start = (uint64_t)off, end = start + size, csize, ahead, pos;
+	size_t copied = 0;
+	bool sequential;
+	ssize_t ret = -1;
+	uint64_t gen;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->inflight > 0 && file_drain(f) < 0)
+		goto out;
+	/* Chunks read ahead before another file wrote or truncated may hold
+	 * what was there before. */
+	gen = reg_gen(f->nb, f->reg);
+	*gen_seen = gen;
+	if (gen != f->ra_gen) {
+		ra_drop(f);
+		f->ra_gen = gen;
+	}
+	if (file_conn(f) < 0)
+		goto out;
+	csize = f->c->rmax;
+	/* The kernel sends a stream's reads from several threads, a little out
+	 * of order: near the last end counts as sequential. */
+	sequential = start + 2 * csize >= f->last_end && start <= f->last_end + 2 * csize &&
+		     (start > 0 || f->last_end == 0);
+	if (!sequential)
+		ra_drop(f);
+	ra_trim(f, start >= csize ? (start / csize - 1) * csize : 0);
+	ahead = sequential ? RA_WINDOW : 0;
+	for (pos = start / csize * csize; pos < end + ahead; pos += csize)
+		if (ra_issue(f, pos, (uint32_t)csize) < 0)
+			goto fail;
+	conn_pump(f->c);
+	for (pos = start; pos < end; ) {
+		uint64_t base = pos / csize * csize;
+		struct chunk *ch = ra_find(f, base);
+
+		if (!ch) {
+			/* Past the end the server reported, or no slot free. */
+			if (base >= f->eof_at)
+				break;
+			if (ra_issue(f, base, (uint32_t)csize) < 0)
+				goto fail;
+			ch = ra_find(f, base);
+			if (!ch) {
+				errno = EIO;
+				goto fail;
+			}
+		}
+		if (ch->pending && conn_wait(f->c, &ch->pending, 0, time_mono_ms() + f->nb->timeout_ms) < 0)
+			goto fail;
+		if (ch->err) {
+			errno = ch->err;
+			goto fail;
+		}
+		if (ch->eof && ch->off + ch->got < f->eof_at)
+			f->eof_at = ch->off + ch->got;
+		if (pos >= ch->off + ch->got)
+			break;
+		if (!buf && copied == 0 && pos == ch->off && ch->got == end - pos) {
+			/* The kernel asked for this chunk exactly: no copy. */
+			*take = ch->buf;
+			ch->buf = NULL;
+			copied = ch->got;
+			pos = end;
+			ra_remove(f, ch);
+			break;
+		}
+		if (!buf)
+			buf = *take = xmalloc(size ? size : 1);
+		{
+			uint64_t n = ch->off + ch->got - pos;
+
+			if (n > end - pos)
+				n = end - pos;
+			memcpy((char *)buf + copied, ch->buf + (pos - ch->off), n);
+			copied += n;
+			pos += n;
+		}
+		if (ch->eof)
+			break;
+	}
+	f->last_end = start + copied;
+	ret = (ssize_t)copied;
+	goto out;
+fail:
+	{
+		int saved = errno;
+
+		ra_drop(f);
+		if (f->c && f->c->broken)
+			file_drop_conn(f);
+		errno = saved;
+		/* FUSE takes a short read as the end: report the error instead. */
+	}
+out:
+	file_unlock(f);
+	return ret;
+}
+
+/* A read sees every write that returned before it, through any open file of
+ * this mount: those of the bytes asked for are waited for first. One beyond
+ * them may still make the file longer than the server says: a read that
+ * comes back short while such a write is (or was, during the read) in
+ * flight waits for the writes past its end and reads again. */
+static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t off, char **take)
+{
+	uint64_t start = (uint64_t)off, gen;
+	ssize_t n;
+
+	if (reg_wait(f->nb, f->reg, f, start, start + size) < 0)
+		return -1;
+	n = file_read_once(f, buf, size, off, take, &gen);
+	if (n < 0 || (size_t)n == size)
+		return n;
+	if (!reg_others_past(f, start + (uint64_t)n) && reg_gen(f->nb, f->reg) == gen)
+		return n;
+	if (reg_wait(f->nb, f->reg, f, start + (uint64_t)n, UINT64_MAX) < 0)
+		return -1;
+	if (take) {
+		free(*take);
+		*take = NULL;
+	}
+	return file_read_once(f, buf, size, off, take, &gen);
+}
+
+ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off)
+{
+	return file_read(f, buf, size, off, NULL);
+}
+
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf)
+{
+	ssize_t n;
+
+	*buf = NULL;
+	n = file_read(f, NULL, size, off, buf);
+	if (n < 0) {
+		int saved = errno;
+
+		free(*buf);
+		*buf = NULL;
+		errno = saved;
+	} else if (!*buf) {
+		*buf = xmalloc(1);      /* nothing read: the end of the file */
+	}
+	return n;
+}
+
+int vol_ftruncate(struct backend_file *f, off_t size)
+{
+	struct op op = { .nb = f->nb, .cred = f->cred };
+	sattr3 sa;
+	int ret = -1;
+
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	if (file_drain(f) < 0 || file_conn(f) < 0)
+		goto out;
+	if (f->nra)
+		ra_drop(f);
+	memset(&sa, 0, sizeof sa);
+	sa.size.set_it = 1;
+	sa.size.set_size3_u.size = (uint64_t)size;
+	op.c = f->c;
+	op.deadline = time_mono_ms() + f->nb->timeout_ms;
+	ret = rpc_setattr(&op, &f->fh, &sa);
+	if (ret == 0)
+		reg_size(f->nb, f->reg, (uint64_t)size, true);
+out:
+	file_unlock(f);
+	return ret;
+}
+
+/* chmod, chown, utimens of an open file: one SETATTR on its handle, after the
+ * writes on their way (they would move mtime afterwards), acting as cred. */
+static int file_setattr(struct backend_file *f, const struct backend_cred *cred, const sattr3 *sa)
+{
+	struct op op = { .nb = f->nb };
+	int ret = -1;
+
+	whoami(f->nb, cred, &op.cred);
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	if (file_drain(f) < 0 || file_conn(f) < 0)
+		goto out;
+	op.c = f->c;
+	op.deadline = time_mono_ms() + f->nb->timeout_ms;
+	ret = rpc_setattr(&op, &f->fh, sa);
+out:
+	file_unlock(f);
+	return ret;
+}
+
+int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode)
+{
+	sattr3 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.mode.set_it = 1;
+	sa.mode.set_mode3_u.mode = mode & 07777;
+	return file_setattr(f, cred, &sa);
+}
+
+int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid)
+{
+	sattr3 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.uid.set_it = uid != (uid_t)-1;
+	sa.uid.set_uid3_u.uid = uid;
+	sa.gid.set_it = gid != (gid_t)-1;
+	sa.gid.set_gid3_u.gid = gid;
+	return file_setattr(f, NULL, &sa);
+}
+
+int vol_futimens(struct backend_file *f, const struct timespec tv[2])
+{
+	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	sattr3 sa;
+
+	if (!tv)
+		tv = now;
+	if (!nfs_time_fits(&tv[0]) || !nfs_time_fits(&tv[1])) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	memset(&sa, 0, sizeof sa);
+	sattr_time(&sa.atime, &sa.mtime, tv);
+	return file_setattr(f, NULL, &sa);
+}
+
+/* NFSv3 has no ALLOCATE (NFSv4.2 does): as Linux's NFSv3 client, which has
+ * no fallocate for it, EOPNOTSUPP for every mode; posix_fallocate(3) then
+ * writes zeros itself. */
+int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len)
+{
+	(void)f;
+	(void)mode;
+	(void)off;
+	(void)len;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+int vol_fstat(struct backend_file *f, struct stat *st)
+{
+	struct op op = { .nb = f->nb, .cred = f->cred };
+	struct call call;
+	int ret = -1;
+
+	pthread_mutex_lock(&f->lock);
+	if (file_conn(f) < 0)
+		goto out;
+	op.c = f->c;
+	op.deadline = time_mono_ms() + f->nb->timeout_ms;
+	ret = rpc_getattr(&op, &f->fh, &call);
+	if (ret == 0)
+		attr_to_stat_floor(f->nb, &call.attr, st);
+out:
+	file_unlock(f);
+	return ret;
+}
+
+int vol_fsync(struct backend_file *f, int datasync)
+{
+	struct op op = { .nb = f->nb, .cred = f->cred };
+	COMMIT3args args;
+	struct call call;
+	int ret = -1;
+
+	(void)datasync;
+	/* The file's data, whichever open file wrote it. */
+	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	if (file_drain(f) < 0)
+		goto out;
+	if (!f->unstable) {
+		ret = 0;
+		goto out;
+	}
+	if (file_conn(f) < 0)
+		goto out;
+	memset(&args, 0, sizeof args);
+	set_fh(&args.file, &f->fh);
+	op.c = f->c;
+	op.deadline = time_mono_ms() + f->nb->timeout_ms;
+	call_init(&call, take_commit);
+	if (call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call)) < 0) {
+		if (!f->werr)
+			f->werr = errno;
+		goto out;
+	}
+	/* A new verifier means the server restarted and may have lost unstable
+	 * writes we no longer hold: say so. */
+	if (f->verf_changed || (f->have_verf && memcmp(f->verf, call.verf, sizeof f->verf) != 0)) {
+		f->werr = EIO;
+		errno = EIO;
+		goto out;
+	}
+	f->unstable = false;
+	f->have_verf = f->verf_changed = false;
+	ret = 0;
+out:
+	file_unlock(f);
+	return ret;
+}
+
+int vol_flush(struct backend_file *f)
+{
+	int ret;
+
+	pthread_mutex_lock(&f->lock);
+	ret = file_drain(f);
+	file_unlock(f);
+	return ret;
+}
+
+int vol_close(struct backend_file *f)
+{
+	int ret, saved;
+
+	pthread_mutex_lock(&f->lock);
+	ret = file_drain(f);
+	saved = errno;
+	ra_drop(f);
+	if (f->orphans > 0 && file_wait(f, &f->orphans, 0) < 0)
+		file_drop_conn(f);
+	conn_put(f->nb, f->c);
+	f->c = NULL;
+	pthread_mutex_unlock(&f->lock);
+	pump_forget(f);
+	pthread_mutex_destroy(&f->lock);
+	reg_close(f->nb, f->reg);
+	free(f);
+	errno = saved;
+	return ret;
+}

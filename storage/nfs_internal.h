@@ -1,0 +1,281 @@
+/* What the files of the NFSv3 backend share (backend_nfs.c has the design):
+ * the backend, connection, open-file and request structures, and each file's
+ * calls, in the order they build on each other (conn < dcache < call < op <
+ * pump < reg < paths < files). Only for storage/backend_nfs.c and nfs_*.c. */
+#ifndef PARSA_NFS_INTERNAL_H
+#define PARSA_NFS_INTERNAL_H
+
+#include "backend.h"
+#include "inflight.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define RA_SLOTS 24                 /* chunks one file may hold */
+#define DCACHE_BUCKETS 1024
+#define REG_BUCKETS 256
+#define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
+
+struct fhbuf {
+	uint32_t len;
+	char val[NFS3_FHSIZE];
+};
+
+struct conn {
+	struct nfs_context *nfs;
+	struct rpc_context *rpc;
+	struct fhbuf root;
+	uint64_t rmax, wmax;
+	int uid, gid;           /* the AUTH_SYS identity set on rpc */
+	bool broken;            /* failed or timed out: destroy, never reuse */
+	bool reused;            /* taken from the idle pool (it may have gone stale) */
+	struct conn *next;      /* idle list */
+};
+
+struct dcache_entry {
+	char *path;
+	struct fhbuf fh;
+	int64_t expires;
+	struct dcache_entry *next;
+};
+
+/* What this mount has written to a file but the server may not show yet:
+ * stat must not see a file shrink while its writes are in flight, and a
+ * write, read or SETATTR must not overtake an earlier write of the same bytes
+ * (the server may apply requests in any order). All under nb->reg_lock. */
+struct reg_entry {
+	uint64_t fileid;
+	int refs;               /* open files, and callers waiting on writes */
+	uint64_t floor;         /* size at least this */
+	struct inflight *writes;        /* every open file's writes in flight */
+	uint64_t gen;           /* moves at each write sent or answered and each truncate */
+	pthread_cond_t settled; /* a write of writes was answered */
+	struct reg_entry *next;
+};
+
+struct nfs_backend {
+	struct backend base;    /* first: the generic header */
+	char *url;              /* for libnfs (its options: nfsport, mountport...) */
+	char *server;
+	char *export;
+	int timeout_ms;
+	pthread_mutex_t lock;   /* guards the four below */
+	struct conn *idle;
+	size_t nidle;
+	int64_t down_until;     /* monotonic ms: the server failed us just now */
+	struct dcache_entry *dcache[DCACHE_BUCKETS];
+	size_t ndcache;
+	pthread_mutex_t reg_lock;
+	struct reg_entry *reg[REG_BUCKETS];  /* protected by reg_lock */
+	pthread_mutex_t pump_lock;           /* guards the pump's fields, here and in files */
+	struct backend_file *pumped;         /* open files that did I/O */
+	int pump_wake;                       /* eventfd: the pump's set changed */
+	bool pump_running, pump_stop;
+	pthread_t pump_thread;
+};
+
+/* One chunk of read-ahead: [off, off + len) of the file. */
+struct chunk {
+	struct backend_file *f;
+	uint64_t off;
+	uint32_t len;
+	uint32_t got;
+	int pending;            /* 1 while the READ is in flight */
+	bool eof, orphan;
+	int err;
+	char *buf;
+};
+
+struct backend_file {
+	struct nfs_backend *nb;
+	pthread_mutex_t lock;   /* one caller at a time: it alone services f->c */
+	struct fhbuf fh;
+	struct backend_cred cred;
+	struct reg_entry *reg;
+	struct conn *c;         /* NULL until the first I/O, and after a failure */
+	int inflight;           /* write requests in flight */
+	uint64_t inflight_bytes;
+	int werr;               /* the first write error; reported by flush/fsync/close */
+	bool unstable;          /* written since the last COMMIT */
+	bool have_verf, verf_changed;
+	char verf[NFS3_WRITEVERFSIZE];
+	struct chunk *ra[RA_SLOTS];
+	int nra;
+	int orphans;            /* read requests in flight nobody waits for */
+	uint64_t last_end;      /* where the previous read ended */
+	uint64_t eof_at;        /* a read saw the end here (UINT64_MAX: not yet) */
+	uint64_t ra_gen;        /* reg->gen the read-ahead chunks were asked at */
+	uint64_t pump_seq;      /* counts pump_state() calls (under lock) */
+	/* Under nb->pump_lock: what the pump polls for this file. */
+	struct backend_file *pump_next;
+	bool pump_listed;
+	bool pump_wanted;       /* the pump found the lock busy: wake it at unlock */
+	int pump_fd;            /* -1: nothing in flight */
+	short pump_events;
+	uint64_t pump_applied;  /* pump_seq of the state in pump_fd/pump_events */
+};
+
+static inline struct nfs_backend *nfsb(struct backend *b)
+{
+	return (struct nfs_backend *)b;
+}
+
+/* ---- nfs_conn.c: errors and connections ---- */
+
+int nfs_errno(int status);
+int conn_wait(struct conn *c, const int *count, int target, int64_t deadline);
+void conn_pump(struct conn *c);
+void conn_close(struct conn *c);
+struct conn *conn_open(struct nfs_backend *nb, int64_t deadline, char **err);
+void nfs_server_failed(struct nfs_backend *nb);
+struct conn *conn_get(struct nfs_backend *nb, int64_t deadline);
+void conn_put(struct nfs_backend *nb, struct conn *c);
+void conn_as(struct conn *c, const struct backend_cred *cred);
+
+/* ---- nfs_dcache.c: the directory-handle cache (under nb->lock) ---- */
+
+bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh);
+void dcache_clear_locked(struct nfs_backend *nb);
+void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh);
+void dcache_drop(struct nfs_backend *nb, const char *path);
+
+/* ---- nfs_call.c: one request, waited for ---- */
+
+/* A request in flight and what its reply left us (copied: the reply's memory
+ * is libnfs's and only valid in the callback). */
+struct call {
+	int pending;
+	int rpc_status;
+	int nfs_status;
+	void (*take)(struct call *call, void *res);
+	struct fhbuf fh;
+	bool have_fh;
+	fattr3 attr;
+	bool have_attr;
+	char *text;
+	FSSTAT3resok fsstat;
+	char verf[NFS3_WRITEVERFSIZE];
+	/* READDIRPLUS */
+	backend_dirent_fn fn;
+	void *fn_arg;
+	bool stop;
+	cookie3 cookie;
+	cookieverf3 cookieverf;
+	bool eof;
+};
+
+struct op {
+	struct nfs_backend *nb;
+	struct conn *c;
+	struct backend_cred cred;
+	int64_t deadline;
+};
+
+void call_cb(struct rpc_context *rpc, int status, void *data, void *arg);
+void take_lookup(struct call *call, void *res);
+void take_getattr(struct call *call, void *res);
+void take_create(struct call *call, void *res);
+void take_mkdir(struct call *call, void *res);
+void take_readlink(struct call *call, void *res);
+void take_fsstat(struct call *call, void *res);
+void take_commit(struct call *call, void *res);
+void take_readdir(struct call *call, void *res);
+void call_init(struct call *call, void (*take)(struct call *, void *));
+int call_finish(struct op *op, struct call *call, int queued);
+void set_fh(nfs_fh3 *to, const struct fhbuf *fh);
+int rpc_lookup(struct op *op, const struct fhbuf *dir, const char *name, struct call *call);
+int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call);
+int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa);
+void attr_to_stat(const fattr3 *a, struct stat *st);
+void sattr_time(set_atime *at, set_mtime *mt, const struct timespec tv[2]);
+bool nfs_time_fits(const struct timespec *t);
+
+/* ---- nfs_op.c: an operation by path, its identity and its handles ---- */
+
+void whoami(struct nfs_backend *nb, const struct backend_cred *cred, struct backend_cred *out);
+int check_path(const char *path);
+int lookup_dir(struct op *op, const char *path, struct fhbuf *fh);
+int lookup_parent(struct op *op, const char *path, struct fhbuf *dir, const char **name);
+int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr);
+int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
+	   int (*fn)(struct op *op, void *arg), void *arg);
+
+/* ---- nfs_pump.c: an open file's connection, and the pump ---- */
+
+void file_drop_conn(struct backend_file *f);
+int file_conn(struct backend_file *f);
+int file_wait(struct backend_file *f, const int *count, int left);
+int file_drain(struct backend_file *f);
+void file_unlock(struct backend_file *f);
+void pump_forget(struct backend_file *f);
+void pump_shutdown(struct nfs_backend *nb);
+
+/* ---- nfs_reg.c: open files by fileid, and the order of writes ---- */
+
+struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid);
+void reg_free(struct reg_entry *e);
+void reg_close(struct nfs_backend *nb, struct reg_entry *r);
+void reg_size(struct nfs_backend *nb, struct reg_entry *r, uint64_t end, bool set);
+void reg_truncated(struct nfs_backend *nb, uint64_t fileid, uint64_t size);
+uint64_t reg_gen(struct nfs_backend *nb, struct reg_entry *r);
+void attr_to_stat_floor(struct nfs_backend *nb, const fattr3 *a, struct stat *st);
+struct inflight_range *reg_write_sent(struct backend_file *f, uint64_t off, uint32_t len);
+void reg_write_done(struct backend_file *f, struct inflight_range *range);
+bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end);
+int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
+	     uint64_t off, uint64_t end);
+int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid);
+bool reg_others_past(struct backend_file *f, uint64_t pos);
+
+/* ---- nfs_paths.c: the operations by path ---- */
+
+struct open_args {
+	int flags;
+	mode_t mode;
+	const char *path;
+	struct fhbuf fh;
+	fattr3 attr;
+	bool trusted;
+};
+
+int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const char *name);
+int vol_getattr(struct backend *b, const char *path, struct stat *st);
+int vol_readdir(struct backend *b, const char *path, backend_dirent_fn fn, void *arg);
+int vol_mkdir(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
+int vol_unlink(struct backend *b, const char *path);
+int vol_rmdir(struct backend *b, const char *path);
+int vol_rename(struct backend *b, const char *from, const char *to, unsigned int flags);
+int vol_symlink(struct backend *b, const struct backend_cred *cred, const char *target, const char *path);
+ssize_t vol_readlink(struct backend *b, const char *path, char *buf, size_t size);
+int vol_link(struct backend *b, const char *from, const char *to);
+int vol_chmod(struct backend *b, const char *path, mode_t mode);
+int vol_chown(struct backend *b, const char *path, uid_t uid, gid_t gid);
+int vol_truncate(struct backend *b, const char *path, off_t size);
+int vol_utimens(struct backend *b, const char *path, const struct timespec tv[2]);
+int vol_statfs(struct backend *b, const char *path, struct statvfs *st);
+int vol_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
+
+/* ---- nfs_files.c: open files, written behind and read ahead ---- */
+
+int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
+	     int flags, mode_t mode, struct backend_file **file);
+ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf);
+ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
+int vol_ftruncate(struct backend_file *f, off_t size);
+int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len);
+int vol_fstat(struct backend_file *f, struct stat *st);
+int vol_fsync(struct backend_file *f, int datasync);
+int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode);
+int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid);
+int vol_futimens(struct backend_file *f, const struct timespec tv[2]);
+int vol_flush(struct backend_file *f);
+int vol_close(struct backend_file *f);
+
+#endif

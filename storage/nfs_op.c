@@ -1,0 +1,177 @@
+/* An operation of the NFS backend by path: who it acts as (whoami), its
+ * connection and deadline (run_op, which retries once on a fresh connection),
+ * and its path checked and resolved to file handles through the directory
+ * cache (lookup_dir, lookup_parent, lookup_path). */
+#include "nfs_internal.h"
+#include "util.h"
+#include "volume_path.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void whoami(struct nfs_backend *nb, const struct backend_cred *cred, struct backend_cred *out)
+{
+	if (cred)
+		*out = *cred;
+	else if (nb->base.who)
+		nb->base.who(nb->base.who_arg, out);
+	else {
+		out->uid = geteuid();
+		out->gid = getegid();
+	}
+}
+
+/* Relative, no "." or "..", no empty components (backend.h). A component
+ * over NAME_MAX is ENAMETOOLONG, as from Linux's own client (nfs_lookup
+ * checks the server's namelen, 255 here): the volume cannot hold it. */
+int check_path(const char *path)
+{
+	return volume_path_check(path, NFS_NAME_MAX);
+}
+
+/* The handle of folder path ("" is the root): from the cache for the longest
+ * known prefix, then one LOOKUP per remaining component. */
+int lookup_dir(struct op *op, const char *path, struct fhbuf *fh)
+{
+	size_t len = strlen(path), known = len, pos;
+	char *copy = xstrdup(path);
+	struct call call;
+	int ret = -1;
+
+	/* known: the length of the longest prefix whose handle is cached. */
+	while (known > 0) {
+		char *slash;
+
+		copy[known] = '\0';
+		if (dcache_get(op->nb, copy, fh))
+			break;
+		slash = memrchr(copy, '/', known);
+		known = slash ? (size_t)(slash - copy) : 0;
+	}
+	memcpy(copy, path, len + 1);
+	if (known == 0)
+		*fh = op->c->root;
+	for (pos = known == 0 ? 0 : known + 1; pos < len; ) {
+		size_t e = pos;
+
+		while (e < len && copy[e] != '/')
+			e++;
+		copy[e] = '\0';
+		if (rpc_lookup(op, fh, copy + pos, &call) < 0)
+			goto out;
+		if (!call.have_fh) {
+			errno = EIO;
+			goto out;
+		}
+		if (call.have_attr && call.attr.type != NF3DIR) {
+			errno = ENOTDIR;
+			goto out;
+		}
+		*fh = call.fh;
+		dcache_put(op->nb, copy, fh);
+		copy[e] = '/';
+		pos = e + 1;
+	}
+	ret = 0;
+out:
+	free(copy);
+	return ret;
+}
+
+/* The handle of path's folder, and its last component (points into path). */
+int lookup_parent(struct op *op, const char *path, struct fhbuf *dir, const char **name)
+{
+	const char *slash;
+	char *parent;
+	int ret;
+
+	if (check_path(path) < 0)
+		return -1;
+	if (!*path) {
+		errno = EINVAL;
+		return -1;
+	}
+	slash = strrchr(path, '/');
+	if (!slash) {
+		*name = path;
+		*dir = op->c->root;
+		return 0;
+	}
+	*name = slash + 1;
+	parent = xasprintf("%.*s", (int)(slash - path), path);
+	ret = lookup_dir(op, parent, dir);
+	free(parent);
+	return ret;
+}
+
+/* Handle and attributes of path itself, not following a final symlink. */
+int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr)
+{
+	struct fhbuf dir;
+	const char *name;
+	struct call call;
+
+	if (check_path(path) < 0)
+		return -1;
+	if (!*path) {
+		*fh = op->c->root;
+		if (rpc_getattr(op, fh, &call) < 0)
+			return -1;
+		*attr = call.attr;
+		return 0;
+	}
+	if (lookup_parent(op, path, &dir, &name) < 0 || rpc_lookup(op, &dir, name, &call) < 0)
+		return -1;
+	if (!call.have_fh) {
+		errno = EIO;
+		return -1;
+	}
+	*fh = call.fh;
+	if (!call.have_attr && rpc_getattr(op, fh, &call) < 0)
+		return -1;
+	*attr = call.attr;
+	if (attr->type == NF3DIR)
+		dcache_put(op->nb, path, fh);
+	return 0;
+}
+
+/* Run fn(op, arg) with a connection acting as cred (NULL: the caller of the
+ * identity hook). Retried once on a fresh connection when the first one was
+ * an idle one that turned out dead, or when a cached handle went stale. */
+int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
+		  int (*fn)(struct op *op, void *arg), void *arg)
+{
+	int ret = -1;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct op op = { .nb = nb };
+		bool again;
+
+		whoami(nb, cred, &op.cred);
+		op.deadline = time_mono_ms() + nb->timeout_ms;
+		op.c = conn_get(nb, op.deadline);
+		if (!op.c)
+			return -1;
+		ret = fn(&op, arg);
+		if (ret < 0 && errno == ETIMEDOUT)
+			nfs_server_failed(nb);
+		again = ret < 0 && attempt == 0 &&
+			((op.c->broken && op.c->reused && errno != ETIMEDOUT) || errno == ESTALE);
+		if (ret < 0 && errno == ESTALE) {
+			pthread_mutex_lock(&nb->lock);
+			dcache_clear_locked(nb);
+			pthread_mutex_unlock(&nb->lock);
+		}
+		{
+			int saved = errno;
+
+			conn_put(nb, op.c);
+			errno = saved;
+		}
+		if (!again)
+			break;
+	}
+	return ret;
+}

@@ -1,0 +1,256 @@
+/* An open file's connection in the NFS backend, and the pump: the file takes a
+ * connection at its first I/O and services it only under its own lock
+ * (file_conn, file_wait, file_drain). The pump thread (one per backend,
+ * started with the first file I/O) takes the replies of files nobody is
+ * waiting on and pushes their queued requests. It only ever tries a file's
+ * lock; a file whose lock is busy is serviced by the holder, who wakes the
+ * pump when it lets go (file_unlock). */
+#include "nfs_internal.h"
+#include "log.h"
+#include "slist.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define PUMP_MAX 128                /* files the pump watches at once; others wait for their callers */
+
+/* A file's connection as the pump should poll it. */
+struct pump_state {
+	int fd;
+	short events;
+	uint64_t seq;
+};
+
+/* Drop the file's connection after a failure: requests still in flight are
+ * cancelled (their callbacks record the error) and the next I/O mounts anew. */
+void file_drop_conn(struct backend_file *f)
+{
+	struct conn *c = f->c;
+
+	if (!c)
+		return;
+	f->c = NULL;
+	c->broken = true;
+	conn_put(f->nb, c);
+}
+
+int file_conn(struct backend_file *f)
+{
+	if (f->c && f->c->broken)
+		file_drop_conn(f);
+	if (!f->c) {
+		f->c = conn_get(f->nb, time_mono_ms() + f->nb->timeout_ms);
+		if (!f->c)
+			return -1;
+	}
+	conn_as(f->c, &f->cred);
+	return 0;
+}
+
+/* Wait until at most `left` requests of kind count remain in flight. */
+int file_wait(struct backend_file *f, const int *count, int left)
+{
+	int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
+
+	if (!f->c)
+		return 0;
+	if (conn_wait(f->c, count, left, deadline) < 0 || f->c->broken) {
+		int saved = errno ? errno : EIO;
+
+		/* Cancelling what is in flight runs the callbacks: *count drops. */
+		file_drop_conn(f);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* Every write sent and answered; the first error, if any, in errno. */
+int file_drain(struct backend_file *f)
+{
+	if (f->inflight > 0 && file_wait(f, &f->inflight, 0) < 0) {
+		if (!f->werr)
+			f->werr = errno;
+	}
+	if (f->werr) {
+		errno = f->werr;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the pump ---- */
+
+/* Under f->lock: what is in flight on f's connection, for the pump. */
+static void pump_state(struct backend_file *f, struct pump_state *ps)
+{
+	bool busy = f->inflight > 0 || f->orphans > 0;
+
+	for (int i = 0; i < f->nra && !busy; i++)
+		busy = f->ra[i]->pending;
+	ps->seq = ++f->pump_seq;
+	ps->fd = -1;
+	ps->events = 0;
+	if (busy && f->c && !f->c->broken) {
+		ps->fd = nfs_get_fd(f->c->nfs);
+		ps->events = (short)nfs_which_events(f->c->nfs);
+	}
+}
+
+/* Under pump_lock: keep the newest state (two callers of one file may let
+ * go in either order); true if the pump has something new to poll. */
+static bool pump_apply(struct backend_file *f, const struct pump_state *ps)
+{
+	bool changed;
+
+	if (ps->seq <= f->pump_applied)
+		return false;
+	changed = ps->fd != f->pump_fd || ps->events != f->pump_events;
+	f->pump_applied = ps->seq;
+	f->pump_fd = ps->fd;
+	f->pump_events = ps->events;
+	return changed && ps->fd >= 0;
+}
+
+static bool pump_has(const struct nfs_backend *nb, const struct backend_file *f)
+{
+	for (const struct backend_file *g = nb->pumped; g; g = g->pump_next)
+		if (g == f)
+			return true;
+	return false;
+}
+
+static void *pump_main(void *arg)
+{
+	struct nfs_backend *nb = arg;
+	struct pollfd pfd[PUMP_MAX + 1];
+	struct backend_file *who[PUMP_MAX + 1];
+
+	pthread_mutex_lock(&nb->pump_lock);
+	while (!nb->pump_stop) {
+		nfds_t n = 1;
+
+		pfd[0] = (struct pollfd){ .fd = nb->pump_wake, .events = POLLIN };
+		for (struct backend_file *f = nb->pumped; f && n <= PUMP_MAX; f = f->pump_next) {
+			if (f->pump_fd < 0 || f->pump_wanted)
+				continue;
+			pfd[n] = (struct pollfd){ .fd = f->pump_fd, .events = f->pump_events };
+			who[n++] = f;
+		}
+		pthread_mutex_unlock(&nb->pump_lock);
+		/* Every change of the set comes with a wake-up; the time-out is
+		 * only a safety net. */
+		if (poll(pfd, n, 1000) < 0)
+			pfd[0].revents = 0;
+		if (pfd[0].revents & POLLIN) {
+			eventfd_t v;
+
+			(void)eventfd_read(nb->pump_wake, &v);
+		}
+		pthread_mutex_lock(&nb->pump_lock);
+		for (nfds_t i = 1; i < n; i++) {
+			struct backend_file *f = who[i];
+			struct pump_state ps;
+
+			/* Files closed while we polled are gone from the list. */
+			if (!pfd[i].revents || !pump_has(nb, f) || f->pump_fd != pfd[i].fd)
+				continue;
+			if (pthread_mutex_trylock(&f->lock) != 0) {
+				f->pump_wanted = true;
+				continue;
+			}
+			if (f->c && !f->c->broken)
+				conn_pump(f->c);
+			pump_state(f, &ps);
+			pthread_mutex_unlock(&f->lock);
+			pump_apply(f, &ps);
+			/* A socket in error stays "ready" while libnfs reconnects
+			 * or until a caller sees it broken: leave it to the
+			 * file's callers, who wake the pump when they let go. */
+			if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+				f->pump_wanted = true;
+		}
+	}
+	pthread_mutex_unlock(&nb->pump_lock);
+	return NULL;
+}
+
+/* Under pump_lock. Without a pump, callers still service their own files. */
+static int pump_start(struct nfs_backend *nb)
+{
+	nb->pump_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nb->pump_wake < 0)
+		goto fail;
+	errno = pthread_create(&nb->pump_thread, NULL, pump_main, nb);
+	if (errno != 0) {
+		close(nb->pump_wake);
+		nb->pump_wake = -1;
+		goto fail;
+	}
+	nb->pump_running = true;
+	return 0;
+fail:
+	log_warn("nfs: no I/O pump thread: reads and writes wait more");
+	nb->pump_stop = true;   /* do not try again for every file */
+	return -1;
+}
+
+static void pump_note(struct backend_file *f, const struct pump_state *ps)
+{
+	struct nfs_backend *nb = f->nb;
+	bool wake;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	if (!f->pump_listed && ps->fd >= 0) {
+		f->pump_next = nb->pumped;
+		nb->pumped = f;
+		f->pump_listed = true;
+	}
+	wake = pump_apply(f, ps) || f->pump_wanted;
+	f->pump_wanted = false;
+	if (wake && !nb->pump_running && (nb->pump_stop || pump_start(nb) < 0))
+		wake = false;
+	pthread_mutex_unlock(&nb->pump_lock);
+	if (wake)
+		(void)eventfd_write(nb->pump_wake, 1);
+}
+
+/* Let go of f, telling the pump what f has in flight now. */
+void file_unlock(struct backend_file *f)
+{
+	struct pump_state ps;
+
+	pump_state(f, &ps);
+	pthread_mutex_unlock(&f->lock);
+	pump_note(f, &ps);
+}
+
+/* f is being freed: the pump must not find it any more. */
+void pump_forget(struct backend_file *f)
+{
+	struct nfs_backend *nb = f->nb;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	SLIST_UNLINK(struct backend_file, &nb->pumped, f, pump_next);
+	pthread_mutex_unlock(&nb->pump_lock);
+}
+
+void pump_shutdown(struct nfs_backend *nb)
+{
+	bool running;
+
+	pthread_mutex_lock(&nb->pump_lock);
+	nb->pump_stop = true;
+	running = nb->pump_running;
+	nb->pump_running = false;
+	pthread_mutex_unlock(&nb->pump_lock);
+	if (!running)
+		return;
+	(void)eventfd_write(nb->pump_wake, 1);
+	pthread_join(nb->pump_thread, NULL);
+	close(nb->pump_wake);
+	nb->pump_wake = -1;
+}

@@ -1,0 +1,235 @@
+/* The NFS backend's open files by fileid, shared by every open file of an
+ * inode: the size stat must not see shrink while writes are in flight, and
+ * the order of writes (inflight.h): a write, read or SETATTR waits for the
+ * earlier writes in flight that it overlaps, since the server may apply
+ * requests in any order. Under nb->reg_lock. */
+#include "nfs_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Under reg_lock. */
+static struct reg_entry *reg_find(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct reg_entry *e;
+
+	for (e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
+		if (e->fileid == fileid)
+			break;
+	return e;
+}
+
+struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct reg_entry **head = &nb->reg[fileid % REG_BUCKETS], *e;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	if (!e) {
+		e = xcalloc(1, sizeof *e);
+		e->fileid = fileid;
+		e->writes = inflight_create();
+		pthread_cond_init(&e->settled, NULL);
+		e->next = *head;
+		*head = e;
+	}
+	e->refs++;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return e;
+}
+
+void reg_free(struct reg_entry *e)
+{
+	inflight_destroy(e->writes);
+	pthread_cond_destroy(&e->settled);
+	free(e);
+}
+
+void reg_close(struct nfs_backend *nb, struct reg_entry *r)
+{
+	struct reg_entry **pe;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	if (--r->refs == 0) {
+		for (pe = &nb->reg[r->fileid % REG_BUCKETS]; *pe; pe = &(*pe)->next) {
+			if (*pe == r) {
+				*pe = r->next;
+				reg_free(r);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+/* floor = max(floor, end), or = end when set (a truncate: what other open
+ * files read ahead is stale). */
+void reg_size(struct nfs_backend *nb, struct reg_entry *r, uint64_t end, bool set)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	if (set || end > r->floor)
+		r->floor = end;
+	if (set)
+		r->gen++;
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+void reg_truncated(struct nfs_backend *nb, uint64_t fileid, uint64_t size)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next) {
+		if (e->fileid == fileid) {
+			e->floor = size;
+			e->gen++;
+		}
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+uint64_t reg_gen(struct nfs_backend *nb, struct reg_entry *r)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	gen = r->gen;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return gen;
+}
+
+static uint64_t reg_floor(struct nfs_backend *nb, uint64_t fileid)
+{
+	uint64_t floor = 0;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
+		if (e->fileid == fileid)
+			floor = e->floor;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return floor;
+}
+
+/* The attributes, with a size no smaller than what this mount has in flight. */
+void attr_to_stat_floor(struct nfs_backend *nb, const fattr3 *a, struct stat *st)
+{
+	attr_to_stat(a, st);
+	if (a->type == NF3REG) {
+		uint64_t floor = reg_floor(nb, a->fileid);
+
+		if ((uint64_t)st->st_size < floor)
+			st->st_size = (off_t)floor;
+	}
+}
+
+/* ---- the order of writes ---- */
+
+struct inflight_range *reg_write_sent(struct backend_file *f, uint64_t off, uint32_t len)
+{
+	struct nfs_backend *nb = f->nb;
+	struct inflight_range *range;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	range = inflight_add(f->reg->writes, off, len, f);
+	f->reg->gen++;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return range;
+}
+
+/* Answered or cancelled (the callbacks run under f->lock). */
+void reg_write_done(struct backend_file *f, struct inflight_range *range)
+{
+	struct nfs_backend *nb = f->nb;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	inflight_remove(f->reg->writes, range);
+	f->reg->gen++;
+	pthread_cond_broadcast(&f->reg->settled);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+/* Under f->lock: one of f's own writes in flight overlaps [off, end). */
+bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end)
+{
+	bool found;
+
+	pthread_mutex_lock(&f->nb->reg_lock);
+	found = inflight_overlap(f->reg->writes, off, end, f, INFLIGHT_MINE) != NULL;
+	pthread_mutex_unlock(&f->nb->reg_lock);
+	return found;
+}
+
+/* Wait until no write in flight of an open file of r other than self (NULL:
+ * any) overlaps [off, end). Called holding no file's lock: the other files'
+ * writes are answered while their callers or the pump service them, and a
+ * file nobody is servicing is drained here. A write that failed stays that
+ * file's error, for its own flush and close. */
+int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
+		    uint64_t off, uint64_t end)
+{
+	int64_t deadline = time_mono_ms() + nb->timeout_ms;
+	int ret = 0;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	for (;;) {
+		struct backend_file *g;
+		struct timespec until;
+
+		g = (struct backend_file *)inflight_overlap(r->writes, off, end, self, INFLIGHT_OTHERS);
+		if (!g)
+			break;
+		/* g has writes in flight, so it is not freed: its close
+		 * drains them under g->lock, which we now hold. */
+		if (pthread_mutex_trylock(&g->lock) == 0) {
+			pthread_mutex_unlock(&nb->reg_lock);
+			(void)file_drain(g);
+			file_unlock(g);
+			pthread_mutex_lock(&nb->reg_lock);
+			continue;
+		}
+		if (time_mono_ms() >= deadline) {
+			errno = ETIMEDOUT;
+			ret = -1;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	return ret;
+}
+
+/* Before a SETATTR by path: the writes of this mount's open files of the
+ * inode first, or one landing later would undo it (tar's times). */
+int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct reg_entry *e;
+	int ret;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	if (e)
+		e->refs++;
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!e)
+		return 0;
+	ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
+	reg_close(nb, e);
+	return ret;
+}
+
+/* Under no lock: another open file has a write in flight at or past pos. */
+bool reg_others_past(struct backend_file *f, uint64_t pos)
+{
+	bool found;
+
+	pthread_mutex_lock(&f->nb->reg_lock);
+	found = inflight_overlap(f->reg->writes, pos, UINT64_MAX, f, INFLIGHT_OTHERS) != NULL;
+	pthread_mutex_unlock(&f->nb->reg_lock);
+	return found;
+}
