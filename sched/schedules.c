@@ -1,6 +1,7 @@
 #include "schedules.h"
 
 #include "cron.h"
+#include "ident.h"
 #include "log.h"
 #include "spec.h"
 #include "timing.h"
@@ -8,7 +9,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,16 +330,6 @@ size_t schedules_tick(struct schedules *s, int64_t now)
 
 /* ---- the API ---- */
 
-static char *user_name(uid_t uid)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-		return xstrdup(pw.pw_name);
-	return xasprintf("%u", (unsigned)uid);
-}
-
 /* The schedule's name: the file name without its folder and without .conf,
  * .ini or .spec. NULL with *err when that is not a good name. */
 static char *name_of(const char *filename, char **err)
@@ -427,7 +417,7 @@ int schedules_put(struct schedules *s, const struct caller *who, const char *fil
 	sc->groups = xcalloc(who->ngroups + 1, sizeof *sc->groups);
 	if (who->ngroups)
 		memcpy(sc->groups, who->groups, who->ngroups * sizeof *sc->groups);
-	sc->user = user_name(who->uid);
+	sc->user = ident_user_name(who->uid);
 	sc->spec_file = xstrdup(filename);
 	sc->spec = xmalloc(len + 1);
 	memcpy(sc->spec, text, len);
