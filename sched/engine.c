@@ -89,6 +89,29 @@ static void *engine_main(void *arg)
 
 /* ---- life cycle ---- */
 
+/* The schedules' operations (schedules.h): the engine's lock, clock and jobs. */
+static void lock_op(void *arg)
+{
+	engine_lock(arg);
+}
+
+static void unlock_op(void *arg)
+{
+	engine_unlock(arg);
+}
+
+static int64_t now_op(void *arg)
+{
+	return engine_now_ms(arg);
+}
+
+static const char *job_state_op(void *arg, int64_t id)
+{
+	const struct job *job = model_job(engine_model(arg), id);
+
+	return job ? job_state_name(job->state) : NULL;
+}
+
 /* Fair share is not stored: rebuild it from every instance that ran. */
 static void fair_load(struct engine *e)
 {
@@ -148,7 +171,9 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	e->space = space_create(storage, 2000, engine_space_changed, e);
 	e->lifecycle = lifecycle_create(storage, e->cfg.retention_ms, &(struct lifecycle_hooks){
 		.ended_before = engine_lifecycle_ended_before, .note = engine_lifecycle_note, .arg = e });
-	e->schedules = schedules_create(e, store, err);
+	e->schedules = schedules_create(store, &(struct schedules_ops){
+		.lock = lock_op, .unlock = unlock_op, .now_ms = now_op, .submit = engine_submit_run,
+		.job_state = job_state_op, .arg = e }, err);
 	if (!e->schedules) {
 		int saved = errno;
 
@@ -268,11 +293,6 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 char *engine_fairshare_text(struct engine *e)
 {
 	return fairshare_text(e->fair, engine_now_ms(e));
-}
-
-void engine_kick_locked(struct engine *e)
-{
-	engine_kick(e);
 }
 
 struct space *engine_space(struct engine *e)

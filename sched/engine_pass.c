@@ -262,6 +262,27 @@ out:
 	return placed;
 }
 
+/* The recurring pipelines' runs that are due (schedules_due), each submitted
+ * and its outcome told back. */
+static void submit_due_runs(struct engine *e, int64_t now)
+{
+	struct schedule_run *runs = NULL;
+	size_t n = schedules_due(e->schedules, now, &runs);
+
+	for (size_t i = 0; i < n; i++) {
+		char *err = NULL;
+		int64_t job = 0;
+		int failed = 0;
+
+		if (engine_submit_run(e, &runs[i], &job, &err) < 0)
+			failed = errno ? errno : EIO;
+
+		schedules_ran(e->schedules, &runs[i], failed, job, err);
+		free(err);
+	}
+	schedules_runs_free(runs, n);
+}
+
 /* A pass this slow is logged with where the time went. */
 #define SLOW_PASS_MS 50.0
 
@@ -280,7 +301,7 @@ void engine_pass(struct engine *e)
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	/* Recurring pipelines first: their new jobs are placed in this pass. */
-	schedules_tick(e->schedules, now);
+	submit_due_runs(e, now);
 	requeue_silent(e, now);
 	for (size_t j = 0; j < model_nactive(e->model); j++)
 		engine_update_job(e, model_active_at(e->model, j), now);

@@ -4,6 +4,7 @@
 #include "engine_internal.h"
 #include "ident.h"
 #include "log.h"
+#include "schedules.h"
 #include "spec.h"
 #include "util.h"
 
@@ -154,3 +155,33 @@ void engine_job_adopt(struct engine *e, struct job *job)
 	engine_kick(e);
 }
 
+int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *id, char **err)
+{
+	const struct store_schedule *row = &run->row;
+	struct store_schedule_run record;
+	struct engine *e = arg;
+	struct spec *spec;
+	struct job *job;
+	int saved;
+
+	spec = spec_parse(row->spec, row->spec_len, row->spec_file, err);
+	if (!spec)
+		return -1;
+	job = engine_job_build(e, &run->who, run->user, NULL, spec, row->spec_file, row->spec,
+			       row->spec_len, run->ms, err);
+	if (!job)
+		return -1;
+	model_job_event(NULL, job, run->ms, "run of schedule %s%s%s", run->name,
+			*run->note ? ": " : "", run->note);
+	record = (struct store_schedule_run){ .schedule_id = row->id, .job_id = job->id,
+					      .ms = run->ms, .note = run->note };
+	if (store_schedule_run(e->store, row, job, &record, err) < 0) {
+		saved = errno;
+		model_job_free(job);
+		errno = saved;
+		return -1;
+	}
+	*id = job->id;
+	engine_job_adopt(e, job);
+	return 0;
+}
