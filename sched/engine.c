@@ -9,6 +9,7 @@
 #include "notify.h"
 #include "schedules.h"
 #include "space.h"
+#include "storage_queue.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,46 +24,7 @@
  * move (lib/clock.h). Liveness timeouts use the real monotonic clock. */
 int64_t engine_now_ms(struct engine *e)
 {
-	return clock_now_ms(e->cfg.clock);
-}
-
-struct timespec engine_deadline_in(int64_t ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
-void engine_kick(struct engine *e)
-{
-	e->kicked = true;
-	pthread_cond_signal(&e->kick);
-}
-
-int engine_flush(struct engine *e, char **err)
-{
-	return store_flush(e->store, e->model, err);
-}
-
-bool engine_is_admin(const struct engine *e, const struct caller *who)
-{
-	if (who->uid == 0)
-		return true;
-	if (!e->cfg.admin_set)
-		return false;
-	if (who->gid == e->cfg.admin_gid)
-		return true;
-	for (size_t i = 0; i < who->ngroups; i++)
-		if (who->groups[i] == e->cfg.admin_gid)
-			return true;
-	return false;
+	return engine_now(e);
 }
 
 /* The scheduling thread: a pass whenever it is kicked, and at least every
@@ -168,6 +130,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		return NULL;
 	}
 	e->notify = notify_create(e->cfg.sendmail);
+	e->storage_work = storage_queue_create();
 	e->space = space_create(storage, 2000, engine_space_changed, e);
 	e->lifecycle = lifecycle_create(storage, e->cfg.retention_ms, &(struct lifecycle_hooks){
 		.ended_before = engine_lifecycle_ended_before, .note = engine_lifecycle_note, .arg = e });
@@ -186,21 +149,15 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 
 int engine_start(struct engine *e, char **err)
 {
-	struct backend_cred self = { getuid(), getgid() };
 	int64_t mono = time_mono_ms();
 	int rc;
 
 	pthread_mutex_lock(&e->lock);
 	e->started_mono = mono;
-	if (e->storage && backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
-		log_warn("cannot create jobs/ on the storage volume");
-	else if (e->storage)
-		backend_spread(e->storage, "jobs");
 	fair_load(e);
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);
 
-		engine_make_job_folders(e, job);
 		/* Give runners time to report what they run before "lost" applies. */
 		for (size_t s = 0; s < job->nstages; s++)
 			for (size_t i = 0; i < job->stages[s].ninst; i++)
@@ -208,7 +165,10 @@ int engine_start(struct engine *e, char **err)
 	}
 	e->kicked = true;
 	pthread_mutex_unlock(&e->lock);
-	if (space_start(e->space, err) < 0 || lifecycle_start(e->lifecycle, err) < 0)
+	/* Before the first pass, so that nothing is placed without its folder. */
+	engine_folders_at_start(e);
+	if (space_start(e->space, err) < 0 || lifecycle_start(e->lifecycle, err) < 0 ||
+	    storage_queue_start(e->storage_work, err) < 0)
 		return -1;
 	rc = pthread_create(&e->thread, NULL, engine_main, e);
 	if (rc != 0) {
@@ -251,6 +211,9 @@ void engine_destroy(struct engine *e)
 	if (!e)
 		return;
 	engine_stop(e);
+	/* Its pieces take our lock to hand results back: stop it while we still
+	 * exist. What it had not done yet is done again at the next start. */
+	storage_queue_destroy(e->storage_work);
 	flush_last(e);
 	/* Its thread takes our lock to kick us: stop it while we still exist. */
 	space_destroy(e->space);

@@ -1,17 +1,20 @@
 /* Job folders on the storage volume: the stage folders a new job's instances
- * run in, the listing a foreach stage expands from, and the hooks through
- * which the space and clean-up threads reach the engine. */
+ * run in, made without the engine's lock (at submission by the submitting
+ * thread, for scheduled runs on the storage thread, at start before the
+ * first pass), and the hooks through which the space and clean-up threads
+ * reach the engine. */
 #include "engine_internal.h"
 #include "backend.h"
 #include "log.h"
-#include "spec.h"
+#include "storage_queue.h"
 #include "util.h"
 
 #include <errno.h>
-#include <fnmatch.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Copied from the job so that its folders can be made without the engine's
  * lock (a slow disk or NFS server must not stall scheduling). */
@@ -65,83 +68,74 @@ int folder_plan_make(struct engine *e, const struct folder_plan *p)
 	return ret;
 }
 
-int engine_make_job_folders(struct engine *e, const struct job *job)
+/* The job's folders exist (or could not be made: logged): place it. */
+void engine_folders_made(struct engine *e, int64_t id)
 {
-	struct folder_plan *p = folder_plan_of(job);
-	int ret = folder_plan_make(e, p);
+	struct job *job;
 
-	folder_plan_free(p);
-	return ret;
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job)
+		job->folders_pending = false;
+	engine_kick(e);
+	pthread_mutex_unlock(&e->lock);
 }
 
-int64_t folder_plan_job(const struct folder_plan *p)
-{
-	return p->id;
-}
-
-/* ---- foreach ---- */
-
-struct entries {
-	char **names;
-	size_t n, cap;
-	const char *glob;
+struct folders_piece {
+	struct engine *e;
+	struct folder_plan *plan;
 };
 
-static int collect_entry(void *arg, const char *name, const struct stat *st)
+static void folders_piece_drop(void *arg)
 {
-	struct entries *list = arg;
+	struct folders_piece *piece = arg;
 
-	(void)st;
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return 0;
-	if (fnmatch(list->glob, name, FNM_PERIOD) != 0)
-		return 0;
-	if (list->n >= SPEC_MAX_INSTANCES)
-		return 1;
-	if (list->n == list->cap) {
-		list->cap = list->cap ? list->cap * 2 : 64;
-		list->names = xrealloc(list->names, list->cap * sizeof *list->names);
-	}
-	list->names[list->n++] = xstrdup(name);
-	return 0;
+	folder_plan_free(piece->plan);
+	free(piece);
 }
 
-static int cmp_names(const void *a, const void *b)
+static void folders_piece_run(void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	struct folders_piece *piece = arg;
+
+	folder_plan_make(piece->e, piece->plan);
+	engine_folders_made(piece->e, piece->plan->id);
+	folders_piece_drop(piece);
 }
 
-int engine_list_foreach(struct engine *e, int64_t job, const char *upstream, const char *glob,
-			char ***names, size_t *n, char **err)
+void engine_folders_later(struct engine *e, struct job *job)
 {
-	struct entries list = { .glob = glob };
-	char path[512];
-	int ret = -1;
+	struct folders_piece *piece = xcalloc(1, sizeof *piece);
 
-	snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)job, upstream);
-	if (!e->storage) {
-		errno = ENODEV;
-		errprintf(err, "no storage volume to list %s", path);
-		goto out;
+	piece->e = e;
+	piece->plan = folder_plan_of(job);
+	job->folders_pending = true;
+	storage_queue_post(e->storage_work, folders_piece_run, folders_piece_drop, piece);
+}
+
+void engine_folders_at_start(struct engine *e)
+{
+	struct backend_cred self = { getuid(), getgid() };
+	struct folder_plan **plans;
+	size_t n;
+
+	if (!e->storage)
+		return;
+	if (backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
+		log_warn("cannot create jobs/ on the storage volume");
+	else
+		backend_spread(e->storage, "jobs");
+	pthread_mutex_lock(&e->lock);
+	n = model_nactive(e->model);
+	plans = xcalloc(n ? n : 1, sizeof *plans);
+	for (size_t j = 0; j < n; j++)
+		plans[j] = folder_plan_of(model_active_at(e->model, j));
+	pthread_mutex_unlock(&e->lock);
+	for (size_t j = 0; j < n; j++) {
+		folder_plan_make(e, plans[j]);
+		folder_plan_free(plans[j]);
 	}
-	if (backend_readdir(e->storage, path, collect_entry, &list) < 0 && errno != ENOENT) {
-		errprintf(err, "cannot list %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (list.n > 1)
-		qsort(list.names, list.n, sizeof *list.names, cmp_names);
-	ret = 0;
-out:
-	if (ret < 0) {
-		for (size_t i = 0; i < list.n; i++)
-			free(list.names[i]);
-		free(list.names);
-		list.names = NULL;
-		list.n = 0;
-	}
-	*names = list.names;
-	*n = list.n;
-	return ret;
+	free(plans);
 }
 
 /* ---- the space and clean-up threads ---- */
@@ -177,7 +171,7 @@ void engine_lifecycle_note(void *arg, int64_t id, const char *text)
 	pthread_mutex_lock(&e->lock);
 	job = model_job(e->model, id);
 	if (job) {
-		model_job_event(e->model, job, engine_now_ms(e), "%s", text);
+		model_job_event(e->model, job, engine_now(e), "%s", text);
 		model_dirty_job(e->model, job);
 		engine_kick(e);
 	}

@@ -89,7 +89,7 @@ int engine_host_ctl(struct engine *e, const struct caller *who, const char *name
 		errprintf(err, "no host '%s'", name);
 		goto out;
 	}
-	if (cmd->fn(e, h, engine_now_ms(e), err) < 0)
+	if (cmd->fn(e, h, engine_now(e), err) < 0)
 		goto out;
 	if (engine_flush(e, err) < 0)
 		goto out;

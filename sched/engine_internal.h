@@ -5,8 +5,11 @@
 #ifndef PARSA_ENGINE_INTERNAL_H
 #define PARSA_ENGINE_INTERNAL_H
 
+#include "clock.h"
 #include "engine.h"
 #include "model.h"
+#include "spec.h"
+#include "store.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -21,6 +24,7 @@ struct lifecycle;
 struct notify;
 struct space;
 struct schedules;
+struct storage_queue;
 
 struct engine {
 	struct engine_config cfg;
@@ -48,6 +52,7 @@ struct engine {
 	struct notify *notify;        /* its own lock */
 	struct space *space;          /* free space on the volume (sched/space.h) */
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
+	struct storage_queue *storage_work; /* folders and listings, off the lock */
 };
 
 static inline bool job_ended(const struct job *job)
@@ -66,18 +71,73 @@ static inline bool inst_active(const struct instance *inst)
 	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;
 }
 
-/* ---- engine.c: the thread, the lock and the wake-up ---- */
+/* ---- the lock's small helpers, inline so that the files of the engine call
+ * each other in one direction only: engine.c (the thread and the life
+ * cycle) on top, the pass, the API's calls, then roll-up and foreach, then
+ * state changes and folders. ---- */
+
+/* The time of every decision (engine_now_ms() for callers outside). */
+static inline int64_t engine_now(const struct engine *e)
+{
+	return clock_now_ms(e->cfg.clock);
+}
 
 /* Wake the scheduling pass. */
-void engine_kick(struct engine *e);
+static inline void engine_kick(struct engine *e)
+{
+	e->kicked = true;
+	pthread_cond_signal(&e->kick);
+}
+
 /* Write what changed (store_flush). On failure the objects stay dirty: the
  * timer's next pass tries again. */
-int engine_flush(struct engine *e, char **err);
+static inline int engine_flush(struct engine *e, char **err)
+{
+	return store_flush(e->store, e->model, err);
+}
+
 /* An absolute CLOCK_MONOTONIC deadline ms from now, for pthread_cond_timedwait
- * on e->kick and e->changed. No lock needed. */
-struct timespec engine_deadline_in(int64_t ms);
-/* Root, or a member of the admin group (engine_config.admin_gid). No lock needed. */
-bool engine_is_admin(const struct engine *e, const struct caller *who);
+ * on e->kick and e->changed. */
+static inline struct timespec engine_deadline_in(int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/* Root, or a member of the admin group (engine_config.admin_gid). */
+static inline bool engine_is_admin(const struct engine *e, const struct caller *who)
+{
+	if (who->uid == 0)
+		return true;
+	if (!e->cfg.admin_set)
+		return false;
+	if (who->gid == e->cfg.admin_gid)
+		return true;
+	for (size_t i = 0; i < who->ngroups; i++)
+		if (who->groups[i] == e->cfg.admin_gid)
+			return true;
+	return false;
+}
+
+/* Have the stages this one runs after all succeeded? */
+static inline bool stage_deps_ready(const struct job *job, const struct stage *stage)
+{
+	for (size_t i = 0; i < stage->spec->nafter; i++) {
+		int up = spec_stage_index(job->spec, stage->spec->after[i]);
+
+		if (up >= 0 && job->stages[up].state != STAGE_SUCCEEDED)
+			return false;
+	}
+	return true;
+}
 
 /* ---- engine_state.c: state changes ---- */
 
@@ -100,32 +160,40 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
 			 int64_t mono, const char *how);
 
-/* ---- engine_rollup.c: dependencies, foreach expansion, stage and job states ---- */
-
-/* Dependencies, expansion and roll-up for one unfinished job. */
-void engine_update_job(struct engine *e, struct job *job, int64_t now);
-
 /* ---- engine_pass.c: the scheduling pass ---- */
 
 /* Roll-up, recurring runs, placement and the commit of what it placed. */
 void engine_pass(struct engine *e);
 
+/* ---- engine_rollup.c: dependencies, foreach expansion, stage and job states ---- */
+
+/* Dependencies, expansion and roll-up for one unfinished job. */
+void engine_update_job(struct engine *e, struct job *job, int64_t now);
+
+/* ---- engine_foreach.c: foreach expansion ---- */
+
+/* A foreach stage is ready: have its input listed on the storage thread; its
+ * instances are made (or the stage fails) when the listing comes back, and
+ * the pass is kicked. Until then stage->listing is set. */
+void engine_foreach_list(struct engine *e, struct stage *stage);
+
 /* ---- engine_folders.c: job folders on the volume ---- */
 
-/* Make the stage folders of job now (lock held: only before the thread
- * starts and for scheduled runs; see engine_folders.c). */
-int engine_make_job_folders(struct engine *e, const struct job *job);
 /* What a job's folders need, copied so that they can be made without the lock. */
 struct folder_plan;
 struct folder_plan *folder_plan_of(const struct job *job);
-int64_t folder_plan_job(const struct folder_plan *p);
 /* Make them; no lock held. 0, or -1 when a folder could not be made (logged). */
 int folder_plan_make(struct engine *e, const struct folder_plan *p);
 void folder_plan_free(struct folder_plan *p);
-/* List a foreach stage's upstream output folder: names matching glob, sorted,
- * at most SPEC_MAX_INSTANCES; *names malloc'ed. -1 with errno and *err. */
-int engine_list_foreach(struct engine *e, int64_t job, const char *upstream, const char *glob,
-			char ***names, size_t *n, char **err);
+/* The job's folders are made (lock not held): it may be placed now. */
+void engine_folders_made(struct engine *e, int64_t job);
+/* Have a committed job's folders made on the storage thread; job->folders_pending
+ * is set until they are. */
+void engine_folders_later(struct engine *e, struct job *job);
+/* At start, before the thread (lock not held): jobs/ on the volume, and the
+ * folders of unfinished jobs, in case the scheduler died between a commit and
+ * their creation. */
+void engine_folders_at_start(struct engine *e);
 /* The hooks of the clean-up and space threads (no lock held). */
 size_t engine_lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids);
 void engine_lifecycle_note(void *arg, int64_t id, const char *text);

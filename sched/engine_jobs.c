@@ -221,7 +221,7 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 			  (long long)id, job->user, word);
 		goto out;
 	}
-	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, engine_now_ms(e), err) < 0)
+	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, engine_now(e), err) < 0)
 		goto out;
 	if (engine_flush(e, err) < 0)
 		goto out;

@@ -32,7 +32,7 @@ int engine_host_up(struct engine *e, const struct host *h)
 
 size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 {
-	int64_t now = engine_now_ms(e);
+	int64_t now = engine_now(e);
 	size_t n = model_nhosts(e->model);
 	struct placement_host *ph = xcalloc(n ? n : 1, sizeof *ph);
 
@@ -293,7 +293,7 @@ static double elapsed_ms(const struct timespec *from, const struct timespec *to)
 
 void engine_pass(struct engine *e)
 {
-	int64_t now = engine_now_ms(e), t0 = time_mono_ms();
+	int64_t now = engine_now(e), t0 = time_mono_ms();
 	struct timespec a, b, c, d;
 	size_t placed;
 	char *err = NULL;

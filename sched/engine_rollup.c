@@ -1,6 +1,6 @@
 /* The roll-up: a job's dependencies on other jobs, its stages' dependencies
  * and foreach expansion, and the stage and job states that follow from their
- * instances'. Lock held throughout. */
+ * instances'. Lock held throughout; foreach expansion is engine_foreach.c's. */
 #include "engine_internal.h"
 #include "notify.h"
 #include "util.h"
@@ -10,38 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- foreach ---- */
-
-/* Create a foreach stage's instances, one per matching entry of the upstream
- * stage's output folder, in name order. 0, or -1 with *err. */
-static int expand_foreach(struct engine *e, struct stage *stage, int64_t now, char **err)
-{
-	const struct spec_stage *ss = stage->spec;
-	const char *glob = ss->foreach_glob ? ss->foreach_glob : "*";
-	int64_t next_id = model_next_instance_id(e->model);
-	char **names = NULL, item[1024];
-	size_t n = 0;
-
-	if (engine_list_foreach(e, stage->job->id, ss->foreach_stage, glob, &names, &n, err) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct instance *inst;
-
-		snprintf(item, sizeof item, "%s/%s", ss->foreach_stage, names[i]);
-		inst = model_stage_new_instance(stage, next_id++, item);
-		model_add_instance(e->model, inst);
-		model_dirty_instance(e->model, inst);
-		free(names[i]);
-	}
-	free(names);
-	stage->expanded = true;
-	stage->queued_hint = 0;
-	model_dirty_stage(e->model, stage);
-	model_job_event(e->model, stage->job, now, "stage %s: foreach = %s/%s matched %zu entr%s",
-			ss->name, ss->foreach_stage, glob, n, n == 1 ? "y" : "ies");
-	return 0;
-}
 
 /* ---- roll-up ---- */
 
@@ -64,17 +32,6 @@ static int job_deps(struct engine *e, const struct job *job, int64_t *failed)
 			ready = 0;
 	}
 	return ready;
-}
-
-static int stage_deps_ready(const struct job *job, const struct stage *stage)
-{
-	for (size_t i = 0; i < stage->spec->nafter; i++) {
-		int up = spec_stage_index(job->spec, stage->spec->after[i]);
-
-		if (up >= 0 && job->stages[up].state != STAGE_SUCCEEDED)
-			return 0;
-	}
-	return 1;
 }
 
 /* Bring an ending job's stages to a stop: queued instances are cancelled and
@@ -121,17 +78,11 @@ static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
 		}
 		if (job->held || !stage_deps_ready(job, stage))
 			return;
+		/* A foreach stage goes on once its input is listed, off the lock. */
 		if (!stage->expanded) {
-			char *err = NULL;
-
-			if (expand_foreach(e, stage, now, &err) < 0) {
-				snprintf(reason, sizeof reason, "stage %s: %s", stage->spec->name,
-					 err ? err : "cannot expand foreach");
-				free(err);
-				engine_begin_ending(e, job, ENDING_FAIL, reason, now);
-				engine_set_stage_state(e, stage, STAGE_FAILED, now);
-				return;
-			}
+			if (!stage->listing)
+				engine_foreach_list(e, stage);
+			return;
 		}
 		if (stage->ninst == 0) {
 			model_job_event(e->model, job, now, "stage %s: nothing to do", stage->spec->name);

@@ -55,7 +55,7 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 	h->win = win;
 	h->window = win ? xstrdup(timewin_text(win)) : NULL;
 	h->window_drain = info->window_drain;
-	h->registered_ms = engine_now_ms(e);
+	h->registered_ms = engine_now(e);
 	/* Registering is the first sign of life: the host is up from now on. */
 	h->last_heartbeat_ms = h->registered_ms;
 	h->last_heartbeat_mono = time_mono_ms();
@@ -79,7 +79,7 @@ out:
 
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
 {
-	int64_t now = engine_now_ms(e), mono = time_mono_ms();
+	int64_t now = engine_now(e), mono = time_mono_ms();
 	struct host *h;
 	char *ferr = NULL;
 	int ret = -1;
@@ -160,7 +160,7 @@ out:
 
 int engine_host_leave(struct engine *e, const char *name, char **err)
 {
-	int64_t now = engine_now_ms(e);
+	int64_t now = engine_now(e);
 	struct host *h;
 	char *ferr = NULL;
 	int ret = -1;
@@ -321,7 +321,7 @@ void engine_work_undelivered(struct engine *e, const char *name, const json_t *a
 
 int engine_report(struct engine *e, int64_t id, const struct report *r, char **err)
 {
-	int64_t now = engine_now_ms(e), mono = time_mono_ms();
+	int64_t now = engine_now(e), mono = time_mono_ms();
 	struct instance *inst;
 	int ret = -1, saved;
 
@@ -393,7 +393,7 @@ int engine_progress(struct engine *e, int64_t id, int attempt, double done, doub
 	if (attempt == inst->attempt) {
 		inst->progress_done = done;
 		inst->progress_total = total;
-		inst->progress_ms = engine_now_ms(e);
+		inst->progress_ms = engine_now(e);
 	}
 	ret = 0;
 out:

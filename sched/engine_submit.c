@@ -43,7 +43,7 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	team = spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
 
 	pthread_mutex_lock(&e->lock);
-	now = engine_now_ms(e);
+	now = engine_now(e);
 	job = engine_job_build(e, who, user, team, spec, filename, text, len, now, err);
 	if (!job)
 		goto out;
@@ -60,15 +60,10 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 out:
 	saved = errno;
 	pthread_mutex_unlock(&e->lock);
+	/* The answer waits for the folders: a mount may look into out/ at once. */
 	if (plan) {
 		folder_plan_make(e, plan);
-		pthread_mutex_lock(&e->lock);
-		job = model_job(e->model, folder_plan_job(plan));
-		if (job)
-			job->folders_pending = false;
-		job = NULL;
-		engine_kick(e);
-		pthread_mutex_unlock(&e->lock);
+		engine_folders_made(e, *id);
 		folder_plan_free(plan);
 	}
 	model_job_free(job);
@@ -150,7 +145,8 @@ struct job *engine_job_build(struct engine *e, const struct caller *who, const c
 void engine_job_adopt(struct engine *e, struct job *job)
 {
 	model_add_job(e->model, job);
-	engine_make_job_folders(e, job);
+	/* The lock is held: the folders are made on the storage thread. */
+	engine_folders_later(e, job);
 	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
 	engine_kick(e);
 }
