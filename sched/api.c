@@ -124,6 +124,17 @@ static void reply_error(struct call *c, unsigned int status, const char *msg)
 	reply_json(c, status, json_pack("{s:s}", "error", msg ? msg : "error"));
 }
 
+/* A ctl request without a command: say which there are (commands, the
+ * list from the ctl's table, is freed here). */
+static void reply_needs_command(struct call *c, char *commands)
+{
+	char *msg = xasprintf("the body needs \"command\": %s", commands);
+
+	reply_error(c, MHD_HTTP_BAD_REQUEST, msg);
+	free(msg);
+	free(commands);
+}
+
 /* Reply with the status for errno and the engine's text (freed here). */
 static void reply_errno(struct call *c, int err, char *msg)
 {
@@ -385,8 +396,7 @@ static void h_ctl(struct call *c)
 		return;
 	command = json_object_get(json, "command");
 	if (!json_is_string(command)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": cancel, hold, release,"
-			    " retry, priority N, purge, keep or unkeep");
+		reply_needs_command(c, engine_ctl_commands(" or "));
 	} else if (parse_id(c->args[0], &id) < 0) {
 		reply_error(c, MHD_HTTP_NOT_FOUND, "no such job");
 	} else if (caller_groups(c), engine_ctl(c->api->engine, &c->who, id,
@@ -537,7 +547,7 @@ static void h_host_ctl(struct call *c)
 	command = json_object_get(json, "command");
 	caller_groups(c);
 	if (!json_is_string(command))
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": drain, resume or remove");
+		reply_needs_command(c, engine_host_ctl_commands(" or "));
 	else if (engine_host_ctl(c->api->engine, &c->who, c->args[0], json_string_value(command), &err) < 0)
 		reply_errno(c, errno, err);
 	else
@@ -781,7 +791,7 @@ static void h_schedule_ctl(struct call *c)
 	command = json_object_get(json, "command");
 	caller_groups(c);
 	if (!json_is_string(command))
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": pause, resume or run-now");
+		reply_needs_command(c, schedules_ctl_commands(" or "));
 	else if (schedules_ctl(engine_schedules(c->api->engine), &c->who, c->args[0],
 			       json_string_value(command), &err) < 0)
 		reply_errno(c, errno, err);

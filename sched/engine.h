@@ -116,6 +116,9 @@ json_t *engine_job_meta_json(struct engine *e, int64_t id);
 /* cancel | hold | release | retry | priority N | purge | keep | unkeep */
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err);
+/* Those commands, for messages: "cancel, hold, ..., keep" + last_sep + "unkeep".
+ * Malloc'ed. */
+char *engine_ctl_commands(const char *last_sep);
 /* Block up to timeout_ms until the job (or its stage, if stage is not NULL)
  * has ended. *done tells whether it has; *state names its state (static). */
 int engine_wait(struct engine *e, int64_t id, const char *stage, int64_t timeout_ms,
@@ -134,6 +137,8 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
  * forgets a drained host with nothing on it whose runner has stopped. */
 int engine_host_ctl(struct engine *e, const struct caller *who, const char *host,
 		    const char *command, char **err);
+/* Those commands, for messages: "drain, resume" + last_sep + "remove". Malloc'ed. */
+char *engine_host_ctl_commands(const char *last_sep);
 
 /* The lease runners are told when they register (engine_config.lease_ms). */
 int64_t engine_lease_ms(const struct engine *e);

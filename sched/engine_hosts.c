@@ -1,11 +1,13 @@
 /* An operator's commands on a host: drain, resume, remove (hosts/<h>/ctl). */
 #include "engine_internal.h"
+#include "ctl.h"
 #include "log.h"
 #include "util.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int (*host_ctl_fn)(struct engine *e, struct host *h, int64_t now, char **err);
@@ -51,36 +53,43 @@ static int host_remove(struct engine *e, struct host *h, int64_t now, char **err
 }
 
 static const struct host_command {
-	const char *name;
+	struct ctl_command cmd;
 	host_ctl_fn fn;
 } host_commands[] = {
-	{ "drain", host_drain },
-	{ "resume", host_resume },
-	{ "remove", host_remove },
+	{ { "drain", NULL }, host_drain },
+	{ { "resume", NULL }, host_resume },
+	{ { "remove", NULL }, host_remove },
 };
+static const struct ctl_table host_table = CTL_TABLE(host_commands);
+
+char *engine_host_ctl_commands(const char *last_sep)
+{
+	return ctl_list(&host_table, last_sep);
+}
 
 int engine_host_ctl(struct engine *e, const struct caller *who, const char *name,
 		    const char *command, char **err)
 {
-	const struct host_command *cmd = NULL;
-	char word[32] = "", extra[8] = "";
+	const struct host_command *cmd;
+	struct ctl_line line;
 	struct host *h;
-	int n, ret = -1, saved;
+	char *list;
+	int ret = -1, saved;
 
-	n = sscanf(command, "%31s %7s", word, extra);
-	for (size_t i = 0; i < ARRAY_LEN(host_commands) && n == 1; i++)
-		if (strcmp(host_commands[i].name, word) == 0)
-			cmd = &host_commands[i];
-	if (!cmd) {
+	ctl_split(command, &line);
+	cmd = (const struct host_command *)ctl_find(&host_table, line.word);
+	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
 		errno = EINVAL;
-		return errprintf(err, "unknown host command '%s': valid commands are drain, resume,"
-				 " remove", command);
+		list = ctl_list(&host_table, ", ");
+		errprintf(err, "unknown host command '%s': valid commands are %s", command, list);
+		free(list);
+		return -1;
 	}
 	pthread_mutex_lock(&e->lock);
 	if (!engine_is_admin(e, who)) {
 		errno = EACCES;
 		errprintf(err, "only root%s may %s a host", e->cfg.admin_set ?
-			  " and the admin group" : "", word);
+			  " and the admin group" : "", line.word);
 		goto out;
 	}
 	h = model_host(e->model, name);

@@ -1,6 +1,7 @@
 /* What a job's owner does to it: the ctl commands (cancel, hold, release,
  * retry, priority, purge, keep, unkeep) and waiting for its end. */
 #include "engine_internal.h"
+#include "ctl.h"
 #include "ident.h"
 #include "lifecycle.h"
 #include "util.h"
@@ -171,41 +172,46 @@ static int ctl_unkeep(struct engine *e, struct job *job, const char *who, const 
 	return set_keep(e, job, who, now, false);
 }
 
-static const struct ctl_command {
-	const char *name;
-	int takes_arg;
+static const struct job_command {
+	struct ctl_command cmd;
 	ctl_fn fn;
-} ctl_commands[] = {
-	{ "cancel", 0, ctl_cancel },
-	{ "hold", 0, ctl_hold },
-	{ "release", 0, ctl_release },
-	{ "retry", 0, ctl_retry },
-	{ "priority", 1, ctl_priority },
-	{ "purge", 0, ctl_purge },
-	{ "keep", 0, ctl_keep },
-	{ "unkeep", 0, ctl_unkeep },
+} job_commands[] = {
+	{ { "cancel", NULL }, ctl_cancel },
+	{ { "hold", NULL }, ctl_hold },
+	{ { "release", NULL }, ctl_release },
+	{ { "retry", NULL }, ctl_retry },
+	{ { "priority", "N" }, ctl_priority },
+	{ { "purge", NULL }, ctl_purge },
+	{ { "keep", NULL }, ctl_keep },
+	{ { "unkeep", NULL }, ctl_unkeep },
 };
+static const struct ctl_table job_table = CTL_TABLE(job_commands);
+
+char *engine_ctl_commands(const char *last_sep)
+{
+	return ctl_list(&job_table, last_sep);
+}
 
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err)
 {
-	char word[32] = "", arg[64] = "", extra[8] = "";
-	const struct ctl_command *cmd = NULL;
+	const struct job_command *cmd;
+	struct ctl_line line;
 	struct job *job;
-	char *name = NULL;
-	int n, ret = -1, saved;
+	char *name = NULL, *list;
+	int ret = -1, saved;
 
-	n = sscanf(command, "%31s %63s %7s", word, arg, extra);
-	for (size_t i = 0; i < ARRAY_LEN(ctl_commands) && n >= 1; i++)
-		if (strcmp(ctl_commands[i].name, word) == 0)
-			cmd = &ctl_commands[i];
-	if (!cmd || n > 1 + cmd->takes_arg || (cmd->takes_arg && n < 2)) {
+	ctl_split(command, &line);
+	cmd = (const struct job_command *)ctl_find(&job_table, line.word);
+	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
 		errno = EINVAL;
 		if (cmd)
-			return errprintf(err, "'%s' %s", word, cmd->takes_arg ?
+			return errprintf(err, "'%s' %s", line.word, cmd->cmd.arg ?
 					 "takes one argument, e.g. 'priority 10'" : "takes no argument");
-		return errprintf(err, "unknown command '%s': valid commands are cancel, hold, release,"
-				 " retry, priority N, purge, keep, unkeep", n >= 1 ? word : "");
+		list = ctl_list(&job_table, ", ");
+		errprintf(err, "unknown command '%s': valid commands are %s", line.word, list);
+		free(list);
+		return -1;
 	}
 	name = ident_user_name(who->uid);
 	pthread_mutex_lock(&e->lock);
@@ -218,10 +224,10 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 	if (who->uid != 0 && who->uid != job->uid && !engine_is_admin(e, who)) {
 		errno = EACCES;
 		errprintf(err, "job %lld belongs to %s: only they, root or the admin group may %s it",
-			  (long long)id, job->user, word);
+			  (long long)id, job->user, line.word);
 		goto out;
 	}
-	if (cmd->fn(e, job, name, cmd->takes_arg ? arg : NULL, engine_now(e), err) < 0)
+	if (cmd->fn(e, job, name, cmd->cmd.arg ? line.arg : NULL, engine_now(e), err) < 0)
 		goto out;
 	if (engine_flush(e, err) < 0)
 		goto out;

@@ -1,6 +1,7 @@
 #include "schedules.h"
 
 #include "cron.h"
+#include "ctl.h"
 #include "ident.h"
 #include "log.h"
 #include "spec.h"
@@ -581,31 +582,38 @@ out:
 	return ret;
 }
 
-static const struct {
-	const char *name;
+static const struct schedule_command {
+	struct ctl_command cmd;
 	sched_ctl_fn fn;
-} ctl_commands[] = {
-	{ "pause", ctl_pause },
-	{ "resume", ctl_resume },
-	{ "run-now", ctl_run_now },
+} schedule_commands[] = {
+	{ { "pause", NULL }, ctl_pause },
+	{ { "resume", NULL }, ctl_resume },
+	{ { "run-now", NULL }, ctl_run_now },
 };
+static const struct ctl_table schedule_table = CTL_TABLE(schedule_commands);
+
+char *schedules_ctl_commands(const char *last_sep)
+{
+	return ctl_list(&schedule_table, last_sep);
+}
 
 int schedules_ctl(struct schedules *s, const struct caller *who, const char *name,
 		  const char *command, char **err)
 {
-	char word[32] = "", extra[8] = "";
-	sched_ctl_fn fn = NULL;
+	const struct schedule_command *cmd;
+	struct ctl_line line;
 	struct schedule *sc;
+	char *list;
 	int ret = -1, saved;
 
-	if (sscanf(command, "%31s %7s", word, extra) == 1)
-		for (size_t i = 0; i < ARRAY_LEN(ctl_commands); i++)
-			if (strcmp(ctl_commands[i].name, word) == 0)
-				fn = ctl_commands[i].fn;
-	if (!fn) {
+	ctl_split(command, &line);
+	cmd = (const struct schedule_command *)ctl_find(&schedule_table, line.word);
+	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
 		errno = EINVAL;
-		return errprintf(err, "unknown command '%s': a schedule's ctl takes pause, resume or run-now",
-				 command);
+		list = ctl_list(&schedule_table, " or ");
+		errprintf(err, "unknown command '%s': a schedule's ctl takes %s", command, list);
+		free(list);
+		return -1;
 	}
 	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
@@ -614,9 +622,10 @@ int schedules_ctl(struct schedules *s, const struct caller *who, const char *nam
 		errprintf(err, "no schedule '%s'", name);
 		goto out;
 	}
-	if (may_change(sc, who, word, err) < 0 || fn(s, sc, s->ops.now_ms(s->ops.arg), err) < 0)
+	if (may_change(sc, who, line.word, err) < 0 ||
+	    cmd->fn(s, sc, s->ops.now_ms(s->ops.arg), err) < 0)
 		goto out;
-	log_info("schedule %s: %s", sc->name, word);
+	log_info("schedule %s: %s", sc->name, line.word);
 	ret = 0;
 out:
 	saved = errno;

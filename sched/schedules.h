@@ -85,6 +85,8 @@ int schedules_remove(struct schedules *s, const struct caller *who, const char *
 /* pause | resume | run-now */
 int schedules_ctl(struct schedules *s, const struct caller *who, const char *name,
 		  const char *command, char **err);
+/* Those commands, for messages: "pause, resume" + last_sep + "run-now". Malloc'ed. */
+char *schedules_ctl_commands(const char *last_sep);
 
 /* Views, NULL with errno ENOENT for an unknown name. The caller frees them. */
 json_t *schedules_list_json(struct schedules *s);
