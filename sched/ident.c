@@ -39,3 +39,33 @@ char *ident_group_name(gid_t gid)
 	free(buf);
 	return name;
 }
+
+char *ident_groups_text(const gid_t *groups, size_t n)
+{
+	size_t cap = n * 12 + 1, used = 0;
+	char *text = xmalloc(cap);
+
+	text[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(text + used, cap - used, "%s%u", i ? "," : "",
+					 (unsigned)groups[i]);
+	return text;
+}
+
+gid_t *ident_groups_parse(const char *text, size_t *n)
+{
+	gid_t *groups = xcalloc(strlen(text) / 2 + 1, sizeof *groups);
+	const char *p = text;
+
+	*n = 0;
+	while (*p) {
+		char *end;
+		unsigned long g = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		groups[(*n)++] = (gid_t)g;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return groups;
+}

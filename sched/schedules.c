@@ -95,39 +95,10 @@ static void remember_run(struct schedule *sc, int64_t job, int64_t ms, const cha
 	sc->total_runs++;
 }
 
-/* "1001,27" and back, as the jobs table keeps them. */
-static char *groups_text(const gid_t *groups, size_t n)
-{
-	char *text = xmalloc(n * 12 + 1);
-	size_t used = 0;
-
-	text[0] = '\0';
-	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(text + used, 12 + 1, "%s%u", i ? "," : "", (unsigned)groups[i]);
-	return text;
-}
-
-static void parse_groups(const char *text, gid_t **groups, size_t *n)
-{
-	const char *p = text;
-
-	*groups = xcalloc(strlen(text) / 2 + 1, sizeof **groups);
-	*n = 0;
-	while (*p) {
-		char *end;
-		unsigned long g = strtoul(p, &end, 10);
-
-		if (end == p)
-			break;
-		(*groups)[(*n)++] = (gid_t)g;
-		p = *end == ',' ? end + 1 : end;
-	}
-}
-
 /* The row of sc, pointing into it; the caller frees *groups. */
 static void to_row(const struct schedule *sc, struct store_schedule *row, char **groups)
 {
-	*groups = groups_text(sc->groups, sc->ngroups);
+	*groups = ident_groups_text(sc->groups, sc->ngroups);
 	*row = (struct store_schedule){
 		.id = sc->id, .name = sc->name, .uid = sc->uid, .gid = sc->gid, .groups = *groups,
 		.user = sc->user, .spec_file = sc->spec_file, .spec = sc->spec, .spec_len = sc->spec_len,
@@ -157,7 +128,7 @@ static void on_load(void *arg, const struct store_schedule *row)
 	sc->name = xstrdup(row->name);
 	sc->uid = row->uid;
 	sc->gid = row->gid;
-	parse_groups(row->groups, &sc->groups, &sc->ngroups);
+	sc->groups = ident_groups_parse(row->groups, &sc->ngroups);
 	sc->user = xstrdup(row->user);
 	sc->spec_file = xstrdup(row->spec_file);
 	sc->spec = xmalloc(row->spec_len + 1);
