@@ -201,15 +201,6 @@ void engine_space_changed(void *arg);
 
 /* ---- engine_submit.c ---- */
 
-/* A new job of who for spec (which it takes, also on failure), not yet
- * committed nor in the model. user names who; team NULL means the spec's or
- * who's primary group. NULL with errno and *err (e.g. after = a job that does
- * not exist). Commit it, then engine_job_adopt() it, or model_job_free() it. */
-struct job *engine_job_build(struct engine *e, const struct caller *who, const char *user,
-			     const char *team, struct spec *spec, const char *filename,
-			     const char *text, size_t len, int64_t now, char **err);
-/* A committed job joins the model; it is placed once its folders exist. */
-void engine_job_adopt(struct engine *e, struct job *job);
 /* A run of a recurring pipeline (schedules_ops.submit; arg is the engine). */
 struct schedule_run;
 int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *job, char **err);

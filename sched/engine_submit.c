@@ -14,6 +14,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A new job of who for spec (which it takes, also on failure), not yet
+ * committed nor in the model. user names who; team NULL means the spec's or
+ * who's primary group. NULL with errno and *err (e.g. after = a job that does
+ * not exist). Commit it, then adopt() it, or model_job_free() it. */
+static struct job *build(struct engine *e, const struct caller *who, const char *user,
+			 const char *team, struct spec *spec, const char *filename,
+			 const char *text, size_t len, int64_t now, char **err)
+{
+	struct job *job;
+	int64_t next_inst;
+
+	for (size_t i = 0; i < spec->nafter_jobs; i++) {
+		if (!model_job(e->model, spec->after_jobs[i])) {
+			errno = EINVAL;
+			errprintf(err, "%s: after = %lld: no such job", filename,
+				  (long long)spec->after_jobs[i]);
+			spec_destroy(spec);
+			return NULL;
+		}
+	}
+	job = model_job_new(model_next_job_id(e->model), spec);
+	job->name = xstrdup(spec->name ? spec->name : filename);
+	job->spec_file = xstrdup(filename);
+	job->spec_text = xmalloc(len + 1);
+	memcpy(job->spec_text, text, len);
+	job->spec_text[len] = '\0';
+	job->spec_len = len;
+	job->uid = who->uid;
+	job->gid = who->gid;
+	job->ngroups = who->ngroups;
+	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
+	if (who->ngroups)
+		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
+	job->user = user ? xstrdup(user) : ident_user_name(who->uid);
+	job->team = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+	job->priority = spec->priority;
+	job->state = JOB_QUEUED;
+	job->submitted_ms = now;
+	next_inst = model_next_instance_id(e->model);
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (stage->spec->foreach_stage)
+			continue;
+		for (int i = 0; i < stage->spec->instances; i++)
+			model_stage_new_instance(stage, next_inst++, "");
+		stage->expanded = true;
+	}
+	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
+	return job;
+}
+
+/* A committed job joins the model; it is placed once its folders exist. */
+static void adopt(struct engine *e, struct job *job)
+{
+	model_add_job(e->model, job);
+	/* The lock is held: the folders are made on the storage thread. */
+	engine_folders_later(e, job);
+	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
+	engine_kick(e);
+}
+
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *text, size_t len, int64_t *id, char **err)
 {
@@ -44,7 +106,7 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 
 	pthread_mutex_lock(&e->lock);
 	now = engine_now(e);
-	job = engine_job_build(e, who, user, team, spec, filename, text, len, now, err);
+	job = build(e, who, user, team, spec, filename, text, len, now, err);
 	if (!job)
 		goto out;
 	if (store_insert_job(e->store, job, err) < 0)
@@ -94,63 +156,6 @@ json_t *engine_job_meta_json(struct engine *e, int64_t id)
 	return json;
 }
 
-struct job *engine_job_build(struct engine *e, const struct caller *who, const char *user,
-			     const char *team, struct spec *spec, const char *filename,
-			     const char *text, size_t len, int64_t now, char **err)
-{
-	struct job *job;
-	int64_t next_inst;
-
-	for (size_t i = 0; i < spec->nafter_jobs; i++) {
-		if (!model_job(e->model, spec->after_jobs[i])) {
-			errno = EINVAL;
-			errprintf(err, "%s: after = %lld: no such job", filename,
-				  (long long)spec->after_jobs[i]);
-			spec_destroy(spec);
-			return NULL;
-		}
-	}
-	job = model_job_new(model_next_job_id(e->model), spec);
-	job->name = xstrdup(spec->name ? spec->name : filename);
-	job->spec_file = xstrdup(filename);
-	job->spec_text = xmalloc(len + 1);
-	memcpy(job->spec_text, text, len);
-	job->spec_text[len] = '\0';
-	job->spec_len = len;
-	job->uid = who->uid;
-	job->gid = who->gid;
-	job->ngroups = who->ngroups;
-	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
-	if (who->ngroups)
-		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
-	job->user = user ? xstrdup(user) : ident_user_name(who->uid);
-	job->team = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
-	job->priority = spec->priority;
-	job->state = JOB_QUEUED;
-	job->submitted_ms = now;
-	next_inst = model_next_instance_id(e->model);
-	for (size_t s = 0; s < job->nstages; s++) {
-		struct stage *stage = &job->stages[s];
-
-		if (stage->spec->foreach_stage)
-			continue;
-		for (int i = 0; i < stage->spec->instances; i++)
-			model_stage_new_instance(stage, next_inst++, "");
-		stage->expanded = true;
-	}
-	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
-	return job;
-}
-
-void engine_job_adopt(struct engine *e, struct job *job)
-{
-	model_add_job(e->model, job);
-	/* The lock is held: the folders are made on the storage thread. */
-	engine_folders_later(e, job);
-	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
-	engine_kick(e);
-}
-
 int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *id, char **err)
 {
 	const struct store_schedule *row = &run->row;
@@ -163,8 +168,8 @@ int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *id, ch
 	spec = spec_parse(row->spec, row->spec_len, row->spec_file, err);
 	if (!spec)
 		return -1;
-	job = engine_job_build(e, &run->who, run->user, NULL, spec, row->spec_file, row->spec,
-			       row->spec_len, run->ms, err);
+	job = build(e, &run->who, run->user, NULL, spec, row->spec_file, row->spec, row->spec_len,
+		    run->ms, err);
 	if (!job)
 		return -1;
 	model_job_event(NULL, job, run->ms, "run of schedule %s%s%s", run->name,
@@ -178,6 +183,6 @@ int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *id, ch
 		return -1;
 	}
 	*id = job->id;
-	engine_job_adopt(e, job);
+	adopt(e, job);
 	return 0;
 }
