@@ -9,10 +9,41 @@
 #include "views.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The host a runner names (lock held); NULL with ENOENT and *err, which adds
+ * hint to "no host 'NAME'". */
+static struct host *named_host(struct engine *e, const char *name, const char *hint, char **err)
+{
+	struct host *h = model_host(e->model, name);
+
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s'%s", name, hint);
+	}
+	return h;
+}
+
+/* Write what a runner's news changed; a failure is only logged (what, then
+ * why): the objects stay dirty and the next pass writes them. */
+__attribute__((format(printf, 2, 3)))
+static void flush_or_warn(struct engine *e, const char *what, ...)
+{
+	char *ferr = NULL, context[256];
+	va_list ap;
+
+	if (engine_flush(e, &ferr) == 0)
+		return;
+	va_start(ap, what);
+	vsnprintf(context, sizeof context, what, ap);
+	va_end(ap);
+	log_warnx("%s: cannot write the state (will retry): %s", context, ferr ? ferr : "?");
+	free(ferr);
+}
 
 int engine_register_host(struct engine *e, const struct host_info *info, char **err)
 {
@@ -81,16 +112,12 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 {
 	int64_t now = engine_now(e), mono = time_mono_ms();
 	struct host *h;
-	char *ferr = NULL;
 	int ret = -1;
 
 	pthread_mutex_lock(&e->lock);
-	h = model_host(e->model, name);
-	if (!h) {
-		errno = ENOENT;
-		errprintf(err, "no host '%s': register it first", name);
+	h = named_host(e, name, ": register it first", err);
+	if (!h)
 		goto out;
-	}
 	h->cpu_pct = hb->cpu_pct;
 	h->mem_pct = hb->mem_pct;
 	h->load1 = hb->load1;
@@ -146,11 +173,7 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 		}
 		i++;
 	}
-	if (engine_flush(e, &ferr) < 0) {
-		log_warnx("heartbeat of %s: cannot write the state (will retry): %s", name,
-			  ferr ? ferr : "?");
-		free(ferr);
-	}
+	flush_or_warn(e, "heartbeat of %s", name);
 	engine_kick(e);
 	ret = 0;
 out:
@@ -162,16 +185,12 @@ int engine_host_leave(struct engine *e, const char *name, char **err)
 {
 	int64_t now = engine_now(e);
 	struct host *h;
-	char *ferr = NULL;
 	int ret = -1;
 
 	pthread_mutex_lock(&e->lock);
-	h = model_host(e->model, name);
-	if (!h) {
-		errno = ENOENT;
-		errprintf(err, "no host '%s'", name);
+	h = named_host(e, name, "", err);
+	if (!h)
 		goto out;
-	}
 	/* Down until it registers again: nothing new goes there. */
 	h->last_heartbeat_mono = 0;
 	for (size_t i = 0; i < h->nactive; ) {
@@ -187,11 +206,7 @@ int engine_host_leave(struct engine *e, const char *name, char **err)
 		i++;
 	}
 	log_info("host %s left (its runner stopped)", name);
-	if (engine_flush(e, &ferr) < 0) {
-		log_warnx("host %s left: cannot write the state (will retry): %s", name,
-			  ferr ? ferr : "?");
-		free(ferr);
-	}
+	flush_or_warn(e, "host %s left", name);
 	engine_kick(e);
 	ret = 0;
 out:
@@ -224,12 +239,9 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 	uint64_t seq;
 
 	pthread_mutex_lock(&e->lock);
-	h = model_host(e->model, name);
-	if (!h) {
-		errno = ENOENT;
-		errprintf(err, "no host '%s': register it first", name);
+	h = named_host(e, name, ": register it first", err);
+	if (!h)
 		goto out;
-	}
 	/* A runner polls once at a time: an older poll still waiting belongs to a
 	 * connection that is gone (a restarted runner) and must not take the news. */
 	seq = ++h->poll_seq;
