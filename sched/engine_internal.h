@@ -71,10 +71,10 @@ static inline bool inst_active(const struct instance *inst)
 	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;
 }
 
-/* ---- the lock's small helpers, inline so that the files of the engine call
- * each other in one direction only: engine.c (the thread and the life
- * cycle) on top, the pass, the API's calls, then roll-up and foreach, then
- * state changes and folders. ---- */
+/* ---- the lock's small helpers, inline so that no two of the engine's files
+ * call each other: engine.c (the thread and the life cycle) calls into the
+ * others, the pass and the API's calls into the roll-up, and the state
+ * changes and folders call no other part of the engine. ---- */
 
 /* The time of every decision (engine_now_ms() for callers outside). */
 static inline int64_t engine_now(const struct engine *e)
