@@ -1,67 +1,94 @@
+/* The API's three ctl handlers (jobs, hosts, schedules): a JSON body with a
+ * "command" handed to the engine or the schedules, whose tables also name
+ * the commands there are when a body has none. */
 #include "api_ctl.h"
 #include "api_args.h"
 #include "api_identity.h"
 #include "api_reply.h"
 #include "schedules.h"
+#include "util.h"
 
 #include <errno.h>
+#include <stdlib.h>
+
+/* The command of c's body, or NULL once c is answered (no JSON object, or no
+ * command: then the commands listed is the list from the ctl's table). */
+static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(const char *last_sep))
+{
+	json_t *command;
+	char *list, *msg;
+
+	*json = api_body_json(c);
+	if (!*json)
+		return NULL;
+	command = json_object_get(*json, "command");
+	if (json_is_string(command))
+		return json_string_value(command);
+	list = commands(" or ");
+	msg = xasprintf("the body needs \"command\": %s", list);
+	reply_error(c, MHD_HTTP_BAD_REQUEST, msg);
+	free(msg);
+	free(list);
+	return NULL;
+}
+
+/* The answer to a ctl command the engine took (rc 0) or refused (err, freed
+ * here). */
+static void ctl_reply(struct call *c, int rc, char *err)
+{
+	if (rc < 0)
+		reply_errno(c, errno, err);
+	else
+		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+}
 
 void api_ctl_job(struct call *c)
 {
-	json_t *json = api_body_json(c), *command;
+	json_t *json = NULL;
+	const char *command = ctl_command(c, &json, engine_ctl_commands);
 	char *err = NULL;
 	int64_t id;
 
-	if (!json)
-		return;
-	command = json_object_get(json, "command");
-	if (!json_is_string(command)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": cancel, hold, release,"
-				" retry, priority N, purge, keep or unkeep");
-	} else if (api_parse_id(c->args[0], &id) < 0) {
+	if (command && api_parse_id(c->args[0], &id) < 0) {
 		reply_error(c, MHD_HTTP_NOT_FOUND, "no such job");
-	} else if (api_caller_groups(c), engine_ctl(c->engine, &c->who, id,
-						    json_string_value(command), &err) < 0) {
-		reply_errno(c, errno, err);
-	} else {
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+	} else if (command) {
+		int rc;
+
+		api_caller_groups(c);
+		rc = engine_ctl(c->engine, &c->who, id, command, &err);
+		ctl_reply(c, rc, err);
 	}
 	json_decref(json);
 }
 
 void api_ctl_host(struct call *c)
 {
-	json_t *json = api_body_json(c), *command;
+	json_t *json = NULL;
+	const char *command = ctl_command(c, &json, engine_host_ctl_commands);
 	char *err = NULL;
 
-	if (!json)
-		return;
-	command = json_object_get(json, "command");
-	api_caller_groups(c);
-	if (!json_is_string(command))
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": drain, resume or remove");
-	else if (engine_host_ctl(c->engine, &c->who, c->args[0], json_string_value(command), &err) < 0)
-		reply_errno(c, errno, err);
-	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+	if (command) {
+		int rc;
+
+		api_caller_groups(c);
+		rc = engine_host_ctl(c->engine, &c->who, c->args[0], command, &err);
+		ctl_reply(c, rc, err);
+	}
 	json_decref(json);
 }
 
 void api_ctl_schedule(struct call *c)
 {
-	json_t *json = api_body_json(c), *command;
+	json_t *json = NULL;
+	const char *command = ctl_command(c, &json, schedules_ctl_commands);
 	char *err = NULL;
 
-	if (!json)
-		return;
-	command = json_object_get(json, "command");
-	api_caller_groups(c);
-	if (!json_is_string(command))
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"command\": pause, resume or run-now");
-	else if (schedules_ctl(engine_schedules(c->engine), &c->who, c->args[0],
-			       json_string_value(command), &err) < 0)
-		reply_errno(c, errno, err);
-	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+	if (command) {
+		int rc;
+
+		api_caller_groups(c);
+		rc = schedules_ctl(engine_schedules(c->engine), &c->who, c->args[0], command, &err);
+		ctl_reply(c, rc, err);
+	}
 	json_decref(json);
 }

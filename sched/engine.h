@@ -81,6 +81,9 @@ json_t *engine_job_meta_json(struct engine *e, int64_t id);
 /* cancel | hold | release | retry | priority N | purge | keep | unkeep */
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err);
+/* Those commands, for messages: "cancel, hold, ..., keep" + last_sep + "unkeep".
+ * Malloc'ed. */
+char *engine_ctl_commands(const char *last_sep);
 /* Block up to timeout_ms until the job (or its stage, if stage is not NULL)
  * has ended. *done tells whether it has; *state names its state (static). */
 int engine_wait(struct engine *e, int64_t id, const char *stage, int64_t timeout_ms,
@@ -99,6 +102,8 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
  * forgets a drained host with nothing on it whose runner has stopped. */
 int engine_host_ctl(struct engine *e, const struct caller *who, const char *host,
 		    const char *command, char **err);
+/* Those commands, for messages: "drain, resume" + last_sep + "remove". Malloc'ed. */
+char *engine_host_ctl_commands(const char *last_sep);
 
 /* The lease runners are told when they register (engine_config.lease_ms). */
 int64_t engine_lease_ms(const struct engine *e);
@@ -118,22 +123,10 @@ struct clock;
 
 /* The time of every decision: the engine's clock (engine_config.clock). */
 int64_t engine_now_ms(struct engine *e);
-/* Wake the scheduling pass; the lock held. */
-void engine_kick_locked(struct engine *e);
 /* The recurring pipelines (sched/schedules.h). */
 struct schedules *engine_schedules(struct engine *e);
 /* Free space on the volume and its reservations (sched/space.h). */
 struct space *engine_space(struct engine *e);
-
-/* A new job of who for spec (which it takes, also on failure), not yet
- * committed nor in the model; lock held. user names who; team NULL means the
- * spec's or who's primary group. NULL with errno and *err (e.g. after = a job
- * that does not exist). Commit it (store_insert_job or store_schedule_run),
- * then engine_job_adopt() it, or model_job_free() it. */
-struct job *engine_job_build(struct engine *e, const struct caller *who, const char *user,
-			     const char *team, struct spec *spec, const char *filename,
-			     const char *text, size_t len, int64_t now, char **err);
-void engine_job_adopt(struct engine *e, struct job *job);
 
 /* An instance's progress (POST /v1/instances/<id>/progress): done of total
  * (a percentage is done of 100). Reports for another attempt are ignored. */

@@ -66,6 +66,7 @@ struct stage {
 	int counts[INST_NSTATES]; /* instances per state, kept by model_set_state */
 	int64_t started_ms, ended_ms;
 	size_t queued_hint;       /* no queued instance below this index (not persisted) */
+	bool listing;             /* its foreach input is being listed (not persisted) */
 	bool dirty;
 };
 

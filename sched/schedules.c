@@ -1,6 +1,8 @@
 #include "schedules.h"
 
 #include "cron.h"
+#include "ctl.h"
+#include "ident.h"
 #include "log.h"
 #include "spec.h"
 #include "timing.h"
@@ -8,7 +10,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ struct schedule {
 };
 
 struct schedules {
-	struct engine *e;
+	struct schedules_ops ops;
 	struct store *store;
 	struct schedule **v;      /* by id */
 	size_t n, cap;
@@ -94,39 +95,10 @@ static void remember_run(struct schedule *sc, int64_t job, int64_t ms, const cha
 	sc->total_runs++;
 }
 
-/* "1001,27" and back, as the jobs table keeps them. */
-static char *groups_text(const gid_t *groups, size_t n)
-{
-	char *text = xmalloc(n * 12 + 1);
-	size_t used = 0;
-
-	text[0] = '\0';
-	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(text + used, 12 + 1, "%s%u", i ? "," : "", (unsigned)groups[i]);
-	return text;
-}
-
-static void parse_groups(const char *text, gid_t **groups, size_t *n)
-{
-	const char *p = text;
-
-	*groups = xcalloc(strlen(text) / 2 + 1, sizeof **groups);
-	*n = 0;
-	while (*p) {
-		char *end;
-		unsigned long g = strtoul(p, &end, 10);
-
-		if (end == p)
-			break;
-		(*groups)[(*n)++] = (gid_t)g;
-		p = *end == ',' ? end + 1 : end;
-	}
-}
-
 /* The row of sc, pointing into it; the caller frees *groups. */
 static void to_row(const struct schedule *sc, struct store_schedule *row, char **groups)
 {
-	*groups = groups_text(sc->groups, sc->ngroups);
+	*groups = ident_groups_text(sc->groups, sc->ngroups);
 	*row = (struct store_schedule){
 		.id = sc->id, .name = sc->name, .uid = sc->uid, .gid = sc->gid, .groups = *groups,
 		.user = sc->user, .spec_file = sc->spec_file, .spec = sc->spec, .spec_len = sc->spec_len,
@@ -156,7 +128,7 @@ static void on_load(void *arg, const struct store_schedule *row)
 	sc->name = xstrdup(row->name);
 	sc->uid = row->uid;
 	sc->gid = row->gid;
-	parse_groups(row->groups, &sc->groups, &sc->ngroups);
+	sc->groups = ident_groups_parse(row->groups, &sc->ngroups);
 	sc->user = xstrdup(row->user);
 	sc->spec_file = xstrdup(row->spec_file);
 	sc->spec = xmalloc(row->spec_len + 1);
@@ -195,11 +167,12 @@ static void on_load_run(void *arg, const struct store_schedule_run *r)
 			remember_run(s->v[i], r->job_id, r->ms, r->note);
 }
 
-struct schedules *schedules_create(struct engine *e, struct store *store, char **err)
+struct schedules *schedules_create(struct store *store, const struct schedules_ops *ops,
+				   char **err)
 {
 	struct schedules *s = xcalloc(1, sizeof *s);
 
-	s->e = e;
+	s->ops = *ops;
 	s->store = store;
 	s->next_id = 1;
 	if (store && store_load_schedules(store, on_load, on_load_run, s, err) < 0) {
@@ -224,46 +197,38 @@ void schedules_destroy(struct schedules *s)
 
 /* ---- runs ---- */
 
-/* Submit one run of sc and move its next run to next_ms, in one commit. */
-static int fire(struct schedules *s, struct schedule *sc, int64_t now, int64_t next_ms,
-		const char *note, char **err)
+/* A run of sc at now, its next run at next_ms. Release it with run_release(). */
+static void run_prepare(struct schedule *sc, int64_t now, int64_t next_ms, const char *note,
+			struct schedule_run *run)
 {
-	struct caller who = { sc->uid, sc->gid, sc->groups, sc->ngroups };
-	struct store_schedule row;
-	struct store_schedule_run run;
-	struct spec *spec;
-	struct job *job;
-	char *groups = NULL;
-	int64_t old_next = sc->next_ms;
-	int ret = -1;
+	memset(run, 0, sizeof *run);
+	run->schedule = sc;
+	run->who = (struct caller){ sc->uid, sc->gid, sc->groups, sc->ngroups };
+	run->name = sc->name;
+	run->user = sc->user;
+	run->ms = now;
+	snprintf(run->note, sizeof run->note, "%s", note);
+	to_row(sc, &run->row, &run->groups);
+	run->row.next_ms = next_ms;
+}
 
-	spec = spec_parse(sc->spec, sc->spec_len, sc->spec_file, err);
-	if (!spec)
-		goto out;
-	job = engine_job_build(s->e, &who, sc->user, NULL, spec, sc->spec_file, sc->spec,
-			       sc->spec_len, now, err);
-	if (!job)
-		goto out;
-	model_job_event(NULL, job, now, "run of schedule %s%s%s", sc->name, *note ? ": " : "", note);
-	sc->next_ms = next_ms;
-	to_row(sc, &row, &groups);
-	run = (struct store_schedule_run){ .schedule_id = sc->id, .job_id = job->id, .ms = now,
-					   .note = note };
-	if (store_schedule_run(s->store, &row, job, &run, err) < 0) {
-		sc->next_ms = old_next;
-		model_job_free(job);
-		goto out;
-	}
-	remember_run(sc, job->id, now, note);
-	log_info("schedule %s: submitted job %lld%s%s", sc->name, (long long)job->id,
-		 *note ? " " : "", note);
-	engine_job_adopt(s->e, job);
+static void run_release(struct schedule_run *run)
+{
+	free(run->groups);
+	run->groups = NULL;
+}
+
+/* The run was committed as job: remember it, and its next run is the row's. */
+static void run_made(const struct schedule_run *run, int64_t job)
+{
+	struct schedule *sc = run->schedule;
+
+	sc->next_ms = run->row.next_ms;
+	remember_run(sc, job, run->ms, run->note);
+	log_info("schedule %s: submitted job %lld%s%s", sc->name, (long long)job,
+		 *run->note ? " " : "", run->note);
 	free(sc->last_error);
 	sc->last_error = xstrdup("");
-	ret = 0;
-out:
-	free(groups);
-	return ret;
 }
 
 /* How many runs fell between due (exclusive) and now (inclusive): the
@@ -283,14 +248,14 @@ static long missed_runs(const struct schedule *sc, int64_t due, int64_t now)
 	return n;
 }
 
-size_t schedules_tick(struct schedules *s, int64_t now)
+size_t schedules_due(struct schedules *s, int64_t now, struct schedule_run **runs)
 {
-	size_t fired = 0;
+	size_t n = 0;
 
+	*runs = NULL;
 	for (size_t i = 0; i < s->n; i++) {
 		struct schedule *sc = s->v[i];
-		char note[256] = "", due[64], *err = NULL;
-		int64_t next;
+		char note[256] = "", due[64];
 		long missed;
 
 		if (sc->paused || !sc->every || sc->next_ms <= 0 || sc->next_ms > now)
@@ -305,40 +270,43 @@ size_t schedules_tick(struct schedules *s, int64_t now)
 				 "at least " : "", missed, missed == 1 ? "" : "s", missed == 1 ? "is" : "are");
 		else if (now - sc->next_ms > 60000)
 			snprintf(note, sizeof note, "late: due at %s", due);
-		next = every_next(sc->every, sc->anchor_ms, now);
-		if (fire(s, sc, now, next, note, &err) < 0) {
-			int saved = errno;
-
-			/* Said once, not on every pass while the disk stays full. */
-			if (strcmp(sc->last_error, err ? err : "cannot submit") != 0) {
-				log_warnx("schedule %s: cannot submit its run: %s", sc->name, err ? err : "?");
-				free(sc->last_error);
-				sc->last_error = xstrdup(err ? err : "cannot submit");
-			}
-			/* A spec that is refused (it waits for a job that is gone) is
-			 * tried again at the next period; a commit that failed (busy,
-			 * disk full) on the next pass. */
-			if (saved == EINVAL)
-				sc->next_ms = next;
-		} else {
-			fired++;
-		}
-		free(err);
+		*runs = xrealloc(*runs, (n + 1) * sizeof **runs);
+		run_prepare(sc, now, every_next(sc->every, sc->anchor_ms, now), note, &(*runs)[n++]);
 	}
-	return fired;
+	return n;
+}
+
+void schedules_ran(struct schedules *s, const struct schedule_run *run, int failed, int64_t job,
+		   const char *err)
+{
+	struct schedule *sc = run->schedule;
+
+	(void)s;
+	if (!failed) {
+		run_made(run, job);
+		return;
+	}
+	/* Said once, not on every pass while the disk stays full. */
+	if (strcmp(sc->last_error, err ? err : "cannot submit") != 0) {
+		log_warnx("schedule %s: cannot submit its run: %s", sc->name, err ? err : "?");
+		free(sc->last_error);
+		sc->last_error = xstrdup(err ? err : "cannot submit");
+	}
+	/* A spec that is refused (it waits for a job that is gone) is tried again
+	 * at the next period; a commit that failed (busy, disk full) on the next
+	 * pass. */
+	if (failed == EINVAL)
+		sc->next_ms = run->row.next_ms;
+}
+
+void schedules_runs_free(struct schedule_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		run_release(&runs[i]);
+	free(runs);
 }
 
 /* ---- the API ---- */
-
-static char *user_name(uid_t uid)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-		return xstrdup(pw.pw_name);
-	return xasprintf("%u", (unsigned)uid);
-}
 
 /* The schedule's name: the file name without its folder and without .conf,
  * .ini or .spec. NULL with *err when that is not a good name. */
@@ -427,7 +395,7 @@ int schedules_put(struct schedules *s, const struct caller *who, const char *fil
 	sc->groups = xcalloc(who->ngroups + 1, sizeof *sc->groups);
 	if (who->ngroups)
 		memcpy(sc->groups, who->groups, who->ngroups * sizeof *sc->groups);
-	sc->user = user_name(who->uid);
+	sc->user = ident_user_name(who->uid);
 	sc->spec_file = xstrdup(filename);
 	sc->spec = xmalloc(len + 1);
 	memcpy(sc->spec, text, len);
@@ -437,8 +405,8 @@ int schedules_put(struct schedules *s, const struct caller *who, const char *fil
 	every = NULL;
 	sc->last_error = xstrdup("");
 
-	engine_lock(s->e);
-	now = engine_now_ms(s->e);
+	s->ops.lock(s->ops.arg);
+	now = s->ops.now_ms(s->ops.arg);
 	old = find(s, sc->name);
 	if (old && may_change(old, who, "replace", err) < 0)
 		goto unlock;
@@ -472,7 +440,7 @@ int schedules_put(struct schedules *s, const struct caller *who, const char *fil
 	ret = 0;
 unlock:
 	saved = errno;
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	errno = saved;
 fail:
 	saved = errno;
@@ -491,7 +459,7 @@ int schedules_remove(struct schedules *s, const struct caller *who, const char *
 	struct schedule *sc;
 	int ret = -1, saved;
 
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (!sc) {
 		errno = ENOENT;
@@ -512,7 +480,7 @@ int schedules_remove(struct schedules *s, const struct caller *who, const char *
 	ret = 0;
 out:
 	saved = errno;
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	errno = saved;
 	return ret;
 }
@@ -568,64 +536,82 @@ static int ctl_resume(struct schedules *s, struct schedule *sc, int64_t now, cha
 
 static int ctl_run_now(struct schedules *s, struct schedule *sc, int64_t now, char **err)
 {
+	struct schedule_run run;
+	int64_t job = 0;
+	int ret = -1, saved;
+
 	/* The regular runs keep their times. */
-	if (fire(s, sc, now, sc->next_ms, "run-now", err) < 0)
-		return -1;
-	engine_kick_locked(s->e);
-	return 0;
+	run_prepare(sc, now, sc->next_ms, "run-now", &run);
+	if (s->ops.submit(s->ops.arg, &run, &job, err) < 0)
+		goto out;
+	run_made(&run, job);
+	ret = 0;
+out:
+	saved = errno;
+	run_release(&run);
+	errno = saved;
+	return ret;
 }
 
-static const struct {
-	const char *name;
+static const struct schedule_command {
+	struct ctl_command cmd;
 	sched_ctl_fn fn;
-} ctl_commands[] = {
-	{ "pause", ctl_pause },
-	{ "resume", ctl_resume },
-	{ "run-now", ctl_run_now },
+} schedule_commands[] = {
+	{ { "pause", NULL }, ctl_pause },
+	{ { "resume", NULL }, ctl_resume },
+	{ { "run-now", NULL }, ctl_run_now },
 };
+static const struct ctl_table schedule_table = CTL_TABLE(schedule_commands);
+
+char *schedules_ctl_commands(const char *last_sep)
+{
+	return ctl_list(&schedule_table, last_sep);
+}
 
 int schedules_ctl(struct schedules *s, const struct caller *who, const char *name,
 		  const char *command, char **err)
 {
-	char word[32] = "", extra[8] = "";
-	sched_ctl_fn fn = NULL;
+	const struct schedule_command *cmd;
+	struct ctl_line line;
 	struct schedule *sc;
+	char *list;
 	int ret = -1, saved;
 
-	if (sscanf(command, "%31s %7s", word, extra) == 1)
-		for (size_t i = 0; i < ARRAY_LEN(ctl_commands); i++)
-			if (strcmp(ctl_commands[i].name, word) == 0)
-				fn = ctl_commands[i].fn;
-	if (!fn) {
+	ctl_split(command, &line);
+	cmd = (const struct schedule_command *)ctl_find(&schedule_table, line.word);
+	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
 		errno = EINVAL;
-		return errprintf(err, "unknown command '%s': a schedule's ctl takes pause, resume or run-now",
-				 command);
+		list = ctl_list(&schedule_table, " or ");
+		errprintf(err, "unknown command '%s': a schedule's ctl takes %s", command, list);
+		free(list);
+		return -1;
 	}
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (!sc) {
 		errno = ENOENT;
 		errprintf(err, "no schedule '%s'", name);
 		goto out;
 	}
-	if (may_change(sc, who, word, err) < 0 || fn(s, sc, engine_now_ms(s->e), err) < 0)
+	if (may_change(sc, who, line.word, err) < 0 ||
+	    cmd->fn(s, sc, s->ops.now_ms(s->ops.arg), err) < 0)
 		goto out;
-	log_info("schedule %s: %s", sc->name, word);
+	log_info("schedule %s: %s", sc->name, line.word);
 	ret = 0;
 out:
 	saved = errno;
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	errno = saved;
 	return ret;
 }
 
-/* ---- views (the engine's lock held by the callers below) ---- */
+/* ---- views (the lock held by the calls below) ---- */
 
 static const char *run_state(struct schedules *s, const struct run *r)
 {
-	const struct job *job = model_job(engine_model(s->e), r->job);
+	const char *state = s->ops.job_state(s->ops.arg, r->job);
 
-	return job ? job_state_name(job->state) : "gone";
+	return state ? state : "gone";
 }
 
 static json_t *schedule_json(struct schedules *s, const struct schedule *sc)
@@ -654,10 +640,10 @@ json_t *schedules_list_json(struct schedules *s)
 {
 	json_t *list = json_array();
 
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	for (size_t i = 0; i < s->n; i++)
 		json_array_append_new(list, schedule_json(s, s->v[i]));
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	return json_pack("{s:o}", "schedules", list);
 }
 
@@ -666,11 +652,11 @@ json_t *schedules_json(struct schedules *s, const char *name)
 	struct schedule *sc;
 	json_t *json = NULL;
 
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (sc)
 		json = schedule_json(s, sc);
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	if (!json)
 		errno = ENOENT;
 	return json;
@@ -684,14 +670,14 @@ char *schedules_status(struct schedules *s, const char *name)
 	int64_t now;
 	FILE *f;
 
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (!sc) {
-		engine_unlock(s->e);
+		s->ops.unlock(s->ops.arg);
 		errno = ENOENT;
 		return NULL;
 	}
-	now = engine_now_ms(s->e);
+	now = s->ops.now_ms(s->ops.arg);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		abort();
@@ -716,7 +702,7 @@ char *schedules_status(struct schedules *s, const char *name)
 			fprintf(f, " (%s)", r->note);
 		fprintf(f, "\n");
 	}
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	fclose(f);
 	return buf;
 }
@@ -726,14 +712,14 @@ char *schedules_spec(struct schedules *s, const char *name, size_t *len)
 	struct schedule *sc;
 	char *text = NULL;
 
-	engine_lock(s->e);
+	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (sc) {
 		text = xmalloc(sc->spec_len + 1);
 		memcpy(text, sc->spec, sc->spec_len + 1);
 		*len = sc->spec_len;
 	}
-	engine_unlock(s->e);
+	s->ops.unlock(s->ops.arg);
 	if (!text)
 		errno = ENOENT;
 	return text;

@@ -1,0 +1,190 @@
+/* Job folders on the storage volume: the stage folders a new job's instances
+ * run in, made without the engine's lock (at submission by the submitting
+ * thread, for scheduled runs on the storage thread, at start before the
+ * first pass), and the hooks through which the space and clean-up threads
+ * reach the engine. */
+#include "engine_internal.h"
+#include "backend.h"
+#include "log.h"
+#include "storage_queue.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Copied from the job so that its folders can be made without the engine's
+ * lock (a slow disk or NFS server must not stall scheduling). */
+struct folder_plan {
+	int64_t id;
+	struct backend_cred cred;
+	size_t nstages;
+	char **stages;
+};
+
+struct folder_plan *folder_plan_of(const struct job *job)
+{
+	struct folder_plan *p = xcalloc(1, sizeof *p);
+
+	p->id = job->id;
+	p->cred = (struct backend_cred){ job->uid, job->gid };
+	p->nstages = job->nstages;
+	p->stages = xcalloc(job->nstages, sizeof *p->stages);
+	for (size_t s = 0; s < job->nstages; s++)
+		p->stages[s] = xstrdup(job->stages[s].spec->name);
+	return p;
+}
+
+void folder_plan_free(struct folder_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t s = 0; s < p->nstages; s++)
+		free(p->stages[s]);
+	free(p->stages);
+	free(p);
+}
+
+int folder_plan_make(struct engine *e, const struct folder_plan *p)
+{
+	char path[512];
+	int ret = 0;
+
+	if (!e->storage)
+		return 0;
+	/* The stages' output folders, which instances run in. Their logs'
+	 * folders (jobs/<id>/log/<stage>) are made by the mount that opens the
+	 * first log: one folder less per stage in each submission. */
+	for (size_t s = 0; s < p->nstages; s++) {
+		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
+		if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
+			log_warn("job %lld: cannot create %s", (long long)p->id, path);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* The job's folders exist (or could not be made: logged): place it. */
+void engine_folders_made(struct engine *e, int64_t id)
+{
+	struct job *job;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job)
+		job->folders_pending = false;
+	engine_kick(e);
+	pthread_mutex_unlock(&e->lock);
+}
+
+struct folders_piece {
+	struct engine *e;
+	struct folder_plan *plan;
+};
+
+static void folders_piece_drop(void *arg)
+{
+	struct folders_piece *piece = arg;
+
+	folder_plan_free(piece->plan);
+	free(piece);
+}
+
+static void folders_piece_run(void *arg)
+{
+	struct folders_piece *piece = arg;
+
+	folder_plan_make(piece->e, piece->plan);
+	engine_folders_made(piece->e, piece->plan->id);
+	folders_piece_drop(piece);
+}
+
+void engine_folders_later(struct engine *e, struct job *job)
+{
+	struct folders_piece *piece = xcalloc(1, sizeof *piece);
+
+	piece->e = e;
+	piece->plan = folder_plan_of(job);
+	job->folders_pending = true;
+	storage_queue_post(e->storage_work, folders_piece_run, folders_piece_drop, piece);
+}
+
+void engine_folders_at_start(struct engine *e)
+{
+	struct backend_cred self = { getuid(), getgid() };
+	struct folder_plan **plans;
+	size_t n;
+
+	if (!e->storage)
+		return;
+	if (backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
+		log_warn("cannot create jobs/ on the storage volume");
+	else
+		backend_spread(e->storage, "jobs");
+	pthread_mutex_lock(&e->lock);
+	n = model_nactive(e->model);
+	plans = xcalloc(n ? n : 1, sizeof *plans);
+	for (size_t j = 0; j < n; j++)
+		plans[j] = folder_plan_of(model_active_at(e->model, j));
+	pthread_mutex_unlock(&e->lock);
+	for (size_t j = 0; j < n; j++) {
+		folder_plan_make(e, plans[j]);
+		folder_plan_free(plans[j]);
+	}
+	free(plans);
+}
+
+/* ---- the space and clean-up threads ---- */
+
+/* For the clean-up thread (no lock held): jobs that ended before cutoff. */
+size_t engine_lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids)
+{
+	struct engine *e = arg;
+	size_t n = 0, cap = 0;
+
+	*ids = NULL;
+	pthread_mutex_lock(&e->lock);
+	for (size_t j = 0; j < model_njobs(e->model); j++) {
+		const struct job *job = model_job_at(e->model, j);
+
+		if (!job || !job_ended(job) || job->ended_ms <= 0 || job->ended_ms >= cutoff_ms)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			*ids = xrealloc(*ids, cap * sizeof **ids);
+		}
+		(*ids)[n++] = job->id;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+void engine_lifecycle_note(void *arg, int64_t id, const char *text)
+{
+	struct engine *e = arg;
+	struct job *job;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job) {
+		model_job_event(e->model, job, engine_now(e), "%s", text);
+		model_dirty_job(e->model, job);
+		engine_kick(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The space thread learned something new about the volume: pass again. */
+void engine_space_changed(void *arg)
+{
+	struct engine *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	engine_kick(e);
+	pthread_mutex_unlock(&e->lock);
+}
+

@@ -1,0 +1,167 @@
+/* Foreach expansion: a stage with foreach = UPSTREAM/GLOB gets one instance
+ * per matching entry of the upstream stage's output folder, in name order,
+ * once that stage has succeeded. The folder is listed on the storage thread
+ * (storage_queue.h), never under the engine's lock; the listing comes back
+ * and is applied under the lock, and the pass is kicked to go on. */
+#include "engine_internal.h"
+#include "backend.h"
+#include "storage_queue.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entries {
+	char **names;
+	size_t n, cap;
+	const char *glob;
+};
+
+/* One listing on its way: what to list, and what was found. */
+struct listing {
+	struct engine *e;
+	int64_t job;
+	int stage;
+	char *upstream;
+	char *glob;
+	struct entries found;
+	int failed;
+	char *err;
+};
+
+static int collect_entry(void *arg, const char *name, const struct stat *st)
+{
+	struct entries *list = arg;
+
+	(void)st;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0;
+	if (fnmatch(list->glob, name, FNM_PERIOD) != 0)
+		return 0;
+	if (list->n >= SPEC_MAX_INSTANCES)
+		return 1;
+	if (list->n == list->cap) {
+		list->cap = list->cap ? list->cap * 2 : 64;
+		list->names = xrealloc(list->names, list->cap * sizeof *list->names);
+	}
+	list->names[list->n++] = xstrdup(name);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The upstream stage's entries that match, sorted (no lock held). 0, or -1
+ * with *err. */
+static int list_upstream(struct engine *e, struct listing *l)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)l->job, l->upstream);
+	if (!e->storage) {
+		errno = ENODEV;
+		return errprintf(&l->err, "no storage volume to list %s", path);
+	}
+	if (backend_readdir(e->storage, path, collect_entry, &l->found) < 0 && errno != ENOENT)
+		return errprintf(&l->err, "cannot list %s: %s", path, strerror(errno));
+	if (l->found.n > 1)
+		qsort(l->found.names, l->found.n, sizeof *l->found.names, cmp_names);
+	return 0;
+}
+
+/* Create the stage's instances from what was found, or fail the stage (and
+ * the job) with why it could not be listed. */
+static void expand(struct engine *e, struct stage *stage, const struct listing *l, int64_t now)
+{
+	const struct spec_stage *ss = stage->spec;
+	int64_t next_id = model_next_instance_id(e->model);
+	char item[1024], reason[600];
+
+	if (l->failed) {
+		snprintf(reason, sizeof reason, "stage %s: %s", ss->name,
+			 l->err ? l->err : "cannot expand foreach");
+		engine_begin_ending(e, stage->job, ENDING_FAIL, reason, now);
+		engine_set_stage_state(e, stage, STAGE_FAILED, now);
+		return;
+	}
+	for (size_t i = 0; i < l->found.n; i++) {
+		struct instance *inst;
+
+		snprintf(item, sizeof item, "%s/%s", ss->foreach_stage, l->found.names[i]);
+		inst = model_stage_new_instance(stage, next_id++, item);
+		model_add_instance(e->model, inst);
+		model_dirty_instance(e->model, inst);
+	}
+	stage->expanded = true;
+	stage->queued_hint = 0;
+	model_dirty_stage(e->model, stage);
+	model_job_event(e->model, stage->job, now, "stage %s: foreach = %s/%s matched %zu entr%s",
+			ss->name, ss->foreach_stage, l->glob, l->found.n, l->found.n == 1 ? "y" : "ies");
+}
+
+/* The listing is back (lock held). The job may have changed meanwhile:
+ * apply it only to a stage that still waits for it, as the roll-up would
+ * have expanded it; otherwise the roll-up asks again if it must. */
+static void apply(struct engine *e, const struct listing *l, int64_t now)
+{
+	struct job *job = model_job(e->model, l->job);
+	struct stage *stage;
+
+	if (!job || l->stage < 0 || (size_t)l->stage >= job->nstages)
+		return;
+	stage = &job->stages[l->stage];
+	if (!stage->listing)
+		return;
+	stage->listing = false;
+	if (job_ended(job) || job->ending != ENDING_NONE || job->held ||
+	    stage->state != STAGE_WAITING || stage->expanded || !stage_deps_ready(job, stage))
+		return;
+	expand(e, stage, l, now);
+}
+
+static void listing_free(void *arg)
+{
+	struct listing *l = arg;
+
+	for (size_t i = 0; i < l->found.n; i++)
+		free(l->found.names[i]);
+	free(l->found.names);
+	free(l->upstream);
+	free(l->glob);
+	free(l->err);
+	free(l);
+}
+
+static void listing_run(void *arg)
+{
+	struct listing *l = arg;
+	struct engine *e = l->e;
+
+	l->failed = list_upstream(e, l) < 0;
+	pthread_mutex_lock(&e->lock);
+	apply(e, l, engine_now(e));
+	engine_kick(e);
+	pthread_mutex_unlock(&e->lock);
+	listing_free(l);
+}
+
+void engine_foreach_list(struct engine *e, struct stage *stage)
+{
+	const struct spec_stage *ss = stage->spec;
+	struct listing *l = xcalloc(1, sizeof *l);
+
+	l->e = e;
+	l->job = stage->job->id;
+	l->stage = stage->idx;
+	l->upstream = xstrdup(ss->foreach_stage);
+	l->glob = xstrdup(ss->foreach_glob ? ss->foreach_glob : "*");
+	l->found.glob = l->glob;
+	stage->listing = true;
+	storage_queue_post(e->storage_work, listing_run, listing_free, l);
+}

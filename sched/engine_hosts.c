@@ -1,0 +1,112 @@
+/* An operator's commands on a host: drain, resume, remove (hosts/<h>/ctl). */
+#include "engine_internal.h"
+#include "ctl.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*host_ctl_fn)(struct engine *e, struct host *h, int64_t now, char **err);
+
+static int host_drain(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	(void)err;
+	h->draining = true;
+	log_info("host %s draining: no new work, %zu instance(s) left to finish", h->name, h->nactive);
+	model_dirty_host(e->model, h);
+	return 0;
+}
+
+static int host_resume(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	(void)err;
+	h->draining = false;
+	log_info("host %s resumed", h->name);
+	model_dirty_host(e->model, h);
+	return 0;
+}
+
+static int host_remove(struct engine *e, struct host *h, int64_t now, char **err)
+{
+	(void)now;
+	errno = EBUSY;
+	if (!h->draining)
+		return errprintf(err, "host %s is not drained: write 'drain' first, wait for its"
+				 " instances to end, stop its runner, then 'remove'", h->name);
+	if (h->nactive > 0)
+		return errprintf(err, "host %s still runs %zu instance(s): wait for them to end",
+				 h->name, h->nactive);
+	if (engine_host_up(e, h))
+		return errprintf(err, "the runner of host %s still runs: stop it first (it would"
+				 " register the host again)", h->name);
+	if (store_delete_host(e->store, h->name, err) < 0)
+		return -1;
+	log_info("host %s removed", h->name);
+	model_remove_host(e->model, h);
+	return 0;
+}
+
+static const struct host_command {
+	struct ctl_command cmd;
+	host_ctl_fn fn;
+} host_commands[] = {
+	{ { "drain", NULL }, host_drain },
+	{ { "resume", NULL }, host_resume },
+	{ { "remove", NULL }, host_remove },
+};
+static const struct ctl_table host_table = CTL_TABLE(host_commands);
+
+char *engine_host_ctl_commands(const char *last_sep)
+{
+	return ctl_list(&host_table, last_sep);
+}
+
+int engine_host_ctl(struct engine *e, const struct caller *who, const char *name,
+		    const char *command, char **err)
+{
+	const struct host_command *cmd;
+	struct ctl_line line;
+	struct host *h;
+	char *list;
+	int ret = -1, saved;
+
+	ctl_split(command, &line);
+	cmd = (const struct host_command *)ctl_find(&host_table, line.word);
+	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
+		errno = EINVAL;
+		list = ctl_list(&host_table, ", ");
+		errprintf(err, "unknown host command '%s': valid commands are %s", command, list);
+		free(list);
+		return -1;
+	}
+	pthread_mutex_lock(&e->lock);
+	if (!engine_is_admin(e, who)) {
+		errno = EACCES;
+		errprintf(err, "only root%s may %s a host", e->cfg.admin_set ?
+			  " and the admin group" : "", line.word);
+		goto out;
+	}
+	h = model_host(e->model, name);
+	if (!h) {
+		errno = ENOENT;
+		errprintf(err, "no host '%s'", name);
+		goto out;
+	}
+	if (cmd->fn(e, h, engine_now(e), err) < 0)
+		goto out;
+	if (engine_flush(e, err) < 0)
+		goto out;
+	engine_kick(e);
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	errno = saved;
+	return ret;
+}

@@ -1,0 +1,208 @@
+/* What the engine's files share and nobody else sees: the engine's struct and
+ * the state changes every part of it makes (sched/engine_*.c). Everything here
+ * but the struct's own lock, conditions and thread is called with e->lock
+ * held, unless it says otherwise. */
+#ifndef PARSA_ENGINE_INTERNAL_H
+#define PARSA_ENGINE_INTERNAL_H
+
+#include "clock.h"
+#include "engine.h"
+#include "model.h"
+#include "spec.h"
+#include "store.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* How many pass durations GET /v1/stats can show. */
+#define PASS_HISTORY 4096
+
+struct fairshare;
+struct lifecycle;
+struct notify;
+struct space;
+struct schedules;
+struct storage_queue;
+
+struct engine {
+	struct engine_config cfg;
+	struct store *store;
+	struct backend *storage;
+	struct model *model;          /* protected by lock, like everything it holds */
+	pthread_mutex_t lock;
+	pthread_cond_t kick;          /* wakes the scheduling thread */
+	pthread_cond_t changed;       /* broadcast after every pass: wakes long polls */
+	bool kicked;                  /* protected by lock */
+	bool stopping;                /* protected by lock */
+	bool thread_started;
+	pthread_t thread;
+	struct fairshare *fair;       /* protected by lock */
+	int64_t started_mono;         /* silence before this does not count (restart) */
+	double pass_ms[PASS_HISTORY]; /* ring of pass durations; protected by lock */
+	uint64_t npasses;             /* protected by lock */
+	struct schedules *schedules;  /* guarded by lock (sched/schedules.h) */
+	struct {                      /* the last pass's backfill reservation, for why; */
+		int64_t job;          /* protected by lock; job 0 = none */
+		int stage;
+		char *host;
+		int64_t at_ms;
+	} held;
+	struct notify *notify;        /* its own lock */
+	struct space *space;          /* free space on the volume (sched/space.h) */
+	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
+	struct storage_queue *storage_work; /* folders and listings, off the lock */
+};
+
+static inline bool job_ended(const struct job *job)
+{
+	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
+}
+
+static inline bool stage_ended(const struct stage *stage)
+{
+	return stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
+	       stage->state == STAGE_CANCELLED;
+}
+
+static inline bool inst_active(const struct instance *inst)
+{
+	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;
+}
+
+/* ---- the lock's small helpers, inline so that no two of the engine's files
+ * call each other: engine.c (the thread and the life cycle) calls into the
+ * others, the pass and the API's calls into the roll-up, and the state
+ * changes and folders call no other part of the engine. ---- */
+
+/* The time of every decision (engine_now_ms() for callers outside). */
+static inline int64_t engine_now(const struct engine *e)
+{
+	return clock_now_ms(e->cfg.clock);
+}
+
+/* Wake the scheduling pass. */
+static inline void engine_kick(struct engine *e)
+{
+	e->kicked = true;
+	pthread_cond_signal(&e->kick);
+}
+
+/* Write what changed (store_flush). On failure the objects stay dirty: the
+ * timer's next pass tries again. */
+static inline int engine_flush(struct engine *e, char **err)
+{
+	return store_flush(e->store, e->model, err);
+}
+
+/* An absolute CLOCK_MONOTONIC deadline ms from now, for pthread_cond_timedwait
+ * on e->kick and e->changed. */
+static inline struct timespec engine_deadline_in(int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/* Root, or a member of the admin group (engine_config.admin_gid). */
+static inline bool engine_is_admin(const struct engine *e, const struct caller *who)
+{
+	if (who->uid == 0)
+		return true;
+	if (!e->cfg.admin_set)
+		return false;
+	if (who->gid == e->cfg.admin_gid)
+		return true;
+	for (size_t i = 0; i < who->ngroups; i++)
+		if (who->groups[i] == e->cfg.admin_gid)
+			return true;
+	return false;
+}
+
+/* Have the stages this one runs after all succeeded? */
+static inline bool stage_deps_ready(const struct job *job, const struct stage *stage)
+{
+	for (size_t i = 0; i < stage->spec->nafter; i++) {
+		int up = spec_stage_index(job->spec, stage->spec->after[i]);
+
+		if (up >= 0 && job->stages[up].state != STAGE_SUCCEEDED)
+			return false;
+	}
+	return true;
+}
+
+/* ---- engine_state.c: state changes ---- */
+
+void engine_set_stage_state(struct engine *e, struct stage *stage, enum stage_state state,
+			    int64_t now);
+/* Start bringing job to an end (cancel or fail) for reason; the roll-up does the rest. */
+void engine_begin_ending(struct engine *e, struct job *job, enum job_ending how,
+			 const char *reason, int64_t now);
+/* An instance's reason, on one line (a status file has one "reason:" line). */
+void engine_set_reason(struct instance *inst, const char *reason);
+/* Requeue an instance (a retry): a new attempt will be assigned by the pass. */
+void engine_requeue(struct engine *e, struct instance *inst);
+/* The runner says an attempt ended (or the scheduler decided it is lost).
+ * code/sig describe how; reason is extra text (NULL when none). Takes the
+ * instance off its host's active list. */
+void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
+			const char *reason, int64_t now);
+/* The runner confirmed the attempt runs (a report or a heartbeat); how is
+ * added to the event (" (from a heartbeat)" or ""). */
+void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
+			 int64_t mono, const char *how);
+
+/* ---- engine_pass.c: the scheduling pass ---- */
+
+/* Roll-up, recurring runs, placement and the commit of what it placed. */
+void engine_pass(struct engine *e);
+
+/* ---- engine_rollup.c: dependencies, foreach expansion, stage and job states ---- */
+
+/* Dependencies, expansion and roll-up for one unfinished job. */
+void engine_update_job(struct engine *e, struct job *job, int64_t now);
+
+/* ---- engine_foreach.c: foreach expansion ---- */
+
+/* A foreach stage is ready: have its input listed on the storage thread; its
+ * instances are made (or the stage fails) when the listing comes back, and
+ * the pass is kicked. Until then stage->listing is set. */
+void engine_foreach_list(struct engine *e, struct stage *stage);
+
+/* ---- engine_folders.c: job folders on the volume ---- */
+
+/* What a job's folders need, copied so that they can be made without the lock. */
+struct folder_plan;
+struct folder_plan *folder_plan_of(const struct job *job);
+/* Make them; no lock held. 0, or -1 when a folder could not be made (logged). */
+int folder_plan_make(struct engine *e, const struct folder_plan *p);
+void folder_plan_free(struct folder_plan *p);
+/* The job's folders are made (lock not held): it may be placed now. */
+void engine_folders_made(struct engine *e, int64_t job);
+/* Have a committed job's folders made on the storage thread; job->folders_pending
+ * is set until they are. */
+void engine_folders_later(struct engine *e, struct job *job);
+/* At start, before the thread (lock not held): jobs/ on the volume, and the
+ * folders of unfinished jobs, in case the scheduler died between a commit and
+ * their creation. */
+void engine_folders_at_start(struct engine *e);
+/* The hooks of the clean-up and space threads (no lock held). */
+size_t engine_lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids);
+void engine_lifecycle_note(void *arg, int64_t id, const char *text);
+void engine_space_changed(void *arg);
+
+/* ---- engine_submit.c ---- */
+
+/* A run of a recurring pipeline (schedules_ops.submit; arg is the engine). */
+struct schedule_run;
+int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *job, char **err);
+
+#endif

@@ -1,0 +1,161 @@
+/* The state changes of stages, jobs and instances that every part of the
+ * engine makes: an attempt that started or ended, a requeue, a job starting
+ * to end. Lock held throughout (engine_internal.h). */
+#include "engine_internal.h"
+#include "api_client.h"
+#include "fairshare.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void engine_set_stage_state(struct engine *e, struct stage *stage, enum stage_state state,
+			    int64_t now)
+{
+	if (stage->state == state)
+		return;
+	stage->state = state;
+	if (state == STAGE_RUNNING && !stage->started_ms)
+		stage->started_ms = now;
+	if (state == STAGE_SUCCEEDED || state == STAGE_FAILED || state == STAGE_CANCELLED)
+		stage->ended_ms = now;
+	else
+		stage->ended_ms = 0;
+	model_dirty_stage(e->model, stage);
+}
+
+void engine_begin_ending(struct engine *e, struct job *job, enum job_ending how,
+			 const char *reason, int64_t now)
+{
+	if (job->ending != ENDING_NONE || job_ended(job))
+		return;
+	job->ending = how;
+	free(job->reason);
+	job->reason = xstrdup(reason);
+	model_job_event(e->model, job, now, "%s", reason);
+	model_dirty_job(e->model, job);
+}
+
+void engine_set_reason(struct instance *inst, const char *reason)
+{
+	free(inst->reason);
+	inst->reason = xstrdup(reason);
+	/* A status file has one "reason:" line. */
+	for (char *p = inst->reason; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+void engine_requeue(struct engine *e, struct instance *inst)
+{
+	model_set_state(e->model, inst, INST_QUEUED);
+	inst->cancel_requested = false;
+	if ((size_t)inst->index < inst->stage->queued_hint)
+		inst->stage->queued_hint = (size_t)inst->index;
+}
+
+void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
+			const char *reason, int64_t now)
+{
+	const struct spec_stage *ss = inst->stage->spec;
+	struct host *h = inst->host;
+	struct job *job = inst->job;
+	char why[512];
+
+	if (h) {
+		/* Until the host's next heartbeat, count the ended instance's share of
+		 * the live use as free: a host kept busy by parsa's own work can take
+		 * the next instance at once instead of a heartbeat later. */
+		if (h->cpus > 0)
+			h->ended_cpu_pct += 100.0 * ss->cpus / h->cpus;
+		if (h->mem > 0)
+			h->ended_mem_pct += 100.0 * (double)ss->mem / (double)h->mem;
+	}
+	inst->ended_ms = now;
+	inst->exit_code = code;
+	inst->signal = sig;
+	if (inst->started_ms > 0 && now > inst->started_ms)
+		fairshare_charge(e->fair, job->team, ss->cpus * (double)(now - inst->started_ms) / 1000.0, now);
+	if (code == 0 && sig == 0 && !reason) {
+		model_set_state(e->model, inst, INST_SUCCEEDED);
+		engine_set_reason(inst, "");
+		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s (%.1f s)",
+				ss->name, inst->index, inst->host_name,
+				inst->started_ms ? (double)(now - inst->started_ms) / 1000.0 : 0.0);
+		return;
+	}
+	if (sig)
+		snprintf(why, sizeof why, "killed by signal %d%s%s", sig, reason ? ": " : "",
+			 reason ? reason : "");
+	else if (code >= 0)
+		snprintf(why, sizeof why, "exit code %d%s%s", code, reason ? ": " : "",
+			 reason ? reason : "");
+	else
+		snprintf(why, sizeof why, "%s", reason ? reason : "failed");
+	if (inst->cancel_requested) {
+		model_set_state(e->model, inst, INST_CANCELLED);
+		engine_set_reason(inst, "cancelled");
+		model_job_event(e->model, job, now, "stage %s instance %d cancelled on %s (%s)",
+				ss->name, inst->index, inst->host_name, why);
+		return;
+	}
+	if (reason && strcmp(reason, API_REASON_RUNNER_STOPPED) == 0 && job->ending == ENDING_NONE) {
+		engine_set_reason(inst, why);
+		model_job_event(e->model, job, now,
+				"stage %s instance %d stopped with the runner on %s; requeued",
+				ss->name, inst->index, inst->host_name);
+		engine_requeue(e, inst);
+		return;
+	}
+	/* Not the job's fault either: the host's window closed on it. */
+	if (reason && strcmp(reason, API_REASON_WINDOW_CLOSED) == 0 && job->ending == ENDING_NONE) {
+		engine_set_reason(inst, why);
+		model_job_event(e->model, job, now,
+				"stage %s instance %d stopped on %s: its window closed; requeued",
+				ss->name, inst->index, inst->host_name);
+		engine_requeue(e, inst);
+		return;
+	}
+	inst->failures++;
+	engine_set_reason(inst, why);
+	if (inst->failures <= ss->retries && job->ending == ENDING_NONE) {
+		model_job_event(e->model, job, now,
+				"stage %s instance %d failed on %s (%s); retrying (%d of %d retries)",
+				ss->name, inst->index, inst->host_name, why, inst->failures, ss->retries);
+		engine_requeue(e, inst);
+		return;
+	}
+	model_set_state(e->model, inst, INST_FAILED);
+	model_job_event(e->model, job, now, "stage %s instance %d failed on %s (%s)",
+			ss->name, inst->index, inst->host_name, why);
+}
+
+void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
+			 int64_t mono, const char *how)
+{
+	struct stage *stage = inst->stage;
+	struct job *job = inst->job;
+
+	if (pid > 0)
+		inst->pid = pid;
+	inst->confirmed_mono = mono;
+	inst->missing_mono = 0;
+	if (inst->state == INST_RUNNING) {
+		model_dirty_instance(e->model, inst);
+		return;
+	}
+	model_set_state(e->model, inst, INST_RUNNING);
+	inst->started_ms = now;
+	if (!stage->started_ms) {
+		stage->started_ms = now;
+		model_dirty_stage(e->model, stage);
+	}
+	if (!job->started_ms) {
+		job->started_ms = now;
+		model_dirty_job(e->model, job);
+	}
+	model_job_event(e->model, job, now, "stage %s instance %d started on %s (pid %d)%s",
+			stage->spec->name, inst->index, inst->host_name, inst->pid, how);
+}
+

@@ -1,0 +1,188 @@
+/* Submission: a spec parsed, checked and committed as a new job, its folders
+ * made outside the lock, and what a mount needs to know of it at once. Jobs
+ * of recurring pipelines are built and adopted here too. */
+#include "engine_internal.h"
+#include "ident.h"
+#include "log.h"
+#include "schedules.h"
+#include "spec.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A new job of who for spec (which it takes, also on failure), not yet
+ * committed nor in the model. user names who; team NULL means the spec's or
+ * who's primary group. NULL with errno and *err (e.g. after = a job that does
+ * not exist). Commit it, then adopt() it, or model_job_free() it. */
+static struct job *build(struct engine *e, const struct caller *who, const char *user,
+			 const char *team, struct spec *spec, const char *filename,
+			 const char *text, size_t len, int64_t now, char **err)
+{
+	struct job *job;
+	int64_t next_inst;
+
+	for (size_t i = 0; i < spec->nafter_jobs; i++) {
+		if (!model_job(e->model, spec->after_jobs[i])) {
+			errno = EINVAL;
+			errprintf(err, "%s: after = %lld: no such job", filename,
+				  (long long)spec->after_jobs[i]);
+			spec_destroy(spec);
+			return NULL;
+		}
+	}
+	job = model_job_new(model_next_job_id(e->model), spec);
+	job->name = xstrdup(spec->name ? spec->name : filename);
+	job->spec_file = xstrdup(filename);
+	job->spec_text = xmalloc(len + 1);
+	memcpy(job->spec_text, text, len);
+	job->spec_text[len] = '\0';
+	job->spec_len = len;
+	job->uid = who->uid;
+	job->gid = who->gid;
+	job->ngroups = who->ngroups;
+	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
+	if (who->ngroups)
+		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
+	job->user = user ? xstrdup(user) : ident_user_name(who->uid);
+	job->team = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+	job->priority = spec->priority;
+	job->state = JOB_QUEUED;
+	job->submitted_ms = now;
+	next_inst = model_next_instance_id(e->model);
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (stage->spec->foreach_stage)
+			continue;
+		for (int i = 0; i < stage->spec->instances; i++)
+			model_stage_new_instance(stage, next_inst++, "");
+		stage->expanded = true;
+	}
+	model_job_event(NULL, job, now, "submitted by %s (%s)", job->user, filename);
+	return job;
+}
+
+/* A committed job joins the model; it is placed once its folders exist. */
+static void adopt(struct engine *e, struct job *job)
+{
+	model_add_job(e->model, job);
+	/* The lock is held: the folders are made on the storage thread. */
+	engine_folders_later(e, job);
+	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
+	engine_kick(e);
+}
+
+int engine_submit(struct engine *e, const struct caller *who, const char *filename,
+		  const char *text, size_t len, int64_t *id, char **err)
+{
+	struct folder_plan *plan = NULL;
+	struct spec *spec;
+	struct job *job = NULL;
+	char *user = NULL, *team = NULL;
+	int64_t now;
+	int ret = -1, saved;
+
+	if (len > SPEC_MAX_BYTES) {
+		errno = EFBIG;
+		return errprintf(err, "%s: %zu bytes is larger than the limit of %d bytes", filename,
+				 len, SPEC_MAX_BYTES);
+	}
+	spec = spec_parse(text, len, filename, err);
+	if (!spec)
+		return -1;
+	if (spec->every) {
+		errno = EINVAL;
+		errprintf(err, "%s:%d: every = %s: a spec that repeats goes to schedules/, not queue/ "
+			  "(or remove every to run it once)", filename, spec->every_line, spec->every);
+		spec_destroy(spec);
+		return -1;
+	}
+	user = ident_user_name(who->uid);
+	team = spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+
+	pthread_mutex_lock(&e->lock);
+	now = engine_now(e);
+	job = build(e, who, user, team, spec, filename, text, len, now, err);
+	if (!job)
+		goto out;
+	if (store_insert_job(e->store, job, err) < 0)
+		goto out;
+	*id = job->id;
+	/* Committed: the job is the model's now, placed once its folders exist. */
+	model_add_job(e->model, job);
+	job->folders_pending = true;
+	plan = folder_plan_of(job);
+	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
+	job = NULL;
+	ret = 0;
+out:
+	saved = errno;
+	pthread_mutex_unlock(&e->lock);
+	/* The answer waits for the folders: a mount may look into out/ at once. */
+	if (plan) {
+		folder_plan_make(e, plan);
+		engine_folders_made(e, *id);
+		folder_plan_free(plan);
+	}
+	model_job_free(job);
+	free(user);
+	free(team);
+	errno = saved;
+	return ret;
+}
+
+json_t *engine_job_meta_json(struct engine *e, int64_t id)
+{
+	json_t *json = json_object(), *stages = json_array();
+	const struct job *job;
+
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (job) {
+		for (size_t s = 0; s < job->nstages; s++)
+			json_array_append_new(stages, json_pack("{s:s,s:I}", "name", job->stages[s].spec->name,
+							"instances", (json_int_t)job->stages[s].ninst));
+		json_object_set_new(json, "uid", json_integer(job->uid));
+		json_object_set_new(json, "gid", json_integer(job->gid));
+		json_object_set_new(json, "submitted_ms", json_integer(job->submitted_ms));
+		json_object_set(json, "stages", stages);
+	}
+	pthread_mutex_unlock(&e->lock);
+	json_decref(stages);
+	return json;
+}
+
+int engine_submit_run(void *arg, const struct schedule_run *run, int64_t *id, char **err)
+{
+	const struct store_schedule *row = &run->row;
+	struct store_schedule_run record;
+	struct engine *e = arg;
+	struct spec *spec;
+	struct job *job;
+	int saved;
+
+	spec = spec_parse(row->spec, row->spec_len, row->spec_file, err);
+	if (!spec)
+		return -1;
+	job = build(e, &run->who, run->user, NULL, spec, row->spec_file, row->spec, row->spec_len,
+		    run->ms, err);
+	if (!job)
+		return -1;
+	model_job_event(NULL, job, run->ms, "run of schedule %s%s%s", run->name,
+			*run->note ? ": " : "", run->note);
+	record = (struct store_schedule_run){ .schedule_id = row->id, .job_id = job->id,
+					      .ms = run->ms, .note = run->note };
+	if (store_schedule_run(e->store, row, job, &record, err) < 0) {
+		saved = errno;
+		model_job_free(job);
+		errno = saved;
+		return -1;
+	}
+	*id = job->id;
+	adopt(e, job);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* What the store's files share (sched/store*.c): the connection, the
+ * statements prepared at open, and the helpers that map sqlite's results to
+ * errno and run writes in one transaction. */
+#ifndef PARSA_STORE_INTERNAL_H
+#define PARSA_STORE_INTERNAL_H
+
+#include "store.h"
+
+#include <sqlite3.h>
+
+/* Statements prepared once at open, by index (their SQL: store.c). */
+enum stmt_id {
+	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT_JOB, ST_INSERT_SPEC, ST_UPSERT_STAGE,
+	ST_UPSERT_INSTANCE, ST_UPSERT_HOST, ST_INSERT_EVENT, ST_LOAD_HOSTS, ST_LOAD_JOBS,
+	ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS, ST_COUNT
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[ST_COUNT];
+};
+
+/* Map a sqlite result to errno, log it with the extended code, and format
+ * *err. Returns -1. */
+int store_db_error(struct store *st, int rc, const char *what, char **err);
+/* Run a prepared statement that returns no rows and reset it. */
+int store_step_done(struct store *st, enum stmt_id id, char **err);
+/* BEGIN IMMEDIATE; and commit if ok, else (or if the commit fails) roll back
+ * so that the connection is usable again. */
+int store_tx_begin(struct store *st, char **err);
+int store_tx_end(struct store *st, int ok, char **err);
+/* A new job's rows, inside the caller's transaction (store_write.c). */
+int store_put_new_job(struct store *st, struct job *job, char **err);
+
+/* A text column, "" for NULL. */
+static inline const char *store_col_text(sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+
+	return t ? t : "";
+}
+
+#endif

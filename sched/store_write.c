@@ -1,0 +1,217 @@
+/* The store's writes: a new job in one transaction, everything the model
+ * marked dirty in one transaction, a host's row deleted. */
+#include "store_internal.h"
+#include "ident.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int put_job(struct store *st, struct job *job, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_UPSERT_JOB];
+	json_t *json = NULL;
+	char *spec_json = NULL, *groups = NULL;
+	int ret = -1;
+
+	/* The spec's JSON form is written once, with the row's creation. */
+	if (!job->persisted) {
+		json = spec_to_json(job->spec);
+		spec_json = json ? json_dumps(json, JSON_COMPACT) : NULL;
+	}
+	groups = ident_groups_text(job->groups, job->ngroups);
+	sqlite3_bind_int64(s, 1, job->id);
+	sqlite3_bind_text(s, 2, job->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, job->spec_file, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, spec_json ? spec_json : "null", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, job->uid);
+	sqlite3_bind_int64(s, 6, job->gid);
+	sqlite3_bind_text(s, 7, groups, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, job->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 9, job->team, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 10, job->priority);
+	sqlite3_bind_text(s, 11, job_state_name(job->state), -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 12, job->held);
+	sqlite3_bind_int(s, 13, (int)job->ending);
+	sqlite3_bind_text(s, 14, job->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 15, job->submitted_ms);
+	sqlite3_bind_int64(s, 16, job->started_ms);
+	sqlite3_bind_int64(s, 17, job->ended_ms);
+	if (store_step_done(st, ST_UPSERT_JOB, err) < 0)
+		goto out;
+	if (!job->persisted) {
+		s = st->stmt[ST_INSERT_SPEC];
+		sqlite3_bind_int64(s, 1, job->id);
+		sqlite3_bind_blob(s, 2, job->spec_text ? job->spec_text : "", (int)job->spec_len,
+				  SQLITE_STATIC);
+		if (store_step_done(st, ST_INSERT_SPEC, err) < 0)
+			goto out;
+	}
+	s = st->stmt[ST_INSERT_EVENT];
+	for (size_t e = job->nflushed_events; e < job->nevents; e++) {
+		sqlite3_bind_int64(s, 1, job->id);
+		sqlite3_bind_int64(s, 2, job->events[e].ms);
+		sqlite3_bind_text(s, 3, job->events[e].text, -1, SQLITE_STATIC);
+		if (store_step_done(st, ST_INSERT_EVENT, err) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(groups);
+	free(spec_json);
+	json_decref(json);
+	return ret;
+}
+
+static int put_stage(struct store *st, const struct stage *stage, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_UPSERT_STAGE];
+
+	sqlite3_bind_int64(s, 1, stage->job->id);
+	sqlite3_bind_int(s, 2, stage->idx);
+	sqlite3_bind_text(s, 3, stage_state_name(stage->state), -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 4, stage->expanded);
+	sqlite3_bind_int64(s, 5, stage->started_ms);
+	sqlite3_bind_int64(s, 6, stage->ended_ms);
+	return store_step_done(st, ST_UPSERT_STAGE, err);
+}
+
+static int put_instance(struct store *st, const struct instance *inst, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_UPSERT_INSTANCE];
+
+	sqlite3_bind_int64(s, 1, inst->id);
+	sqlite3_bind_int64(s, 2, inst->job->id);
+	sqlite3_bind_int(s, 3, inst->stage->idx);
+	sqlite3_bind_int(s, 4, inst->index);
+	sqlite3_bind_text(s, 5, inst->item, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, inst_state_name(inst->state), -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 7, inst->attempt);
+	sqlite3_bind_int(s, 8, inst->failures);
+	sqlite3_bind_text(s, 9, inst->host_name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 10, inst->pid);
+	sqlite3_bind_int(s, 11, inst->exit_code);
+	sqlite3_bind_int(s, 12, inst->signal);
+	sqlite3_bind_text(s, 13, inst->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 14, inst->cancel_requested);
+	sqlite3_bind_int64(s, 15, inst->assigned_ms);
+	sqlite3_bind_int64(s, 16, inst->started_ms);
+	sqlite3_bind_int64(s, 17, inst->ended_ms);
+	return store_step_done(st, ST_UPSERT_INSTANCE, err);
+}
+
+static int put_host(struct store *st, const struct host *h, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_UPSERT_HOST];
+	json_t *features = json_array();
+	char *text;
+	int ret;
+
+	for (size_t i = 0; i < h->nfeatures; i++)
+		json_array_append_new(features, json_string(h->features[i]));
+	text = json_dumps(features, JSON_COMPACT);
+	sqlite3_bind_text(s, 1, h->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, h->cpus);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)h->mem);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)h->scratch_total);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)h->scratch_free);
+	sqlite3_bind_int(s, 6, h->cpu_limit);
+	sqlite3_bind_int(s, 7, h->mem_limit);
+	sqlite3_bind_text(s, 8, text ? text : "[]", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 9, h->mount, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 10, h->draining);
+	sqlite3_bind_int64(s, 11, h->registered_ms);
+	sqlite3_bind_text(s, 12, h->window ? h->window : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 13, h->window_drain);
+	ret = store_step_done(st, ST_UPSERT_HOST, err);
+	free(text);
+	json_decref(features);
+	return ret;
+}
+int store_put_new_job(struct store *st, struct job *job, char **err)
+{
+	if (put_job(st, job, err) < 0)
+		return -1;
+	for (size_t s = 0; s < job->nstages; s++) {
+		struct stage *stage = &job->stages[s];
+
+		if (put_stage(st, stage, err) < 0)
+			return -1;
+		for (size_t i = 0; i < stage->ninst; i++)
+			if (put_instance(st, stage->inst[i], err) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+int store_insert_job(struct store *st, struct job *job, char **err)
+{
+	int ok = 0;
+
+	if (store_tx_begin(st, err) < 0)
+		return -1;
+	if (store_put_new_job(st, job, err) < 0)
+		goto out;
+	ok = 1;
+out:
+	if (store_tx_end(st, ok, err) < 0)
+		return -1;
+	job->persisted = true;
+	job->nflushed_events = job->nevents;
+	return 0;
+}
+
+int store_flush(struct store *st, struct model *m, char **err)
+{
+	const struct model_dirty *d = model_dirty(m);
+	int ok = 0;
+
+	if (d->njobs + d->nstages + d->ninsts + d->nhosts == 0)
+		return 0;
+	if (store_tx_begin(st, err) < 0)
+		return -1;
+	for (size_t i = 0; i < d->nhosts; i++)
+		if (put_host(st, d->hosts[i], err) < 0)
+			goto out;
+	for (size_t i = 0; i < d->njobs; i++)
+		if (put_job(st, d->jobs[i], err) < 0)
+			goto out;
+	for (size_t i = 0; i < d->nstages; i++)
+		if (put_stage(st, d->stages[i], err) < 0)
+			goto out;
+	for (size_t i = 0; i < d->ninsts; i++)
+		if (put_instance(st, d->insts[i], err) < 0)
+			goto out;
+	ok = 1;
+out:
+	if (store_tx_end(st, ok, err) < 0)
+		return -1;
+	model_clean(m);
+	return 0;
+}
+
+int store_delete_host(struct store *st, const char *name, char **err)
+{
+	/* Rare (an operator's command): prepared when used, not at open. */
+	static const char sql[] = "DELETE FROM hosts WHERE name = ?1";
+	sqlite3_stmt *s = NULL;
+	int rc, ok = 0;
+
+	if (store_tx_begin(st, err) < 0)
+		return -1;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+	}
+	if (rc == SQLITE_DONE)
+		ok = 1;
+	else
+		store_db_error(st, rc, sql, err);
+	sqlite3_finalize(s);
+	return store_tx_end(st, ok, err);
+}
+
