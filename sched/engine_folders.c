@@ -51,7 +51,7 @@ void folder_plan_free(struct folder_plan *p)
 int folder_plan_make(struct engine *e, const struct folder_plan *p)
 {
 	char path[512];
-	int ret = 0;
+	int ret = 0, first = 0;
 
 	if (!e->storage)
 		return 0;
@@ -61,10 +61,15 @@ int folder_plan_make(struct engine *e, const struct folder_plan *p)
 	for (size_t s = 0; s < p->nstages; s++) {
 		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
 		if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
+			if (!first)
+				first = errno;
 			log_warn("job %lld: cannot create %s", (long long)p->id, path);
 			ret = -1;
 		}
 	}
+	/* The first failure is the one to tell (ENOSPC, EIO, ...). */
+	if (ret < 0)
+		errno = first;
 	return ret;
 }
 

@@ -76,6 +76,45 @@ static void adopt(struct engine *e, struct job *job)
 	engine_kick(e);
 }
 
+/* A committed job whose folders the volume refused (why): its folders, rows
+ * and model entry go, the storage outside the lock, as if it had never been
+ * submitted, since nobody learned its id; -1 with *err for the submitter. 0
+ * if the database would not let it go: then it is submitted after all. */
+static int take_back(struct engine *e, int64_t id, const char *filename, int why, char **err)
+{
+	int ret = -1;
+
+	char *dir = xasprintf("jobs/%lld", (long long)id), *db_err = NULL;
+	struct job *job;
+
+	if (backend_remove_tree(e->storage, dir) < 0)
+		log_warn("job %lld: cannot remove %s after its failed submission", (long long)id, dir);
+	pthread_mutex_lock(&e->lock);
+	job = model_job(e->model, id);
+	if (store_delete_new_job(e->store, id, &db_err) < 0) {
+		/* Kept, then, and so submitted: placed as any other job. */
+		log_warnx("job %lld: cannot take back its submission: %s", (long long)id, db_err);
+		if (job)
+			job->folders_pending = false;
+		engine_kick(e);
+		ret = 0;
+	} else if (job) {
+		model_forget_job(e->model, job);
+		log_info("job %lld taken back: the storage volume refused its folders (%s)",
+			 (long long)id, strerror(why));
+	}
+	pthread_mutex_unlock(&e->lock);
+	free(db_err);
+	free(dir);
+	if (ret < 0) {
+		errno = why;
+		errprintf(err, "%s: the storage volume could not make the job's folders: %s "
+			  "(nothing was submitted)", filename, strerror(why));
+	}
+	errno = why;
+	return ret;
+}
+
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *text, size_t len, int64_t *id, char **err)
 {
@@ -124,8 +163,14 @@ out:
 	pthread_mutex_unlock(&e->lock);
 	/* The answer waits for the folders: a mount may look into out/ at once. */
 	if (plan) {
-		folder_plan_make(e, plan);
-		engine_folders_made(e, *id);
+		if (folder_plan_make(e, plan) == 0) {
+			engine_folders_made(e, *id);
+		} else {
+			/* Nothing half-made: the job is taken back and the
+			 * submitter told, as for a bad spec. */
+			saved = errno ? errno : EIO;
+			ret = take_back(e, *id, filename, saved, err);
+		}
 		folder_plan_free(plan);
 	}
 	model_job_free(job);

@@ -237,6 +237,35 @@ void model_add_job(struct model *m, struct job *job)
 	}
 }
 
+/* Drop the entries of v (n of them) that belong to job, keeping the order. */
+#define DROP_OF_JOB(v, n, belongs)                          \
+	do {                                                \
+		size_t keep_ = 0;                           \
+		for (size_t i_ = 0; i_ < (n); i_++)         \
+			if (!(belongs))                     \
+				(v)[keep_++] = (v)[i_];     \
+		(n) = keep_;                                \
+	} while (0)
+
+void model_forget_job(struct model *m, struct job *job)
+{
+	for (size_t s = 0; s < job->nstages; s++) {
+		for (size_t i = 0; i < job->stages[s].ninst; i++) {
+			size_t id = (size_t)job->stages[s].inst[i]->id;
+
+			if (id < m->ninsts && m->insts[id] == job->stages[s].inst[i])
+				m->insts[id] = NULL;
+		}
+	}
+	if ((size_t)job->id < m->njobs && m->jobs[job->id] == job)
+		m->jobs[job->id] = NULL;
+	DROP_OF_JOB(m->active, m->nactive, m->active[i_] == job);
+	DROP_OF_JOB(m->dirty.jobs, m->dirty.njobs, m->dirty.jobs[i_] == job);
+	DROP_OF_JOB(m->dirty.stages, m->dirty.nstages, m->dirty.stages[i_]->job == job);
+	DROP_OF_JOB(m->dirty.insts, m->dirty.ninsts, m->dirty.insts[i_]->job == job);
+	model_job_free(job);
+}
+
 struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const char *item)
 {
 	struct instance *inst = xcalloc(1, sizeof *inst);

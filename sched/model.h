@@ -165,6 +165,10 @@ struct instance *model_instance(struct model *m, int64_t id);
  * takes ownership of spec. model_job_free() frees one that was never added. */
 struct job *model_job_new(int64_t id, struct spec *spec);
 void model_job_free(struct job *job);
+/* Take back a job model_add_job added, whose submission failed before anybody
+ * learned its id, and free it: gone from the jobs, instances, active and
+ * dirty lists. */
+void model_forget_job(struct model *m, struct job *job);
 /* Add a job (its id must be free); with its instances. */
 void model_add_job(struct model *m, struct job *job);
 /* Append an instance to stage (state queued) with the given id; not yet

@@ -25,6 +25,9 @@ int store_insert_job(struct store *st, struct job *job, char **err);
  * On failure nothing is written and the objects stay dirty. */
 int store_flush(struct store *st, struct model *m, char **err);
 
+/* Delete every row of a job whose submission failed after its commit (the
+ * volume refused its folders): nobody was told its id. One transaction. */
+int store_delete_new_job(struct store *st, int64_t id, char **err);
 /* Delete a host's row (hosts/<h>/ctl remove), in its own transaction. */
 int store_delete_host(struct store *st, const char *name, char **err);
 

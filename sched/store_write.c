@@ -215,3 +215,33 @@ int store_delete_host(struct store *st, const char *name, char **err)
 	return store_tx_end(st, ok, err);
 }
 
+int store_delete_new_job(struct store *st, int64_t id, char **err)
+{
+	/* Rare (a volume that failed a submission): prepared when used. */
+	static const char *const sql[] = {
+		"DELETE FROM events WHERE job_id = ?1",
+		"DELETE FROM instances WHERE job_id = ?1",
+		"DELETE FROM stages WHERE job_id = ?1",
+		"DELETE FROM specs WHERE job_id = ?1",
+		"DELETE FROM jobs WHERE id = ?1",
+	};
+	int ok = 1;
+
+	if (store_tx_begin(st, err) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof sql / sizeof sql[0] && ok; i++) {
+		sqlite3_stmt *s = NULL;
+		int rc = sqlite3_prepare_v2(st->db, sql[i], -1, &s, NULL);
+
+		if (rc == SQLITE_OK) {
+			sqlite3_bind_int64(s, 1, id);
+			rc = sqlite3_step(s);
+		}
+		if (rc != SQLITE_DONE) {
+			store_db_error(st, rc, sql[i], err);
+			ok = 0;
+		}
+		sqlite3_finalize(s);
+	}
+	return store_tx_end(st, ok, err);
+}
