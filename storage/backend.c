@@ -1,5 +1,6 @@
-/* Choosing a backend from a volume URL, and the helpers written once on top of
- * the ops table (mkdir -p, rm -r) so that every backend gets them for free. */
+/* The backend_*() calls every user goes through, and the helpers written once
+ * on top of them (mkdir -p, rm -r) so that every backend gets them for free.
+ * Choosing a backend from a URL is backend_url.c. */
 #include "backend.h"
 #include "util.h"
 
@@ -7,26 +8,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct backend *backend_create(const char *url, char **err)
-{
-	if (!url || !*url) {
-		errno = EINVAL;
-		errprintf(err, "no storage given (use --storage /path or nfs://server/export/path)");
-		return NULL;
-	}
-	if (strncmp(url, "file://", 7) == 0)
-		return backend_local_create(url + 7, err);
-	if (url[0] == '/')
-		return backend_local_create(url, err);
-	if (strncmp(url, "nfs://", 6) == 0)
-		return backend_nfs_create(url, err);
-	if (strncmp(url, "fault:", 6) == 0)
-		return backend_fault_create(url, err);
-	errno = EINVAL;
-	errprintf(err, "storage '%s' is neither /path, file:///path nor nfs://server/export/path", url);
-	return NULL;
-}
 
 void backend_set_identity(struct backend *b, backend_who_fn who, void *arg)
 {

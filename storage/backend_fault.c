@@ -507,7 +507,7 @@ static int parse_option(struct fault_backend *fb, const char *url, char *opt, ch
 			 "and an errno in lower case: eio, enospc, eacces, erofs, ...)", url, opt);
 }
 
-struct backend *backend_fault_create(const char *url, char **err)
+struct backend *backend_fault_create(const char *url, struct backend *inner, char **err)
 {
 	struct fault_backend *fb = xcalloc(1, sizeof *fb);
 	char *opts = NULL, *save = NULL;
@@ -523,9 +523,8 @@ struct backend *backend_fault_create(const char *url, char **err)
 	for (char *opt = strtok_r(opts, ",", &save); opt; opt = strtok_r(NULL, ",", &save))
 		if (parse_option(fb, url, opt, err) < 0)
 			goto fail;
-	fb->inner = backend_create(colon + 1, err);
-	if (!fb->inner)
-		goto fail;
+	fb->inner = inner;
+	inner = NULL;
 	ops_like(&fb->ops, fb->inner->ops);
 	fb->base.ops = &fb->ops;
 	log_warnx("storage: faults injected as %s asks (a test facility)", url);
@@ -533,6 +532,7 @@ struct backend *backend_fault_create(const char *url, char **err)
 	return &fb->base;
 fail:
 	saved = errno;
+	backend_destroy(inner);
 	free(opts);
 	free(fb->path_glob);
 	free(fb);
