@@ -2,13 +2,13 @@
  * holding the text in memory; the named ones are listed in the folder until
  * they are submitted. The .rejected files live only in memory too. */
 #include "queue_dir.h"
+#include "proc_fd.h"
 #include "job_cache.h"
 #include "log.h"
 #include "sched_link.h"
 #include "spec.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -450,34 +450,6 @@ out:
 	return ret;
 }
 
-/* Does process pid still hold a descriptor on path? Asked of /proc/PID/fd with
- * readlink, which names the file without touching it (the daemon must never
- * call into its own mount). A process that is gone or exiting holds nothing. */
-static bool holds(pid_t pid, const char *path)
-{
-	char dir[64], link[PATH_MAX];
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (pid <= 0 || !path)
-		return false;
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
-
-		if (n > 0) {
-			link[n] = '\0';
-			found = strcmp(link, path) == 0;
-		}
-	}
-	closedir(d);
-	return found;
-}
-
 /* FUSE sends a flush for every close(2) of every copy of the descriptor, and
  * shells close copies all the time (`cmd > f` opens, dup2()s and closes the
  * original before cmd writes a byte). The spec is submitted at the close after
@@ -495,7 +467,7 @@ static bool still_held(struct spec_file *f)
 		return false;
 	path = xasprintf("%s/%s/%s", strcmp(mnt, "/") == 0 ? "" : mnt, f->q->folder,
 			 f->clone ? ".clone" : f->name);
-	held = holds(closer, path) || (f->opener != closer && holds(f->opener, path));
+	held = proc_holds_path(closer, path) || (f->opener != closer && proc_holds_path(f->opener, path));
 	free(path);
 	return held;
 }
