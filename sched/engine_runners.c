@@ -2,6 +2,7 @@
  * use, what it runs, progress) and reports on instances, long-polls for work
  * and leaves when its runner stops; an instance posts its progress. */
 #include "engine_internal.h"
+#include "proto.h"
 #include "api_client.h"
 #include "log.h"
 #include "timewin.h"
@@ -273,7 +274,7 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 		while (!e->stopping &&
 		       pthread_cond_timedwait(&e->changed, &e->lock, &brief) != ETIMEDOUT)
 			;
-		answer = json_pack("{s:o,s:o}", "start", start, "cancel", cancel);
+		answer = work_answer_to_json(start, cancel);
 		goto out;
 	}
 	/* Everything not yet confirmed goes out again: the runner de-duplicates by
@@ -285,19 +286,22 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 		if (inst->dirty)
 			continue;
 		if (inst->cancel_requested) {
-			json_array_append_new(cancel, json_pack("{s:I,s:i}", "id", (json_int_t)inst->id,
-								"attempt", inst->attempt));
+			struct attempt_ref ref = { inst->id, inst->attempt };
+
+			json_array_append_new(cancel, attempt_ref_to_json(&ref));
 			inst->cancel_sent = true;
 		} else if (inst->state == INST_ASSIGNED) {
 			json_array_append_new(start, views_assignment_json(inst));
 			inst->start_sent = true;
 		}
 	}
-	for (size_t i = 0; i + 1 < h->norphans; i += 2)
-		json_array_append_new(cancel, json_pack("{s:I,s:i}", "id", (json_int_t)h->orphans[i],
-							"attempt", (int)h->orphans[i + 1]));
+	for (size_t i = 0; i + 1 < h->norphans; i += 2) {
+		struct attempt_ref ref = { h->orphans[i], (int)h->orphans[i + 1] };
+
+		json_array_append_new(cancel, attempt_ref_to_json(&ref));
+	}
 	h->norphans = 0;
-	answer = json_pack("{s:o,s:o}", "start", start, "cancel", cancel);
+	answer = work_answer_to_json(start, cancel);
 out:
 	pthread_mutex_unlock(&e->lock);
 	return answer;
@@ -305,21 +309,24 @@ out:
 
 void engine_work_undelivered(struct engine *e, const char *name, const json_t *answer)
 {
-	static const char *const lists[] = { "start", "cancel" };
+	struct work_answer work;
 	struct host *h;
 
+	work_answer_from_json(answer, &work);
 	pthread_mutex_lock(&e->lock);
 	h = model_host(e->model, name);
-	for (size_t l = 0; l < ARRAY_LEN(lists) && h; l++) {
+	for (int l = 0; l < 2 && h; l++) {
 		const json_t *item;
 		size_t i;
 
-		json_array_foreach(json_object_get(answer, lists[l]), i, item) {
-			struct instance *inst = model_instance(e->model,
-				json_integer_value(json_object_get(item, "id")));
+		json_array_foreach(l == 0 ? work.start : work.cancel, i, item) {
+			struct attempt_ref ref;
+			struct instance *inst;
 
-			if (!inst || inst->host != h ||
-			    inst->attempt != json_integer_value(json_object_get(item, "attempt")))
+			if (attempt_ref_from_json(item, &ref) < 0)
+				continue;
+			inst = model_instance(e->model, ref.id);
+			if (!inst || inst->host != h || inst->attempt != ref.attempt)
 				continue;
 			if (l == 0)
 				inst->start_sent = false;

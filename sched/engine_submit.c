@@ -9,10 +9,12 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 /* A new job of who for spec (which it takes, also on failure), not yet
  * committed nor in the model. user names who; team NULL means the spec's or
@@ -74,6 +76,17 @@ static void adopt(struct engine *e, struct job *job)
 	engine_folders_later(e, job);
 	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
 	engine_kick(e);
+}
+
+/* After a failed mkdir: can the volume be asked at all? (errno kept) */
+static bool volume_unreachable(struct engine *e)
+{
+	struct statvfs vfs;
+	int saved = errno;
+	bool down = backend_statfs(e->storage, "", &vfs) < 0;
+
+	errno = saved;
+	return down;
 }
 
 /* A committed job whose folders the volume refused (why): its folders, rows
@@ -163,11 +176,14 @@ out:
 	pthread_mutex_unlock(&e->lock);
 	/* The answer waits for the folders: a mount may look into out/ at once. */
 	if (plan) {
-		if (folder_plan_make(e, plan) == 0) {
+		if (folder_plan_make(e, plan) == 0 || volume_unreachable(e)) {
+			/* Unreachable (an NFS server down) is not a refusal:
+			 * the job is taken as before, to run once it is back. */
 			engine_folders_made(e, *id);
 		} else {
-			/* Nothing half-made: the job is taken back and the
-			 * submitter told, as for a bad spec. */
+			/* The volume refused them (ENOSPC, EACCES, EIO from a
+			 * server that answers): nothing half-made, the job is
+			 * taken back and the submitter told, as for a bad spec. */
 			saved = errno ? errno : EIO;
 			ret = take_back(e, *id, filename, saved, err);
 		}
