@@ -15,6 +15,14 @@ static int64_t number_or(const json_t *obj, const char *key, int64_t dflt)
 	return json_is_number(v) ? (int64_t)json_number_value(v) : dflt;
 }
 
+/* A number member as a real, dflt when missing. */
+static double real_or(const json_t *obj, const char *key, double dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
 /* A number member as a real, 0 when missing. */
 static double real_or_zero(const json_t *obj, const char *key)
 {
@@ -50,6 +58,8 @@ json_t *host_info_to_json(const struct host_info *info)
 		json_object_set_new(body, "window", json_string(info->window));
 		json_object_set_new(body, "drain_at_window_end", json_boolean(info->window_drain));
 	}
+	if (body && info->gpus > 0)
+		json_object_set_new(body, "gpus", json_integer(info->gpus));
 	return body;
 }
 
@@ -70,6 +80,9 @@ void host_info_from_json(const json_t *json, struct host_info *info)
 	info->mount = json_string_value(json_object_get(json, "mount"));
 	info->window = json_string_value(json_object_get(json, "window"));
 	info->window_drain = json_is_true(json_object_get(json, "drain_at_window_end"));
+	info->gpus = (int)number_or(json, "gpus", 0);
+	if (info->gpus < 0 || info->gpus > 1024)
+		info->gpus = 0;
 	names = xcalloc(json_array_size(features) + 1, sizeof *names);
 	json_array_foreach(features, i, f)
 		if (json_is_string(f))
@@ -97,6 +110,36 @@ void registration_answer_from_json(const json_t *json, struct registration_answe
 
 /* ---- heartbeat ---- */
 
+static void usage_to_json(json_t *obj, const struct instance_usage *u)
+{
+	if (u->cpu_ms >= 0)
+		json_object_set_new(obj, "cpu_ms", json_integer(u->cpu_ms));
+	if (u->rss >= 0)
+		json_object_set_new(obj, "rss", json_integer(u->rss));
+	if (u->max_rss >= 0)
+		json_object_set_new(obj, "max_rss", json_integer(u->max_rss));
+}
+
+static void usage_from_json(const json_t *obj, struct instance_usage *u)
+{
+	u->cpu_ms = number_or(obj, "cpu_ms", -1);
+	u->rss = number_or(obj, "rss", -1);
+	u->max_rss = number_or(obj, "max_rss", -1);
+	if (u->cpu_ms < -1)
+		u->cpu_ms = -1;
+	if (u->rss < -1)
+		u->rss = -1;
+	if (u->max_rss < -1)
+		u->max_rss = -1;
+}
+
+/* A member written only when given (>= 0). */
+static void set_real_given(json_t *obj, const char *key, double v)
+{
+	if (v >= 0)
+		json_object_set_new(obj, key, json_real(v));
+}
+
 json_t *heartbeat_instances_to_json(const struct heartbeat_entry *entries, size_t n)
 {
 	json_t *list = json_array();
@@ -110,6 +153,7 @@ json_t *heartbeat_instances_to_json(const struct heartbeat_entry *entries, size_
 		if (e->progress_total > 0)
 			json_object_set_new(item, "progress", json_pack("{s:f,s:f}", "done", e->progress_done,
 									 "total", e->progress_total));
+		usage_to_json(item, &e->usage);
 		json_array_append_new(list, item);
 	}
 	return list;
@@ -122,6 +166,13 @@ json_t *heartbeat_to_json(const struct heartbeat *hb)
 
 	if (hb->scratch_free >= 0)
 		json_object_set_new(body, "scratch_free", json_integer(hb->scratch_free));
+	set_real_given(body, "parsa_cpu_pct", hb->parsa_cpu_pct);
+	set_real_given(body, "outside_cpu_pct", hb->outside_cpu_pct);
+	set_real_given(body, "parsa_mem_pct", hb->parsa_mem_pct);
+	set_real_given(body, "outside_mem_pct", hb->outside_mem_pct);
+	set_real_given(body, "outside_cores", hb->outside_cores);
+	if (hb->outside_mem >= 0)
+		json_object_set_new(body, "outside_mem", json_integer(hb->outside_mem));
 	json_object_set_new(body, "instances", heartbeat_instances_to_json(hb->instances, hb->ninstances));
 	return body;
 }
@@ -137,6 +188,12 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 	hb->mem_pct = real_or_zero(json, "mem_pct");
 	hb->load1 = real_or_zero(json, "load1");
 	hb->scratch_free = number_or(json, "scratch_free", -1);
+	hb->parsa_cpu_pct = real_or(json, "parsa_cpu_pct", -1);
+	hb->outside_cpu_pct = real_or(json, "outside_cpu_pct", -1);
+	hb->parsa_mem_pct = real_or(json, "parsa_mem_pct", -1);
+	hb->outside_mem_pct = real_or(json, "outside_mem_pct", -1);
+	hb->outside_cores = real_or(json, "outside_cores", -1);
+	hb->outside_mem = number_or(json, "outside_mem", -1);
 	entries = xcalloc(json_array_size(list) + 1, sizeof *entries);
 	json_array_foreach(list, i, item) {
 		const json_t *progress = json_object_get(item, "progress");
@@ -147,6 +204,7 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 		e->pid = (int)number_or(item, "pid", 0);
 		e->progress_done = real_or_zero(progress, "done");
 		e->progress_total = real_or_zero(progress, "total");
+		usage_from_json(item, &e->usage);
 	}
 	hb->instances = entries;
 }
@@ -342,6 +400,8 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	if (get_int(json, "progress_files", 0, big, &zero, &v, err) < 0)
 		goto fail;
 	a->progress_files = (uint64_t)v;
+	if (get_int(json, "gpus", 0, 1024, &zero, &a->gpus, err) < 0)
+		goto fail;
 	/* The identity has no default: a missing uid must never mean root. */
 	if (get_int(json, "uid", 0, (int64_t)UINT32_MAX - 1, NULL, &v, err) < 0)
 		goto fail;
@@ -396,7 +456,9 @@ json_t *assignment_to_json(const struct assignment *a)
 		json_array_append_new(env, json_string(a->env[i]));
 	for (size_t i = 0; i < a->ngroups; i++)
 		json_array_append_new(groups, json_integer(a->groups[i]));
-	return json_pack("{s:I,s:I,s:I,s:s,s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:I}",
+	json_t *body;
+
+	body = json_pack("{s:I,s:I,s:I,s:s,s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:I}",
 			 "id", (json_int_t)a->id, "attempt", (json_int_t)a->attempt,
 			 "job", (json_int_t)a->job, "stage", a->stage, "index", (json_int_t)a->index,
 			 "item", a->item, "run", a->run, "cpus", (json_int_t)a->cpus,
@@ -404,6 +466,9 @@ json_t *assignment_to_json(const struct assignment *a)
 			 "walltime_s", (json_int_t)a->walltime_s, "env", env,
 			 "uid", (json_int_t)a->uid, "gid", (json_int_t)a->gid, "user", a->user,
 			 "groups", groups, "progress_files", (json_int_t)a->progress_files);
+	if (body && a->gpus > 0)
+		json_object_set_new(body, "gpus", json_integer(a->gpus));
+	return body;
 }
 
 /* ---- state reports ---- */
@@ -441,6 +506,15 @@ json_t *report_to_json(const struct report *r)
 	}
 	if (r->reason)
 		json_object_set_new(body, "reason", json_string(r->reason));
+	if (r->started_ms > 0)
+		json_object_set_new(body, "started_ms", json_integer(r->started_ms));
+	if (r->ended_ms > 0)
+		json_object_set_new(body, "ended_ms", json_integer(r->ended_ms));
+	usage_to_json(body, &r->usage);
+	if (r->cpu_list)
+		json_object_set_new(body, "cpu_list", json_string(r->cpu_list));
+	if (r->gpu_list)
+		json_object_set_new(body, "gpu_list", json_string(r->gpu_list));
 	return body;
 }
 
@@ -462,6 +536,15 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 	r->exit_code = (int)number_or(json, "exit_code", -1);
 	r->signal = (int)number_or(json, "signal", 0);
 	r->reason = reason && *reason ? reason : NULL;
+	r->started_ms = number_or(json, "started_ms", 0);
+	r->ended_ms = number_or(json, "ended_ms", 0);
+	if (r->started_ms < 0)
+		r->started_ms = 0;
+	if (r->ended_ms < 0)
+		r->ended_ms = 0;
+	usage_from_json(json, &r->usage);
+	r->cpu_list = json_string_value(json_object_get(json, "cpu_list"));
+	r->gpu_list = json_string_value(json_object_get(json, "gpu_list"));
 	if (!known) {
 		errno = EINVAL;
 		return errprintf(err, "\"state\" must be running, exited or failed");

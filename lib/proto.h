@@ -33,6 +33,7 @@ struct host_info {
 	const char *mount;
 	const char *window;              /* when it takes work (lib/timewin.h); NULL: always */
 	bool window_drain;               /* at the window's end running work finishes */
+	int gpus;                        /* GPUs it hands out (device indices 0..gpus-1) */
 };
 
 json_t *host_info_to_json(const struct host_info *info);
@@ -53,16 +54,35 @@ void registration_answer_from_json(const json_t *json, struct registration_answe
 
 /* ---- POST /v1/hosts/<h>/heartbeat: live usage and what runs ---- */
 
+/* What one instance's whole process tree has used, as its runner measured it
+ * (runner/usage.h). -1 in a field means not measured. */
+struct instance_usage {
+	int64_t cpu_ms;                  /* user + system time so far */
+	int64_t rss;                     /* resident bytes now */
+	int64_t max_rss;                 /* the most resident bytes seen */
+};
+
+#define INSTANCE_USAGE_UNKNOWN ((struct instance_usage){ -1, -1, -1 })
+
 struct heartbeat_entry {
 	int64_t id;
 	int attempt;
 	int pid;
 	double progress_done, progress_total; /* its last progress; total 0: none */
+	struct instance_usage usage;
 };
 
+/* The host's live use split in two: what parsa's instances use and what the
+ * rest of the machine does. Placement counts only the outside share as load
+ * (parsa's own is already in the reservations). A runner too old to tell
+ * leaves the split at -1 and the scheduler counts the whole use as outside. */
 struct heartbeat {
-	double cpu_pct, mem_pct, load1;
+	double cpu_pct, mem_pct, load1;  /* the whole machine */
 	int64_t scratch_free;            /* -1 when not given */
+	double parsa_cpu_pct, outside_cpu_pct; /* of the whole machine's CPU; -1: not given */
+	double parsa_mem_pct, outside_mem_pct; /* of its memory; -1: not given */
+	double outside_cores;            /* cores kept busy outside parsa; -1: not given */
+	int64_t outside_mem;             /* bytes used outside parsa; -1: not given */
 	const struct heartbeat_entry *instances;
 	size_t ninstances;
 };
@@ -116,6 +136,7 @@ struct assignment {
 	uint64_t scratch;
 	uint64_t walltime_s; /* 0 = no limit */
 	uint64_t progress_files; /* progress = files:N; 0 = from $PARSA_PROGRESS */
+	int64_t gpus;        /* GPUs it gets, distinct from its neighbours' (0: none) */
 	char **env;          /* "NAME=value" */
 	size_t nenv;
 	uid_t uid;
@@ -139,6 +160,9 @@ bool proto_safe_name(const char *name);
 
 enum report_kind { REPORT_RUNNING, REPORT_EXITED, REPORT_FAILED };
 
+/* Times are the runner's wall clock in ms since the epoch, stamped on the
+ * host when the instance reached exec and when it ended: the scheduler
+ * records them, not when the report arrived. */
 struct report {
 	int attempt;
 	enum report_kind kind;
@@ -146,6 +170,11 @@ struct report {
 	int exit_code;                   /* -1 when not given */
 	int signal;                      /* 0 when not given */
 	const char *reason;              /* NULL when not given */
+	int64_t started_ms;              /* 0 when not given */
+	int64_t ended_ms;                /* exited only; 0 when not given */
+	struct instance_usage usage;     /* exited: the totals; -1 when not given */
+	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
+	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

@@ -549,7 +549,7 @@ size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **o
 		const struct instance *in = t->live[i];
 
 		entries[i] = (struct heartbeat_entry){ .id = in->a->id, .attempt = (int)in->a->attempt,
-						       .pid = (int)in->pid };
+						       .pid = (int)in->pid, .usage = INSTANCE_USAGE_UNKNOWN };
 	}
 	*out = entries;
 	return t->nlive;

@@ -155,6 +155,8 @@ static json_t *heartbeat_body(void *arg)
 	hb = (struct heartbeat){
 		.cpu_pct = live.cpu_pct, .mem_pct = live.mem_pct, .load1 = live.load1,
 		.scratch_free = (int64_t)live.scratch_free,
+		.parsa_cpu_pct = -1, .outside_cpu_pct = -1, .parsa_mem_pct = -1,
+		.outside_mem_pct = -1, .outside_cores = -1, .outside_mem = -1,
 	};
 	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
@@ -211,6 +213,7 @@ static void on_event(void *arg, const struct instance_event *ev)
 	struct report report = {
 		.attempt = (int)ev->attempt, .kind = kinds[ev->kind], .pid = (int)ev->pid,
 		.exit_code = ev->exit_code, .signal = ev->signal, .reason = ev->reason,
+		.usage = INSTANCE_USAGE_UNKNOWN,
 	};
 
 	report_queue_push(r->reports, ev->id, report_to_json(&report));
