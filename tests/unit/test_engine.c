@@ -96,7 +96,7 @@ static int report(struct world *w, int64_t id, int attempt, enum report_kind kin
 		  int sig)
 {
 	struct report r = { .attempt = attempt, .kind = kind, .pid = 100 + (int)id,
-			    .exit_code = code, .signal = sig };
+			    .exit_code = code, .signal = sig, .usage = INSTANCE_USAGE_UNKNOWN };
 
 	return engine_report(w->engine, id, &r, NULL);
 }

@@ -80,11 +80,14 @@ static void test_registration(void)
 static void test_heartbeat(void)
 {
 	const struct heartbeat_entry entries[] = {
-		{ .id = 17, .attempt = 2, .pid = 4242, .progress_done = 37, .progress_total = 200 },
-		{ .id = 18, .attempt = 1, .pid = 4243 },
+		{ .id = 17, .attempt = 2, .pid = 4242, .progress_done = 37, .progress_total = 200,
+		  .usage = { .cpu_ms = 1500, .rss = 4096, .max_rss = 8192 } },
+		{ .id = 18, .attempt = 1, .pid = 4243, .usage = INSTANCE_USAGE_UNKNOWN },
 	};
 	struct heartbeat in = { .cpu_pct = 12.5, .mem_pct = 40.25, .load1 = 0.5,
-				.scratch_free = 1 << 30, .instances = entries, .ninstances = 2 }, out;
+				.scratch_free = 1 << 30, .parsa_cpu_pct = 10, .outside_cpu_pct = 2.5,
+				.parsa_mem_pct = 30, .outside_mem_pct = 10.25, .outside_cores = 0.1,
+				.outside_mem = 1 << 20, .instances = entries, .ninstances = 2 }, out;
 	json_t *json = over_the_wire(heartbeat_to_json(&in)), *first, *second;
 	char *text;
 
@@ -96,6 +99,12 @@ static void test_heartbeat(void)
 	   out.instances[0].progress_done == 37 && out.instances[0].progress_total == 200,
 	   "heartbeat: the first with its progress");
 	ok(out.instances[1].id == 18 && out.instances[1].progress_total == 0, "heartbeat: the second without");
+	ok(out.instances[0].usage.cpu_ms == 1500 && out.instances[0].usage.rss == 4096 &&
+	   out.instances[0].usage.max_rss == 8192 && out.instances[1].usage.cpu_ms == -1 &&
+	   out.instances[1].usage.max_rss == -1, "heartbeat: each instance's usage, when measured");
+	ok(out.parsa_cpu_pct == 10 && out.outside_cpu_pct == 2.5 && out.parsa_mem_pct == 30 &&
+	   out.outside_mem_pct == 10.25 && out.outside_cores == 0.1 && out.outside_mem == 1 << 20,
+	   "heartbeat: live use split into parsa's and outside");
 	first = json_array_get(json_object_get(json, "instances"), 0);
 	second = json_array_get(json_object_get(json, "instances"), 1);
 	ok(type_of(json, "cpu_pct") == JSON_REAL && type_of(json, "scratch_free") == JSON_INTEGER &&
@@ -110,10 +119,15 @@ static void test_heartbeat(void)
 
 	in.scratch_free = -1;
 	in.ninstances = 0;
+	in.parsa_cpu_pct = in.outside_cpu_pct = in.parsa_mem_pct = in.outside_mem_pct = -1;
+	in.outside_cores = -1;
+	in.outside_mem = -1;
 	json = over_the_wire(heartbeat_to_json(&in));
 	heartbeat_from_json(json, &out);
 	ok(out.scratch_free == -1 && out.ninstances == 0 && json_is_array(json_object_get(json, "instances")),
 	   "heartbeat: scratch_free not given stays so; an empty list");
+	ok(out.outside_cpu_pct == -1 && out.outside_cores == -1 && out.outside_mem == -1 &&
+	   !json_object_get(json, "outside_cores"), "heartbeat: an old runner's, without the split");
 	heartbeat_clear(&out);
 	json_decref(json);
 }
@@ -189,11 +203,18 @@ static void test_assignment(void)
 
 static void test_report(void)
 {
-	struct report running = { .attempt = 2, .kind = REPORT_RUNNING, .pid = 4242 };
-	struct report exited = { .attempt = 2, .kind = REPORT_EXITED, .exit_code = 4 };
+	struct report running = { .attempt = 2, .kind = REPORT_RUNNING, .pid = 4242,
+				  .usage = INSTANCE_USAGE_UNKNOWN };
+	struct report exited = { .attempt = 2, .kind = REPORT_EXITED, .exit_code = 4,
+				 .usage = INSTANCE_USAGE_UNKNOWN };
 	struct report killed = { .attempt = 2, .kind = REPORT_EXITED, .pid = 4242, .signal = 9,
-				 .reason = "walltime" };
-	struct report failed = { .attempt = 1, .kind = REPORT_FAILED, .reason = "cannot start: x" };
+				 .reason = "walltime", .usage = INSTANCE_USAGE_UNKNOWN };
+	struct report failed = { .attempt = 1, .kind = REPORT_FAILED, .reason = "cannot start: x",
+				 .usage = INSTANCE_USAGE_UNKNOWN };
+	struct report stamped = { .attempt = 1, .kind = REPORT_EXITED, .exit_code = 0,
+				  .started_ms = 1764633600123, .ended_ms = 1764633600456,
+				  .usage = { .cpu_ms = 300, .rss = 0, .max_rss = 1 << 20 },
+				  .cpu_list = "1", .gpu_list = "0,1" };
 	struct report out;
 	char *text, *err = NULL;
 	json_t *json;
@@ -217,6 +238,16 @@ static void test_report(void)
 	json = over_the_wire(report_to_json(&failed));
 	ok(report_from_json(json, &out, NULL) == 0 && out.kind == REPORT_FAILED &&
 	   strcmp(out.reason, "cannot start: x") == 0 && !json_object_get(json, "pid"), "report: failed");
+	json_decref(json);
+	json = over_the_wire(report_to_json(&stamped));
+	ok(report_from_json(json, &out, NULL) == 0 && out.started_ms == 1764633600123 &&
+	   out.ended_ms == 1764633600456 && out.usage.cpu_ms == 300 && out.usage.max_rss == 1 << 20 &&
+	   strcmp(out.cpu_list, "1") == 0 && strcmp(out.gpu_list, "0,1") == 0,
+	   "report: stamped on the host, with its usage, cores and GPUs");
+	json_decref(json);
+	json = over_the_wire(report_to_json(&exited));
+	ok(report_from_json(json, &out, NULL) == 0 && out.started_ms == 0 && out.ended_ms == 0 &&
+	   out.usage.cpu_ms == -1 && !out.cpu_list, "report: an old runner's, without stamps");
 	json_decref(json);
 	json = json_loads("{\"attempt\": 1, \"state\": \"gone\"}", 0, NULL);
 	ok(report_from_json(json, &out, &err) < 0 && err && strstr(err, "running, exited or failed"),
