@@ -22,7 +22,7 @@ static const char *const job_entries[] = {
 	"spec", "status", "status.json", "why", "wait", "ctl", "events", "stages", "out",
 };
 static const char *const stage_entries[] = { "status", "log", "wait", "instances" };
-static const char *const instance_entries[] = { "status", "log" };
+static const char *const instance_entries[] = { "status", "status.json", "log" };
 
 /* The file names of a job's views and where the scheduler serves them. The
  * spec is given back byte for byte; the others end with a newline. */
@@ -617,8 +617,9 @@ static int instance_status_open(struct fs_ctx *fs, const struct fs_path *p, int 
 	int ret = -1;
 
 	if (fs_parse_id(p->arg[0], &id) == 0 && fs_parse_id(p->arg[2], &index) == 0) {
-		url = xasprintf("/v1/jobs/%lld/stages/%s/instances/%lld/status", (long long)id, stage,
-				(long long)index);
+		/* status.json is the instance itself, as for a job. */
+		url = xasprintf("/v1/jobs/%lld/stages/%s/instances/%lld%s", (long long)id, stage,
+				(long long)index, strcmp(p->name, "status.json") == 0 ? "" : "/status");
 		ret = open_view(fs, url, false, flags, file);
 		free(url);
 	}

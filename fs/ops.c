@@ -80,6 +80,7 @@ static const struct route {
 	{ "/jobs/*/stages/*/instances", &instances_dir_ops },
 	{ "/jobs/*/stages/*/instances/*", &instance_dir_ops },
 	{ "/jobs/*/stages/*/instances/*/status", &instance_status_ops },
+	{ "/jobs/*/stages/*/instances/*/status.json", &instance_status_ops },
 	{ "/jobs/*/stages/*/instances/*/log", &instance_log_ops },
 	{ "/jobs/*/out/**", &out_dir.node },
 	{ "/data/**", &data_dir.node },

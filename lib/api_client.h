@@ -16,6 +16,10 @@ struct api_client;
 /* The reason for an instance stopped because its host's window closed
  * (parsa-runner --window, --drain-at-window-end no): requeued the same way. */
 #define API_REASON_WINDOW_CLOSED "host window closed"
+/* The start of the reason for an instance its runner killed for using more
+ * than its mem: "out of memory: used 1.2G of mem = 1G". A failure of the
+ * job's own (retries apply), shown as it is. */
+#define API_REASON_OUT_OF_MEMORY "out of memory"
 
 /* Whom a trusted caller (root, or the scheduler's own user, e.g. parsafs) acts for.
  * The scheduler ignores it from anyone else. */

@@ -14,6 +14,7 @@
 #define SPEC_MAX_STAGES 256
 #define SPEC_MAX_INSTANCES 1000000
 #define SPEC_MAX_PROGRESS 1000000000
+#define SPEC_MAX_GPUS 64
 
 struct timewin;
 
@@ -25,6 +26,7 @@ struct spec_stage {
 	uint64_t mem;        /* bytes reserved on the host; default 0 */
 	uint64_t disk;       /* bytes of free space needed where the stage writes */
 	uint64_t scratch;    /* bytes of free local scratch needed on the host */
+	int gpus;            /* GPUs of its own on the host; default 0 */
 	int instances;       /* default 1; with foreach, ignored (one per entry) */
 	char **after;        /* names of stages this one waits for */
 	size_t nafter;

@@ -41,7 +41,8 @@ static json_t *stage_json(const struct spec_stage *st)
 			 "hosts", strings_json(st->hosts, st->nhosts),
 			 "env", strings_json(st->env, st->nenv));
 	if (j && (json_object_set_new(j, "window", st->window ? json_string(st->window) : json_null()) < 0 ||
-		  json_object_set_new(j, "progress_files", json_integer((json_int_t)st->progress_files)) < 0)) {
+		  json_object_set_new(j, "progress_files", json_integer((json_int_t)st->progress_files)) < 0 ||
+		  (st->gpus > 0 && json_object_set_new(j, "gpus", json_integer(st->gpus)) < 0))) {
 		json_decref(j);
 		j = NULL;
 	}
@@ -189,7 +190,7 @@ static int time_from_json(const json_t *json, struct spec *spec, char **err)
 static int stage_from_json(const json_t *j, struct spec_stage *st, const char *where, char **err)
 {
 	long long line = 0, cpus = 0, mem = 0, disk = 0, scratch = 0, instances = 0, walltime = 0;
-	long long retries = 0, progress = 0;
+	long long retries = 0, progress = 0, gpus = 0;
 	char *foreach = NULL;
 	int rc = -1;
 
@@ -237,6 +238,10 @@ static int stage_from_json(const json_t *j, struct spec_stage *st, const char *w
 	    json_get_int(j, "progress_files", 0, SPEC_MAX_PROGRESS, &progress, where, err) < 0)
 		goto out;
 	st->progress_files = (uint64_t)progress;
+	if (json_object_get(j, "gpus") &&
+	    json_get_int(j, "gpus", 0, SPEC_MAX_GPUS, &gpus, where, err) < 0)
+		goto out;
+	st->gpus = (int)gpus;
 	st->line = (int)line;
 	st->cpus = (int)cpus;
 	st->mem = (uint64_t)mem;

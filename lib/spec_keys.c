@@ -37,6 +37,20 @@ static void stage_cpus(struct parser *p, struct stage_build *sb, const struct en
 	sb->st->cpus = (int)n;
 }
 
+static void stage_gpus(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+	long long n;
+
+	if (spec_parse_int(v, 0, SPEC_MAX_GPUS, &n) < 0) {
+		spec_report(p, e->line, "gpus = %s: want a whole number of GPUs from 0 to %d (each instance "
+		            "gets that many devices of its own)%s", spec_shown(v, cut), SPEC_MAX_GPUS,
+		            spec_value_hint(e, v));
+		return;
+	}
+	sb->st->gpus = (int)n;
+}
+
 static void stage_mem(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
 {
 	spec_set_size(p, e, v, &sb->st->mem);
@@ -181,6 +195,7 @@ static const struct {
 } stage_keys[] = {
 	{ "run", stage_run },
 	{ "cpus", stage_cpus },
+	{ "gpus", stage_gpus },
 	{ "mem", stage_mem },
 	{ "disk", stage_disk },
 	{ "scratch", stage_scratch },
@@ -370,7 +385,7 @@ static const struct {
 };
 
 static const char *const stage_key_names[] = {
-	"run", "cpus", "mem", "disk", "scratch", "instances", "after", "foreach",
+	"run", "cpus", "gpus", "mem", "disk", "scratch", "instances", "after", "foreach",
 	"walltime", "retries", "hosts", "window", "progress",
 };
 static const char *const job_key_names[] = { "name", "team", "priority", "after", "start", "window",

@@ -74,6 +74,7 @@ static const struct route {
 	{ "POST", "/v1/jobs/*/ctl", api_ctl_job, ANYONE },
 	{ "GET", "/v1/jobs/*/stages/*/status", api_jobs_stage_status, ANYONE },
 	{ "GET", "/v1/jobs/*/stages/*/instances/*/status", api_jobs_instance_status, ANYONE },
+	{ "GET", "/v1/jobs/*/stages/*/instances/*", api_jobs_instance_json, ANYONE },
 	{ "POST", "/v1/hosts", api_runners_register, TRUSTED },
 	{ "GET", "/v1/hosts", api_cluster_hosts, ANYONE },
 	{ "GET", "/v1/hosts/*/status", api_cluster_host_status, ANYONE },

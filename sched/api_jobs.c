@@ -198,22 +198,46 @@ void api_jobs_stage_status(struct call *c)
 		reply_text(c, text);
 }
 
+/* The instance the call's path names, or NULL when it replied 404. Lock held. */
+static struct instance *instance_arg(struct call *c)
+{
+	struct stage *stage = stage_arg(c, engine_model(c->engine));
+	int64_t idx;
+
+	if (!stage)
+		return NULL;
+	if (api_parse_num(c->args[2], &idx) == 0 && (size_t)idx < stage->ninst)
+		return stage->inst[idx];
+	reply_error(c, MHD_HTTP_NOT_FOUND, "no such instance");
+	return NULL;
+}
+
 void api_jobs_instance_status(struct call *c)
 {
 	struct engine *e = c->engine;
-	struct stage *stage;
+	struct instance *inst;
 	char *text = NULL;
-	int64_t idx;
 
 	engine_lock(e);
-	stage = stage_arg(c, engine_model(e));
-	if (stage) {
-		if (api_parse_num(c->args[2], &idx) == 0 && (size_t)idx < stage->ninst)
-			text = views_instance_status(stage->inst[idx]);
-		else
-			reply_error(c, MHD_HTTP_NOT_FOUND, "no such instance");
-	}
+	inst = instance_arg(c);
+	if (inst)
+		text = views_instance_status(inst);
 	engine_unlock(e);
 	if (text)
 		reply_text(c, text);
+}
+
+void api_jobs_instance_json(struct call *c)
+{
+	struct engine *e = c->engine;
+	struct instance *inst;
+	json_t *json = NULL;
+
+	engine_lock(e);
+	inst = instance_arg(c);
+	if (inst)
+		json = views_instance_json(inst);
+	engine_unlock(e);
+	if (json)
+		reply_json(c, MHD_HTTP_OK, json);
 }

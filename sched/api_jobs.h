@@ -17,5 +17,6 @@ void api_jobs_spec(struct call *c);              /* .../spec */
 void api_jobs_wait(struct call *c);              /* .../wait */
 void api_jobs_stage_status(struct call *c);      /* .../stages/<s>/status */
 void api_jobs_instance_status(struct call *c);   /* .../stages/<s>/instances/<i>/status */
+void api_jobs_instance_json(struct call *c);     /* .../stages/<s>/instances/<i> (status.json) */
 
 #endif

@@ -87,10 +87,10 @@ static int64_t start_on(const struct backfill *bf, const struct placement_host *
 			const struct backfill_release *mine, size_t n, const struct placement_req *req,
 			int *cpus, uint64_t *mem, uint64_t *scratch)
 {
-	*cpus = ph->cpus - ph->reserved_cpus;
-	*mem = ph->mem > ph->reserved_mem ? ph->mem - ph->reserved_mem : 0;
+	*cpus = placement_free_cpus(ph);
+	*mem = placement_free_mem(ph);
 	*scratch = ph->scratch_free > ph->reserved_scratch ? ph->scratch_free - ph->reserved_scratch : 0;
-	/* Free now but blocked all the same (live use over the limit): it goes
+	/* Free now but blocked all the same (outside use over the limit): it goes
 	 * first as soon as the host allows, so nothing may take its place. */
 	if (req->cpus <= *cpus && req->mem <= *mem && req->scratch <= *scratch)
 		return bf->now;

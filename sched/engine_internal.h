@@ -150,13 +150,20 @@ void engine_begin_ending(struct engine *e, struct job *job, enum job_ending how,
 void engine_set_reason(struct instance *inst, const char *reason);
 /* Requeue an instance (a retry): a new attempt will be assigned by the pass. */
 void engine_requeue(struct engine *e, struct instance *inst);
+/* What the runner measured of the current attempt (its report's stamps,
+ * usage, cores and GPUs), kept on the instance: those given replace what is
+ * known. Call before engine_mark_running() / engine_end_attempt(), which then
+ * date the start and end by the host's stamps. */
+void engine_record_report(struct engine *e, struct instance *inst, const struct report *r);
 /* The runner says an attempt ended (or the scheduler decided it is lost).
- * code/sig describe how; reason is extra text (NULL when none). Takes the
- * instance off its host's active list. */
+ * code/sig describe how; reason is extra text (NULL when none). The end is
+ * dated by the runner's stamp when engine_record_report() had one, else now.
+ * Takes the instance off its host's active list. */
 void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
 			const char *reason, int64_t now);
 /* The runner confirmed the attempt runs (a report or a heartbeat); how is
- * added to the event (" (from a heartbeat)" or ""). */
+ * added to the event (" (from a heartbeat)" or ""). Dated by the runner's
+ * start stamp when engine_record_report() had one, else now. */
 void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
 			 int64_t mono, const char *how);
 

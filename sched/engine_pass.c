@@ -30,6 +30,22 @@ int engine_host_up(struct engine *e, const struct host *h)
 	       time_mono_ms() - h->last_heartbeat_mono <= e->cfg.host_timeout_ms;
 }
 
+/* Memory that parsa's instances use beyond what they reserved (mem = 0 is no
+ * limit, and a tree is measured only twice a second): taken like outside use,
+ * so that it is not handed out a second time. */
+static uint64_t over_reservation_mem(const struct host *h)
+{
+	uint64_t sum = 0;
+
+	for (size_t k = 0; k < h->nactive; k++) {
+		const struct instance *inst = h->active[k];
+
+		if (inst->rss > 0 && (uint64_t)inst->rss > inst->stage->spec->mem)
+			sum += (uint64_t)inst->rss - inst->stage->spec->mem;
+	}
+	return sum;
+}
+
 size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 {
 	int64_t now = engine_now(e);
@@ -38,7 +54,6 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 
 	for (size_t i = 0; i < n; i++) {
 		struct host *h = model_host_at(e->model, i);
-		double cpu = h->cpu_pct - h->ended_cpu_pct, mem = h->mem_pct - h->ended_mem_pct;
 
 		ph[i].name = h->name;
 		ph[i].up = engine_host_up(e, h);
@@ -50,8 +65,16 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		ph[i].reserved_cpus = h->reserved_cpus;
 		ph[i].reserved_mem = h->reserved_mem;
 		ph[i].reserved_scratch = h->reserved_scratch;
-		ph[i].cpu_pct = cpu > 0 ? cpu : 0;
-		ph[i].mem_pct = mem > 0 ? mem : 0;
+		ph[i].reserved_gpus = h->reserved_gpus;
+		ph[i].gpus = h->gpus;
+		ph[i].cpu_pct = h->cpu_pct;
+		ph[i].mem_pct = h->mem_pct;
+		ph[i].outside_cpu_pct = h->outside_cpu_pct;
+		ph[i].outside_mem_pct = h->outside_mem_pct;
+		/* A core counts as taken from half a core's use on: a busy program
+		 * measures a little under 1, background noise well under 0.5. */
+		ph[i].outside_cpus = (int)(h->outside_cores + 0.5);
+		ph[i].outside_mem = h->outside_mem + over_reservation_mem(h);
 		ph[i].cpu_limit = h->cpu_limit;
 		ph[i].mem_limit = h->mem_limit;
 		ph[i].features = (const char *const *)h->features;
@@ -79,6 +102,9 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 	inst->assigned_ms = now;
 	inst->started_ms = 0;
 	inst->ended_ms = 0;
+	inst->cpu_ms = inst->max_rss = inst->rss = -1;
+	model_set_text(&inst->cpu_list, "");
+	model_set_text(&inst->gpu_list, "");
 	engine_set_reason(inst, "");
 	model_set_state(e->model, inst, INST_ASSIGNED);
 	model_set_host(e->model, inst, h);
@@ -177,8 +203,8 @@ static size_t place(struct engine *e, int64_t now)
 	nh = engine_placement_hosts(e, &ph);
 	fair_running(e, now);
 	for (size_t i = 0; i < nh; i++)
-		if (ph[i].up && !ph[i].draining && !ph[i].closed && ph[i].cpus > ph[i].reserved_cpus)
-			free_cpus += ph[i].cpus - ph[i].reserved_cpus;
+		if (ph[i].up && !ph[i].draining && !ph[i].closed)
+			free_cpus += placement_free_cpus(&ph[i]);
 	if (free_cpus == 0) {
 		/* Nothing can start; what was held stays held. */
 		goto out;
@@ -230,6 +256,7 @@ static size_t place(struct engine *e, int64_t now)
 				r->order.stage = stage->idx;
 				r->order.index = inst->index;
 				r->cpus = ss->cpus;
+				r->gpus = ss->gpus;
 				r->mem = ss->mem;
 				r->scratch = ss->scratch;
 				r->hosts = (const char *const *)ss->hosts;

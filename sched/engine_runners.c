@@ -87,6 +87,7 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 	h->win = win;
 	h->window = win ? xstrdup(timewin_text(win)) : NULL;
 	h->window_drain = info->window_drain;
+	h->gpus = info->gpus;
 	h->registered_ms = engine_now(e);
 	/* Registering is the first sign of life: the host is up from now on. */
 	h->last_heartbeat_ms = h->registered_ms;
@@ -109,6 +110,19 @@ out:
 	return ret;
 }
 
+/* What the host's heartbeat says runs there outside parsa. A runner too old
+ * to split its live use has it all counted as outside, as it was before. */
+static void host_outside_use(struct host *h, const struct heartbeat *hb)
+{
+	double mem_bytes;
+
+	h->outside_cpu_pct = hb->outside_cpu_pct >= 0 ? hb->outside_cpu_pct : hb->cpu_pct;
+	h->outside_mem_pct = hb->outside_mem_pct >= 0 ? hb->outside_mem_pct : hb->mem_pct;
+	h->outside_cores = hb->outside_cores >= 0 ? hb->outside_cores : hb->cpu_pct / 100.0 * h->cpus;
+	mem_bytes = hb->outside_mem >= 0 ? (double)hb->outside_mem : hb->mem_pct / 100.0 * (double)h->mem;
+	h->outside_mem = mem_bytes > 0 && mem_bytes < 1e19 ? (uint64_t)mem_bytes : 0;
+}
+
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
 {
 	int64_t now = engine_now(e), mono = time_mono_ms();
@@ -122,7 +136,7 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 	h->cpu_pct = hb->cpu_pct;
 	h->mem_pct = hb->mem_pct;
 	h->load1 = hb->load1;
-	h->ended_cpu_pct = h->ended_mem_pct = 0;
+	host_outside_use(h, hb);
 	if (hb->scratch_free >= 0)
 		h->scratch_free = (uint64_t)hb->scratch_free;
 	h->last_heartbeat_ms = now;
@@ -142,8 +156,16 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 				inst->progress_total = he->progress_total;
 				inst->progress_ms = now;
 			}
-			engine_mark_running(e, inst, he->pid, now, mono, inst->state == INST_ASSIGNED ?
-				     " (from a heartbeat)" : "");
+			inst->rss = he->usage.rss;
+			if (he->usage.max_rss > inst->max_rss)
+				inst->max_rss = he->usage.max_rss;
+			if (he->usage.cpu_ms > inst->cpu_ms)
+				inst->cpu_ms = he->usage.cpu_ms;
+			/* Listed before it reached exec (no pid yet): its start report
+			 * will say when it did. */
+			if (he->pid > 0 || inst->state == INST_RUNNING)
+				engine_mark_running(e, inst, he->pid, now, mono,
+						    inst->state == INST_ASSIGNED ? " (from a heartbeat)" : "");
 		} else {
 			/* It runs there, but not for us (cancelled, lost and requeued, or
 			 * an old attempt): make sure the runner stops it. */
@@ -361,14 +383,16 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
 	}
 	switch (r->kind) {
 	case REPORT_RUNNING:
+		engine_record_report(e, inst, r);
 		engine_mark_running(e, inst, r->pid, now, mono, "");
 		/* A start frees nothing, so no placement pass: only its job's
 		 * roll-up changes, and that is cheap to do here. */
 		engine_update_job(e, inst->job, now);
 		break;
 	case REPORT_EXITED:
+		engine_record_report(e, inst, r);
 		/* A short instance's runner reports its start with its end. */
-		if (inst->state == INST_ASSIGNED && r->pid > 0)
+		if (inst->state == INST_ASSIGNED && (r->pid > 0 || r->started_ms > 0))
 			engine_mark_running(e, inst, r->pid, now, mono, "");
 		engine_end_attempt(e, inst, r->signal ? -1 : r->exit_code, r->signal, r->reason, now);
 		break;

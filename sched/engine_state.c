@@ -59,33 +59,31 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 			const char *reason, int64_t now)
 {
 	const struct spec_stage *ss = inst->stage->spec;
-	struct host *h = inst->host;
 	struct job *job = inst->job;
 	char why[512];
 
-	if (h) {
-		/* Until the host's next heartbeat, count the ended instance's share of
-		 * the live use as free: a host kept busy by parsa's own work can take
-		 * the next instance at once instead of a heartbeat later. */
-		if (h->cpus > 0)
-			h->ended_cpu_pct += 100.0 * ss->cpus / h->cpus;
-		if (h->mem > 0)
-			h->ended_mem_pct += 100.0 * (double)ss->mem / (double)h->mem;
-	}
-	inst->ended_ms = now;
+	/* The runner's stamp when it sent one (engine_record_report), else now. */
+	if (inst->ended_ms <= 0)
+		inst->ended_ms = now;
+	now = inst->ended_ms;
 	inst->exit_code = code;
 	inst->signal = sig;
-	if (inst->started_ms > 0 && now > inst->started_ms)
-		fairshare_charge(e->fair, job->team, ss->cpus * (double)(now - inst->started_ms) / 1000.0, now);
+	/* Fair share charges what was reserved for as long as it ran. */
+	if (inst->started_ms > 0 && inst->ended_ms > inst->started_ms)
+		fairshare_charge(e->fair, job->team,
+				 ss->cpus * (double)(inst->ended_ms - inst->started_ms) / 1000.0, now);
 	if (code == 0 && sig == 0 && !reason) {
 		model_set_state(e->model, inst, INST_SUCCEEDED);
 		engine_set_reason(inst, "");
-		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s (%.1f s)",
+		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s (%.3f s)",
 				ss->name, inst->index, inst->host_name,
 				inst->started_ms ? (double)(now - inst->started_ms) / 1000.0 : 0.0);
 		return;
 	}
-	if (sig)
+	/* The runner stopped it for passing its mem: the reason says it all. */
+	if (reason && strncmp(reason, API_REASON_OUT_OF_MEMORY, strlen(API_REASON_OUT_OF_MEMORY)) == 0)
+		snprintf(why, sizeof why, "%s", reason);
+	else if (sig)
 		snprintf(why, sizeof why, "killed by signal %d%s%s", sig, reason ? ": " : "",
 			 reason ? reason : "");
 	else if (code >= 0)
@@ -131,11 +129,32 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 			ss->name, inst->index, inst->host_name, why);
 }
 
+void engine_record_report(struct engine *e, struct instance *inst, const struct report *r)
+{
+	(void)e;
+	if (r->started_ms > 0)
+		inst->started_ms = r->started_ms;
+	if (r->kind == REPORT_EXITED && r->ended_ms > 0)
+		inst->ended_ms = r->ended_ms;
+	if (r->usage.cpu_ms >= 0)
+		inst->cpu_ms = r->usage.cpu_ms;
+	if (r->usage.max_rss > inst->max_rss)
+		inst->max_rss = r->usage.max_rss;
+	if (r->usage.rss >= 0)
+		inst->rss = r->usage.rss;
+	if (r->cpu_list)
+		model_set_text(&inst->cpu_list, r->cpu_list);
+	if (r->gpu_list)
+		model_set_text(&inst->gpu_list, r->gpu_list);
+	model_dirty_instance(e->model, inst);
+}
+
 void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64_t now,
 			 int64_t mono, const char *how)
 {
 	struct stage *stage = inst->stage;
 	struct job *job = inst->job;
+	char pidtext[32] = "";
 
 	if (pid > 0)
 		inst->pid = pid;
@@ -146,16 +165,21 @@ void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64
 		return;
 	}
 	model_set_state(e->model, inst, INST_RUNNING);
-	inst->started_ms = now;
-	if (!stage->started_ms) {
+	/* The host's stamp of when it reached exec (engine_record_report), else now. */
+	if (inst->started_ms <= 0)
+		inst->started_ms = now;
+	now = inst->started_ms;
+	if (!stage->started_ms || stage->started_ms > now) {
 		stage->started_ms = now;
 		model_dirty_stage(e->model, stage);
 	}
-	if (!job->started_ms) {
+	if (!job->started_ms || job->started_ms > now) {
 		job->started_ms = now;
 		model_dirty_job(e->model, job);
 	}
-	model_job_event(e->model, job, now, "stage %s instance %d started on %s (pid %d)%s",
-			stage->spec->name, inst->index, inst->host_name, inst->pid, how);
+	if (inst->pid > 0)
+		snprintf(pidtext, sizeof pidtext, " (pid %d)", inst->pid);
+	model_job_event(e->model, job, now, "stage %s instance %d started on %s%s%s",
+			stage->spec->name, inst->index, inst->host_name, pidtext, how);
 }
 

@@ -71,6 +71,8 @@ static void instance_free(struct instance *inst)
 	free(inst->item);
 	free(inst->host_name);
 	free(inst->reason);
+	free(inst->cpu_list);
+	free(inst->gpu_list);
 	free(inst);
 }
 
@@ -278,7 +280,10 @@ struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const
 	inst->state = INST_QUEUED;
 	inst->host_name = xstrdup("");
 	inst->reason = xstrdup("");
+	inst->cpu_list = xstrdup("");
+	inst->gpu_list = xstrdup("");
 	inst->exit_code = -1;
+	inst->cpu_ms = inst->max_rss = inst->rss = -1;
 	VEC_PUSH(stage->inst, stage->ninst, stage->cap, inst);
 	stage->counts[INST_QUEUED]++;
 	return inst;
@@ -310,11 +315,22 @@ void model_job_event(struct model *m, struct job *job, int64_t ms, const char *f
 		model_dirty_job(m, job);
 }
 
+void model_set_text(char **field, const char *text)
+{
+	char *copy = xstrdup(text ? text : "");
+
+	free(*field);
+	*field = copy;
+}
+
 static void host_reserve(struct host *h, const struct instance *inst, int sign)
 {
 	const struct spec_stage *ss = inst->stage->spec;
 
 	h->reserved_cpus += sign * ss->cpus;
+	h->reserved_gpus += sign * ss->gpus;
+	if (h->reserved_gpus < 0)
+		h->reserved_gpus = 0;
 	if (sign > 0) {
 		h->reserved_mem += ss->mem;
 		h->reserved_scratch += ss->scratch;

@@ -42,8 +42,14 @@ struct instance {
 	int signal;               /* 0 when not killed */
 	char *reason;             /* why it failed or was cancelled ("" if none) */
 	bool cancel_requested;    /* cancel sent (or to be sent) to the runner */
-	int64_t assigned_ms, started_ms, ended_ms;
+	int64_t assigned_ms;      /* the scheduler's clock */
+	int64_t started_ms, ended_ms; /* its host's clock, stamped there (when the runner says) */
+	int64_t cpu_ms;           /* user + system time of its process tree; -1 unknown */
+	int64_t max_rss;          /* its tree's peak resident bytes; -1 unknown */
+	char *cpu_list;           /* the cores it was pinned to ("" when not told) */
+	char *gpu_list;           /* the GPUs it got ("" when none) */
 	/* Not persisted: */
+	int64_t rss;              /* resident bytes now, last heartbeat; -1 unknown */
 	int64_t confirmed_mono;   /* when it was (last) known to run, for "lost" */
 	int64_t missing_mono;     /* first heartbeat that did not list it; 0 = listed */
 	bool start_sent;          /* current attempt sent through work since assigned */
@@ -111,6 +117,7 @@ struct host {
 	char **features;
 	size_t nfeatures;
 	char *mount;
+	int gpus;                 /* GPUs its runner hands out */
 	bool draining;
 	char *window;             /* when it takes work (its runner's --window); NULL = always */
 	struct timewin *win;      /* window, parsed */
@@ -119,10 +126,13 @@ struct host {
 	/* Not persisted: live state from heartbeats. */
 	int64_t last_heartbeat_ms;   /* wall clock, for views */
 	int64_t last_heartbeat_mono; /* 0 = none since the scheduler started */
-	double cpu_pct, mem_pct, load1;
-	double ended_cpu_pct, ended_mem_pct; /* share of instances ended since it */
+	double cpu_pct, mem_pct, load1;      /* the whole machine */
+	double outside_cpu_pct, outside_mem_pct; /* of which not parsa's instances */
+	double outside_cores;        /* cores kept busy outside parsa */
+	uint64_t outside_mem;        /* bytes used outside parsa */
 	int reserved_cpus;
 	uint64_t reserved_mem, reserved_scratch;
+	int reserved_gpus;
 	struct instance **active;    /* assigned or running here */
 	size_t nactive, active_cap;
 	int64_t *orphans;            /* id/attempt pairs it runs that we do not want */
@@ -184,6 +194,9 @@ void model_job_event(struct model *m, struct job *job, int64_t ms, const char *f
 void model_set_state(struct model *m, struct instance *inst, enum inst_state state);
 /* Bind an instance to a host (reserving its needs) or unbind it (host NULL). */
 void model_set_host(struct model *m, struct instance *inst, struct host *host);
+
+/* Replace a string field of a model object with a copy of text (NULL: ""). */
+void model_set_text(char **field, const char *text);
 
 /* Write-through bookkeeping: mark objects changed, to be written by the next flush. */
 void model_dirty_job(struct model *m, struct job *job);

@@ -62,6 +62,24 @@ static int over_limit(double pct, int limit)
 	return limit < 100 && pct >= (double)limit;
 }
 
+int placement_free_cpus(const struct placement_host *h)
+{
+	int left = h->cpus - h->reserved_cpus - (h->outside_cpus > 0 ? h->outside_cpus : 0);
+
+	return left > 0 ? left : 0;
+}
+
+uint64_t placement_free_mem(const struct placement_host *h)
+{
+	uint64_t used = h->reserved_mem + h->outside_mem;
+
+	/* Either alone may pass mem (an overcommitted host, a runner's --mem
+	 * below what the machine's other users take). */
+	if (used < h->reserved_mem || used >= h->mem)
+		return 0;
+	return h->mem - used;
+}
+
 /* Everything but the host-name globs, which placement_run() caches per group. */
 static enum placement_verdict check_resources(const struct placement_host *h,
 					      const struct placement_req *req)
@@ -74,19 +92,23 @@ static enum placement_verdict check_resources(const struct placement_host *h,
 		return PLACE_MEM_TOTAL;
 	if (req->scratch > h->scratch_total)
 		return PLACE_SCRATCH_TOTAL;
+	if (req->gpus > h->gpus)
+		return PLACE_GPUS_TOTAL;
 	if (h->closes_in_ms > 0 && req->walltime_ms > h->closes_in_ms)
 		return PLACE_WINDOW_ENDS;
-	if (over_limit(h->cpu_pct, h->cpu_limit))
+	if (over_limit(h->outside_cpu_pct, h->cpu_limit))
 		return PLACE_CPU_LIVE;
-	if (over_limit(h->mem_pct, h->mem_limit))
+	if (over_limit(h->outside_mem_pct, h->mem_limit))
 		return PLACE_MEM_LIVE;
-	if (h->reserved_cpus + req->cpus > h->cpus)
+	if (req->cpus > placement_free_cpus(h))
 		return PLACE_CPUS_FREE;
-	if (h->reserved_mem > h->mem || req->mem > h->mem - h->reserved_mem)
+	if (req->mem > placement_free_mem(h))
 		return PLACE_MEM_FREE;
 	scratch_left = h->scratch_free > h->reserved_scratch ? h->scratch_free - h->reserved_scratch : 0;
 	if (req->scratch > scratch_left)
 		return PLACE_SCRATCH_FREE;
+	if (req->gpus > h->gpus - h->reserved_gpus)
+		return PLACE_GPUS_FREE;
 	return PLACE_FITS;
 }
 
@@ -116,6 +138,12 @@ static void join_globs(const struct placement_req *req, char *buf, size_t len)
 			break;
 		used += (size_t)n;
 	}
+}
+
+/* The part of a live use that is parsa's. */
+static double parsa_share(double whole, double outside)
+{
+	return whole > outside ? whole - outside : 0;
 }
 
 void placement_explain(const struct placement_host *h, const struct placement_req *req,
@@ -176,22 +204,45 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 		format_size(h->scratch_total, b, sizeof b);
 		snprintf(buf, len, "%s: needs %s of scratch, host has %s", h->name, a, b);
 		break;
+	case PLACE_GPUS_TOTAL:
+		snprintf(buf, len, "%s: needs %d gpus, host has %d", h->name, req->gpus, h->gpus);
+		break;
 	case PLACE_CPU_LIVE:
-		snprintf(buf, len, "%s: live CPU %.0f%% >= limit %d%%", h->name, h->cpu_pct, h->cpu_limit);
+		snprintf(buf, len, "%s: CPU used outside parsa %.0f%% >= limit %d%% (live %.0f%%: "
+			 "parsa %.0f%%, outside %.0f%%)", h->name, h->outside_cpu_pct, h->cpu_limit,
+			 h->cpu_pct, parsa_share(h->cpu_pct, h->outside_cpu_pct), h->outside_cpu_pct);
 		break;
 	case PLACE_MEM_LIVE:
-		snprintf(buf, len, "%s: live memory %.0f%% >= limit %d%%", h->name, h->mem_pct, h->mem_limit);
+		snprintf(buf, len, "%s: memory used outside parsa %.0f%% >= limit %d%% (live %.0f%%: "
+			 "parsa %.0f%%, outside %.0f%%)", h->name, h->outside_mem_pct, h->mem_limit,
+			 h->mem_pct, parsa_share(h->mem_pct, h->outside_mem_pct), h->outside_mem_pct);
 		break;
 	case PLACE_CPUS_FREE:
-		snprintf(buf, len, "%s: needs %d cpus, %d of %d free", h->name, req->cpus,
-			 h->cpus - h->reserved_cpus > 0 ? h->cpus - h->reserved_cpus : 0, h->cpus);
+		if (h->outside_cpus > 0)
+			snprintf(buf, len, "%s: needs %d cpus, %d of %d free (%d reserved, %d busy "
+				 "outside parsa)", h->name, req->cpus, placement_free_cpus(h), h->cpus,
+				 h->reserved_cpus, h->outside_cpus);
+		else
+			snprintf(buf, len, "%s: needs %d cpus, %d of %d free", h->name, req->cpus,
+				 placement_free_cpus(h), h->cpus);
 		break;
 	case PLACE_MEM_FREE:
-		free_bytes = h->mem > h->reserved_mem ? h->mem - h->reserved_mem : 0;
 		format_size(req->mem, a, sizeof a);
-		format_size(free_bytes, b, sizeof b);
+		format_size(placement_free_mem(h), b, sizeof b);
 		format_size(h->mem, c, sizeof c);
-		snprintf(buf, len, "%s: needs %s of memory, %s of %s free", h->name, a, b, c);
+		if (h->outside_mem > 0) {
+			char d[32];
+
+			format_size(h->outside_mem, d, sizeof d);
+			snprintf(buf, len, "%s: needs %s of memory, %s of %s free (%s used outside "
+				 "parsa's reservations)", h->name, a, b, c, d);
+		} else {
+			snprintf(buf, len, "%s: needs %s of memory, %s of %s free", h->name, a, b, c);
+		}
+		break;
+	case PLACE_GPUS_FREE:
+		snprintf(buf, len, "%s: needs %d gpus, %d of %d free", h->name, req->gpus,
+			 h->gpus > h->reserved_gpus ? h->gpus - h->reserved_gpus : 0, h->gpus);
 		break;
 	case PLACE_SCRATCH_FREE:
 		free_bytes = h->scratch_free > h->reserved_scratch ? h->scratch_free - h->reserved_scratch : 0;
@@ -205,7 +256,7 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 int placement_never_fits(const struct placement_host *hosts, size_t nhosts,
 			 const struct placement_req *req, char *buf, size_t len)
 {
-	int cpus_ok = 0, mem_ok = 0, scratch_ok = 0, any_match = 0;
+	int cpus_ok = 0, mem_ok = 0, scratch_ok = 0, gpus_ok = 0, any_match = 0;
 	char size[32], globs[256];
 
 	buf[0] = '\0';
@@ -220,6 +271,7 @@ int placement_never_fits(const struct placement_host *hosts, size_t nhosts,
 		cpus_ok |= req->cpus <= hosts[i].cpus;
 		mem_ok |= req->mem <= hosts[i].mem;
 		scratch_ok |= req->scratch <= hosts[i].scratch_total;
+		gpus_ok |= req->gpus <= hosts[i].gpus;
 	}
 	if (!any_match) {
 		join_globs(req, globs, sizeof globs);
@@ -232,6 +284,8 @@ int placement_never_fits(const struct placement_host *hosts, size_t nhosts,
 	} else if (!scratch_ok) {
 		format_size(req->scratch, size, sizeof size);
 		snprintf(buf, len, "no host has %s of scratch", size);
+	} else if (!gpus_ok) {
+		snprintf(buf, len, "no host has %d gpus", req->gpus);
 	} else {
 		return 0;
 	}
@@ -305,7 +359,7 @@ size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
 				continue;
 			if (gate && gate->allow && !gate->allow(gate->arg, hosts, i, req))
 				continue;
-			free_cpus = h->cpus - h->reserved_cpus;
+			free_cpus = placement_free_cpus(h);
 			if (free_cpus > best_free) {
 				best = (int)i;
 				best_free = free_cpus;
@@ -321,6 +375,7 @@ size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
 		hosts[best].reserved_cpus += req->cpus;
 		hosts[best].reserved_mem += req->mem;
 		hosts[best].reserved_scratch += req->scratch;
+		hosts[best].reserved_gpus += req->gpus;
 		req->host = best;
 		placed++;
 		if (gate && gate->placed)

@@ -9,7 +9,11 @@
 #include <stdint.h>
 
 /* A host as the pass sees it. Capacity and live use are inputs; the reserved_*
- * fields are inputs too and placement_run() adds what it places. */
+ * fields are inputs too and placement_run() adds what it places. Live use
+ * outside parsa occupies the host like a reservation: an instance fits in
+ * cpus - reserved_cpus - outside_cpus cores and mem - reserved_mem -
+ * outside_mem bytes, so a host running only parsa's work fills every core
+ * while one shared with a user's own programs takes only what they leave. */
 struct placement_host {
 	const char *name;
 	int up;                 /* heartbeat within the timeout */
@@ -21,10 +25,16 @@ struct placement_host {
 	int reserved_cpus;
 	uint64_t reserved_mem;
 	uint64_t reserved_scratch;
-	double cpu_pct;         /* live CPU busy %, last heartbeat (adjusted by the caller) */
+	double cpu_pct;         /* live CPU busy % of the whole machine, last heartbeat */
 	double mem_pct;         /* live memory used % */
+	double outside_cpu_pct; /* of which outside parsa: the limits apply to these */
+	double outside_mem_pct;
+	int outside_cpus;       /* cores kept busy outside parsa (rounded) */
+	uint64_t outside_mem;   /* bytes used outside parsa's reservations */
 	int cpu_limit;          /* % ; >= 100 disables the live check */
 	int mem_limit;
+	int gpus;               /* GPUs the host hands out */
+	int reserved_gpus;
 	const char *const *features; /* what stages may ask for with hosts = feature:NAME */
 	size_t nfeatures;
 	int closed;             /* outside its window (sched/timing.c): takes no new work */
@@ -58,6 +68,7 @@ struct placement_req {
 	int cpus;
 	uint64_t mem;
 	uint64_t scratch;
+	int gpus;
 	const char *const *hosts; /* fnmatch globs and "feature:NAME"; nhosts == 0 means any
 				   * host. A host qualifies when it matches one of the globs
 				   * (if any) and has every feature named. */
@@ -79,19 +90,26 @@ enum placement_verdict {
 	PLACE_CPUS_TOTAL,     /* more than the host has at all */
 	PLACE_MEM_TOTAL,
 	PLACE_SCRATCH_TOTAL,
+	PLACE_GPUS_TOTAL,
 	PLACE_WINDOW_ENDS,    /* its walltime outlasts the host's window, which stops it */
-	PLACE_CPU_LIVE,       /* live use at or over the limit */
+	PLACE_CPU_LIVE,       /* live use outside parsa at or over the limit */
 	PLACE_MEM_LIVE,
-	PLACE_CPUS_FREE,      /* not enough left after reservations */
+	PLACE_CPUS_FREE,      /* not enough left after reservations and outside use */
 	PLACE_MEM_FREE,
 	PLACE_SCRATCH_FREE,
+	PLACE_GPUS_FREE,
 };
+
+/* What is left for new work on h: capacity less reservations and less what
+ * runs outside parsa (never below 0). */
+int placement_free_cpus(const struct placement_host *h);
+uint64_t placement_free_mem(const struct placement_host *h);
 
 /* Does req fit host h right now? */
 enum placement_verdict placement_check(const struct placement_host *h, const struct placement_req *req);
 
 /* One line for `why`, e.g. "h1: needs 8 cpus, 2 of 2 free" or
- * "h1: live CPU 97% >= limit 90%". Always NUL-terminates buf. */
+ * "h1: CPU used outside parsa 97% >= limit 90%". Always NUL-terminates buf. */
 void placement_explain(const struct placement_host *h, const struct placement_req *req,
 		       char *buf, size_t len);
 

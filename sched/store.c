@@ -31,6 +31,12 @@ static const char *const migrations[] = {
 	"  id INTEGER PRIMARY KEY, schedule_id INTEGER NOT NULL, job_id INTEGER NOT NULL,"
 	"  ms INTEGER NOT NULL, note TEXT NOT NULL);"
 	"CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule_id, id);",
+	/* 3: what each attempt used, as its runner measured it; hosts' GPUs. */
+	"ALTER TABLE instances ADD COLUMN cpu_ms INTEGER NOT NULL DEFAULT -1;"
+	"ALTER TABLE instances ADD COLUMN max_rss INTEGER NOT NULL DEFAULT -1;"
+	"ALTER TABLE instances ADD COLUMN cpu_list TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE instances ADD COLUMN gpu_list TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 
@@ -88,22 +94,25 @@ static const char sql_upsert_stage[] =
 	"  ended_ms = ?6";
 static const char sql_upsert_instance[] =
 	"INSERT INTO instances(id, job_id, stage_idx, idx, item, state, attempt, failures, host,"
-	"  pid, exit_code, signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms)"
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+	"  pid, exit_code, signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms,"
+	"  cpu_ms, max_rss, cpu_list, gpu_list)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+	"  ?18, ?19, ?20, ?21)"
 	" ON CONFLICT(id) DO UPDATE SET state = ?6, attempt = ?7, failures = ?8, host = ?9,"
 	"  pid = ?10, exit_code = ?11, signal = ?12, reason = ?13, cancel_requested = ?14,"
-	"  assigned_ms = ?15, started_ms = ?16, ended_ms = ?17";
+	"  assigned_ms = ?15, started_ms = ?16, ended_ms = ?17, cpu_ms = ?18, max_rss = ?19,"
+	"  cpu_list = ?20, gpu_list = ?21";
 static const char sql_upsert_host[] =
 	"INSERT INTO hosts(name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit,"
-	"  features, mount, draining, registered_ms, win_text, win_drain)"
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+	"  features, mount, draining, registered_ms, win_text, win_drain, gpus)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
 	" ON CONFLICT(name) DO UPDATE SET cpus = ?2, mem = ?3, scratch_total = ?4,"
 	"  scratch_free = ?5, cpu_limit = ?6, mem_limit = ?7, features = ?8, mount = ?9,"
-	"  draining = ?10, registered_ms = ?11, win_text = ?12, win_drain = ?13";
+	"  draining = ?10, registered_ms = ?11, win_text = ?12, win_drain = ?13, gpus = ?14";
 static const char sql_insert_event[] = "INSERT INTO events(job_id, ms, text) VALUES(?1, ?2, ?3)";
 static const char sql_load_hosts[] =
 	"SELECT name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit, features,"
-	"  mount, draining, registered_ms, win_text, win_drain FROM hosts ORDER BY rowid";
+	"  mount, draining, registered_ms, win_text, win_drain, gpus FROM hosts ORDER BY rowid";
 static const char sql_load_jobs[] =
 	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
 	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
@@ -112,8 +121,8 @@ static const char sql_load_stages[] =
 	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages";
 static const char sql_load_instances[] =
 	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code,"
-	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms"
-	" FROM instances ORDER BY job_id, stage_idx, idx";
+	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss,"
+	"  cpu_list, gpu_list FROM instances ORDER BY job_id, stage_idx, idx";
 static const char sql_load_events[] = "SELECT job_id, ms, text FROM events ORDER BY id";
 
 static const char *const stmt_sql[ST_COUNT] = {

@@ -58,6 +58,7 @@ static int load_hosts(struct store *st, struct model *m, char **err)
 		h->draining = sqlite3_column_int(s, 9) != 0;
 		h->registered_ms = sqlite3_column_int64(s, 10);
 		load_host_window(h, store_col_text(s, 11), sqlite3_column_int(s, 12) != 0);
+		h->gpus = sqlite3_column_int(s, 13);
 	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -199,6 +200,10 @@ static int load_instances(struct store *st, struct model *m, char **err)
 		inst->assigned_ms = sqlite3_column_int64(s, 14);
 		inst->started_ms = sqlite3_column_int64(s, 15);
 		inst->ended_ms = sqlite3_column_int64(s, 16);
+		inst->cpu_ms = sqlite3_column_int64(s, 17);
+		inst->max_rss = sqlite3_column_int64(s, 18);
+		model_set_text(&inst->cpu_list, store_col_text(s, 19));
+		model_set_text(&inst->gpu_list, store_col_text(s, 20));
 		model_add_instance(m, inst);
 		model_set_state(m, inst, state < 0 ? INST_FAILED : (enum inst_state)state);
 		if (inst->state == INST_ASSIGNED || inst->state == INST_RUNNING) {

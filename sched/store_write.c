@@ -100,6 +100,10 @@ static int put_instance(struct store *st, const struct instance *inst, char **er
 	sqlite3_bind_int64(s, 15, inst->assigned_ms);
 	sqlite3_bind_int64(s, 16, inst->started_ms);
 	sqlite3_bind_int64(s, 17, inst->ended_ms);
+	sqlite3_bind_int64(s, 18, inst->cpu_ms);
+	sqlite3_bind_int64(s, 19, inst->max_rss);
+	sqlite3_bind_text(s, 20, inst->cpu_list, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 21, inst->gpu_list, -1, SQLITE_STATIC);
 	return store_step_done(st, ST_UPSERT_INSTANCE, err);
 }
 
@@ -126,6 +130,7 @@ static int put_host(struct store *st, const struct host *h, char **err)
 	sqlite3_bind_int64(s, 11, h->registered_ms);
 	sqlite3_bind_text(s, 12, h->window ? h->window : "", -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 13, h->window_drain);
+	sqlite3_bind_int(s, 14, h->gpus);
 	ret = store_step_done(st, ST_UPSERT_HOST, err);
 	free(text);
 	json_decref(features);

@@ -83,6 +83,7 @@ json_t *views_assignment_json(const struct instance *inst)
 		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
 		.env = ss->env, .nenv = ss->nenv, .uid = job->uid, .gid = job->gid,
 		.user = job->user, .groups = job->groups, .ngroups = job->ngroups,
+		.gpus = ss->gpus,
 	};
 
 	return assignment_to_json(&a);
@@ -171,6 +172,12 @@ json_t *views_job_json(const struct job *job, int64_t now)
 	return json;
 }
 
+/* The part of a live use that is parsa's instances'. */
+static double share(double whole, double outside)
+{
+	return whole > outside ? whole - outside : 0;
+}
+
 static const char *host_state(const struct host *h, int up)
 {
 	if (!up)
@@ -194,8 +201,18 @@ json_t *views_host_json(const struct host *h, int up)
 			 "last_heartbeat_ms", (json_int_t)h->last_heartbeat_ms,
 			 "running", (json_int_t)h->nactive, "mount", h->mount);
 	if (json) {
+		json_t *live = json_object_get(json, "live");
+
 		json_object_set_new(json, "window", h->window ? json_string(h->window) : json_null());
 		json_object_set_new(json, "drain_at_window_end", json_boolean(h->window_drain));
+		json_object_set_new(live, "parsa_cpu_pct", json_real(share(h->cpu_pct, h->outside_cpu_pct)));
+		json_object_set_new(live, "outside_cpu_pct", json_real(h->outside_cpu_pct));
+		json_object_set_new(live, "parsa_mem_pct", json_real(share(h->mem_pct, h->outside_mem_pct)));
+		json_object_set_new(live, "outside_mem_pct", json_real(h->outside_mem_pct));
+		json_object_set_new(live, "outside_cores", json_real(h->outside_cores));
+		json_object_set_new(live, "outside_mem", json_integer((json_int_t)h->outside_mem));
+		json_object_set_new(json, "gpus", json_integer(h->gpus));
+		json_object_set_new(json_object_get(json, "reserved"), "gpus", json_integer(h->reserved_gpus));
 	}
 	return json;
 }
@@ -358,10 +375,50 @@ char *views_instance_status(const struct instance *inst)
 		fprintf(t.f, "reason: %s\n", inst->reason);
 	if (inst->cancel_requested && (inst->state == INST_ASSIGNED || inst->state == INST_RUNNING))
 		fprintf(t.f, "cancel: requested\n");
-	fprintf(t.f, "assigned: %s\n", iso(inst->assigned_ms, a, sizeof a));
-	fprintf(t.f, "started: %s\n", iso(inst->started_ms, a, sizeof a));
-	fprintf(t.f, "ended: %s\n", iso(inst->ended_ms, a, sizeof a));
+	fprintf(t.f, "assigned: %s\n", iso_ms(inst->assigned_ms, a, sizeof a));
+	fprintf(t.f, "started: %s\n", iso_ms(inst->started_ms, a, sizeof a));
+	fprintf(t.f, "ended: %s\n", iso_ms(inst->ended_ms, a, sizeof a));
+	if (inst->started_ms > 0 && inst->ended_ms >= inst->started_ms)
+		fprintf(t.f, "duration: %.3f s\n", (double)(inst->ended_ms - inst->started_ms) / 1000.0);
+	if (inst->cpu_ms >= 0)
+		fprintf(t.f, "cpu: %.3f s\n", (double)inst->cpu_ms / 1000.0);
+	if (inst->max_rss >= 0)
+		fprintf(t.f, "max mem: %s\n", size((uint64_t)inst->max_rss, a, sizeof a));
+	if ((inst->state == INST_ASSIGNED || inst->state == INST_RUNNING) && inst->rss >= 0)
+		fprintf(t.f, "mem: %s\n", size((uint64_t)inst->rss, a, sizeof a));
+	if (*inst->cpu_list)
+		fprintf(t.f, "cores: %s\n", inst->cpu_list);
+	if (*inst->gpu_list)
+		fprintf(t.f, "gpus: %s\n", inst->gpu_list);
 	return text_close(&t);
+}
+
+/* A number that is -1 when unknown, as JSON null then. */
+static json_t *known_or_null(int64_t v)
+{
+	return v >= 0 ? json_integer(v) : json_null();
+}
+
+json_t *views_instance_json(const struct instance *inst)
+{
+	json_t *json;
+
+	json = json_pack("{s:I,s:s,s:i,s:I,s:s,s:s,s:i,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:s}",
+			 "job", (json_int_t)inst->job->id, "stage", inst->stage->spec->name,
+			 "index", inst->index, "id", (json_int_t)inst->id, "item", inst->item,
+			 "state", inst_state_name(inst->state), "attempt", inst->attempt,
+			 "host", inst->host_name,
+			 "assigned_ms", known_or_null(inst->assigned_ms > 0 ? inst->assigned_ms : -1),
+			 "started_ms", known_or_null(inst->started_ms > 0 ? inst->started_ms : -1),
+			 "ended_ms", known_or_null(inst->ended_ms > 0 ? inst->ended_ms : -1),
+			 "cpu_ms", known_or_null(inst->cpu_ms),
+			 "max_rss_bytes", known_or_null(inst->max_rss),
+			 "exit_code", known_or_null(inst->exit_code),
+			 "signal", inst->signal > 0 ? json_integer(inst->signal) : json_null(),
+			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
+	if (json && inst->pid > 0)
+		json_object_set_new(json, "pid", json_integer(inst->pid));
+	return json;
 }
 
 /* The placement request for a queued instance, as the pass would make it. */
@@ -371,6 +428,7 @@ static void instance_req(const struct instance *inst, struct placement_req *r)
 
 	memset(r, 0, sizeof *r);
 	r->cpus = ss->cpus;
+	r->gpus = ss->gpus;
 	r->mem = ss->mem;
 	r->scratch = ss->scratch;
 	r->hosts = (const char *const *)ss->hosts;
@@ -445,9 +503,21 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		if (nhosts == 0)
 			return;
 	}
+	if (next->failures > 0 && *next->reason)
+		fprintf(t->f, "  instance %d is retried after attempt %d: %s\n", next->index,
+			next->attempt, next->reason);
 	for (size_t h = 0; h < nhosts; h++) {
-		placement_explain(&hosts[h], &req, line, sizeof line);
-		fprintf(t->f, "  %s\n", line);
+		const struct placement_host *ph = &hosts[h];
+		enum placement_verdict v = placement_check(ph, &req);
+
+		placement_explain(ph, &req, line, sizeof line);
+		if (ph->up && v != PLACE_CPU_LIVE && v != PLACE_MEM_LIVE)
+			fprintf(t->f, "  %s (live cpu %.0f%%: parsa %.0f%%, outside %.0f%%; mem %.0f%%: "
+				"parsa %.0f%%, outside %.0f%%)\n", line, ph->cpu_pct,
+				share(ph->cpu_pct, ph->outside_cpu_pct), ph->outside_cpu_pct, ph->mem_pct,
+				share(ph->mem_pct, ph->outside_mem_pct), ph->outside_mem_pct);
+		else
+			fprintf(t->f, "  %s\n", line);
 	}
 	for (size_t h = 0; h < nhosts; h++) {
 		if (hosts[h].held_ms > 0 && hosts[h].held_job == job->id && hosts[h].held_stage == stage->idx) {
@@ -496,8 +566,13 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 	fprintf(t.f, "free: %d cpus, %s mem, %s scratch\n",
 		h->cpus > h->reserved_cpus ? h->cpus - h->reserved_cpus : 0,
 		size(free_mem, a, sizeof a), size(free_scratch, b, sizeof b));
-	fprintf(t.f, "live cpu: %.0f%%\nlive mem: %.0f%%\nlive load: %.2f\n", h->cpu_pct,
-		h->mem_pct, h->load1);
+	fprintf(t.f, "live cpu: %.0f%% (parsa %.0f%%, outside %.0f%%: %.1f cores)\n", h->cpu_pct,
+		share(h->cpu_pct, h->outside_cpu_pct), h->outside_cpu_pct, h->outside_cores);
+	fprintf(t.f, "live mem: %.0f%% (parsa %.0f%%, outside %.0f%%: %s)\nlive load: %.2f\n",
+		h->mem_pct, share(h->mem_pct, h->outside_mem_pct), h->outside_mem_pct,
+		size(h->outside_mem, a, sizeof a), h->load1);
+	if (h->gpus > 0)
+		fprintf(t.f, "gpus: %d, %d reserved\n", h->gpus, h->reserved_gpus);
 	fprintf(t.f, "cpu limit: %d%%\nmem limit: %d%%\n", h->cpu_limit, h->mem_limit);
 	if (h->win) {
 		int64_t change = timewin_next_change(h->win, now_ms);
@@ -582,10 +657,11 @@ char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
 		if (h->last_heartbeat_ms)
 			snprintf(seen, sizeof seen, "%.1f s ago",
 				 (double)(now_ms - h->last_heartbeat_ms) / 1000.0);
-		fprintf(t.f, "host %s: %s, cpus %d/%d reserved, mem %s/%s reserved, live cpu %.0f%% mem %.0f%%"
-			" load %.2f, running %zu, last heartbeat %s\n", h->name, host_state(h, up[i]),
-			h->reserved_cpus, h->cpus, size(h->reserved_mem, a, sizeof a),
-			size(h->mem, b, sizeof b), h->cpu_pct, h->mem_pct, h->load1, h->nactive, seen);
+		fprintf(t.f, "host %s: %s, cpus %d/%d reserved, mem %s/%s reserved, live cpu %.0f%% "
+			"(outside %.0f%%) mem %.0f%% (outside %.0f%%) load %.2f, running %zu, last "
+			"heartbeat %s\n", h->name, host_state(h, up[i]), h->reserved_cpus, h->cpus,
+			size(h->reserved_mem, a, sizeof a), size(h->mem, b, sizeof b), h->cpu_pct,
+			h->outside_cpu_pct, h->mem_pct, h->outside_mem_pct, h->load1, h->nactive, seen);
 	}
 	return text_close(&t);
 }

@@ -64,9 +64,25 @@ static void host_up(struct world *w, const char *name, int cpus, double cpu_pct)
 	struct host_info info = { .name = name, .cpus = cpus, .mem = 16ULL << 30,
 				  .scratch_total = 100ULL << 30, .scratch_free = 100ULL << 30,
 				  .cpu_limit = 90, .mem_limit = 90, .mount = "/parsa" };
-	struct heartbeat hb = { .cpu_pct = cpu_pct, .mem_pct = 10, .scratch_free = -1 };
+	/* Without the split (a runner that does not measure its instances): the
+	 * whole use counts as outside. */
+	struct heartbeat hb = { .cpu_pct = cpu_pct, .mem_pct = 10, .scratch_free = -1,
+				.parsa_cpu_pct = -1, .outside_cpu_pct = -1, .parsa_mem_pct = -1,
+				.outside_mem_pct = -1, .outside_cores = -1, .outside_mem = -1 };
 
 	engine_register_host(w->engine, &info, NULL);
+	engine_heartbeat(w->engine, name, &hb, NULL);
+}
+
+/* A heartbeat with the live use split: outside_cores of cpu_pct is not parsa's. */
+static void host_split(struct world *w, const char *name, double cpu_pct, double outside_pct,
+		       double outside_cores)
+{
+	struct heartbeat hb = { .cpu_pct = cpu_pct, .mem_pct = 10, .scratch_free = -1,
+				.parsa_cpu_pct = cpu_pct - outside_pct, .outside_cpu_pct = outside_pct,
+				.parsa_mem_pct = 5, .outside_mem_pct = 5, .outside_cores = outside_cores,
+				.outside_mem = 1 << 20 };
+
 	engine_heartbeat(w->engine, name, &hb, NULL);
 }
 
@@ -339,7 +355,7 @@ static void test_hold_and_limits(struct world *w)
 	n = work(w, "h1", ids, att, 8, &nc);
 	is_int(n, 0, "nothing starts while the CPU is over the limit");
 	text = job_text(w, id, 1);
-	has(text, "h1: live CPU 97% >= limit 90%", "why names the limit");
+	has(text, "h1: CPU used outside parsa 97% >= limit 90%", "why names the limit");
 	free(text);
 	host_up(w, "h1", 2, 3);
 	n = work(w, "h1", ids, att, 8, &nc);
@@ -347,6 +363,44 @@ static void test_hold_and_limits(struct world *w)
 	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
 	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "and succeeds");
+
+	/* Parsa's own work is not load: a host busy at 100% with parsa's
+	 * instances alone refills as each ends. One core busy outside parsa
+	 * leaves one; both busy, or outside use past the limit, leave none. */
+	id = submit(w, "[stage s]\ninstances = 5\nrun = x\n", NULL);
+	host_split(w, "h1", 100, 1, 0.02);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 2, "a host busy with parsa's work only: both cores");
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[1], 1, REPORT_RUNNING, 0, 0);
+	host_split(w, "h1", 100, 2, 0.04);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
+	is_int(n, 1, "one ends, one refills although the host reads 100%% busy");
+	host_split(w, "h1", 100, 50, 1.0);
+	report(w, ids[1], 1, REPORT_EXITED, 0, 0);
+	report(w, ids[2], 1, REPORT_RUNNING, 0, 0);
+	report(w, ids[2], 1, REPORT_EXITED, 0, 0);
+	text = job_text(w, id, 1);
+	has(text, "h1: fits", "one core busy outside parsa: the other still fits");
+	has(text, "parsa 50%, outside 50%", "why shows the live use split");
+	free(text);
+	n = work(w, "h1", ids + 3, att + 3, 5, &nc);
+	is_int(n, 1, "one core busy outside parsa: one instance");
+	text = job_text(w, id, 1);
+	has(text, "h1: needs 1 cpus, 0 of 2 free (1 reserved, 1 busy outside parsa)",
+	    "why counts the core busy outside parsa");
+	free(text);
+	host_split(w, "h1", 100, 95, 1.9);
+	report(w, ids[3], 1, REPORT_EXITED, 0, 0);
+	text = job_text(w, id, 1);
+	has(text, "h1: CPU used outside parsa 95% >= limit 90%", "outside use past the limit: nothing new");
+	free(text);
+	host_split(w, "h1", 5, 3, 0.06);
+	n = work(w, "h1", ids + 4, att + 4, 4, &nc);
+	is_int(n, 1, "outside load gone: the last instance starts");
+	report(w, ids[4], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the fan-out ends");
 
 	none = submit(w, "[stage a]\nrun = x\n[stage b]\nafter = a\nforeach = a/*\nrun = y\n", NULL);
 	n = work(w, "h1", ids, att, 8, &nc);
@@ -442,6 +496,55 @@ static void test_superseded_poll(struct world *w)
 	report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
 }
 
+/* Reports stamped on the host: the scheduler keeps the runner's times and
+ * usage, not when the reports arrived (both come in one go here). */
+static void test_true_times(struct world *w)
+{
+	int64_t ids[8], id, t0 = time_now_ms() - 5000;
+	struct instance *inst;
+	char *status, *events;
+	json_t *json;
+	int att[8];
+	size_t n, nc;
+
+	id = submit(w, "[stage s]\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "assigned");
+	{
+		struct report r = { .attempt = 1, .kind = REPORT_EXITED, .pid = 99, .exit_code = 0,
+				    .started_ms = t0, .ended_ms = t0 + 300,
+				    .usage = { .cpu_ms = 12, .rss = -1, .max_rss = 3 << 20 },
+				    .cpu_list = "1", .gpu_list = NULL };
+
+		ok(engine_report(w->engine, ids[0], &r, NULL) == 0, "a short instance's one report");
+	}
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "it succeeded");
+	engine_lock(w->engine);
+	inst = model_instance(engine_model(w->engine), ids[0]);
+	status = views_instance_status(inst);
+	json = views_instance_json(inst);
+	events = views_job_events(inst->job);
+	ok(inst->started_ms == t0 && inst->ended_ms == t0 + 300, "the host's start and end stamps");
+	engine_unlock(w->engine);
+	has(status, "duration: 0.300 s", "status: the duration");
+	has(status, "cpu: 0.012 s", "status: cpu seconds");
+	has(status, "max mem: 3M", "status: peak memory");
+	has(status, "cores: 1", "status: the cores it had");
+	has(events, "started on h1 (pid 99)", "events: the start");
+	has(events, "succeeded on h1 (0.300 s)", "events: the true duration");
+	ok(json_integer_value(json_object_get(json, "started_ms")) == t0 &&
+	   json_integer_value(json_object_get(json, "ended_ms")) == t0 + 300 &&
+	   json_integer_value(json_object_get(json, "cpu_ms")) == 12 &&
+	   json_integer_value(json_object_get(json, "max_rss_bytes")) == 3 << 20 &&
+	   json_integer_value(json_object_get(json, "exit_code")) == 0 &&
+	   json_is_null(json_object_get(json, "signal")) &&
+	   strcmp(json_string_value(json_object_get(json, "host")), "h1") == 0,
+	   "status.json: times, usage, host and exit");
+	json_decref(json);
+	free(status);
+	free(events);
+}
+
 int main(void)
 {
 	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
@@ -461,6 +564,7 @@ int main(void)
 	test_hold_and_limits(&w);
 	test_superseded_poll(&w);
 	test_lost_and_restart(&w);
+	test_true_times(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);

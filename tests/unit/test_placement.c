@@ -71,31 +71,86 @@ static void test_live_limits(void)
 	struct placement_req r[1] = { req(1, 0, 1, G) };
 	char buf[256];
 
-	h[0].cpu_pct = 97;
-	h[1].cpu_pct = 97;
+	h[0].cpu_pct = h[0].outside_cpu_pct = 97;
+	h[1].cpu_pct = h[1].outside_cpu_pct = 97;
 	is_int(placement_run(h, 2, r, 1), 0, "a CPU hog holds back new instances");
 	placement_explain(&h[0], &r[0], buf, sizeof buf);
-	is_str(buf, "h1: live CPU 97% >= limit 90%", "why names the CPU limit");
+	is_str(buf, "h1: CPU used outside parsa 97% >= limit 90% (live 97%: parsa 0%, outside 97%)",
+	       "why names the CPU limit");
 
-	h[1].cpu_pct = 89.9;
+	h[1].cpu_pct = h[1].outside_cpu_pct = 89.9;
 	is_int(placement_run(h, 2, r, 1), 1, "below the limit: placed");
 	is_int(r[0].host, 1, "on the host below its limit");
 
 	h[1].reserved_cpus = 0;
-	h[1].cpu_pct = 10;
-	h[1].mem_pct = 95;
+	h[1].cpu_pct = h[1].outside_cpu_pct = 10;
+	h[1].mem_pct = h[1].outside_mem_pct = 95;
 	is_int(placement_check(&h[1], &r[0]), PLACE_MEM_LIVE, "memory over its limit");
 	placement_explain(&h[1], &r[0], buf, sizeof buf);
-	is_str(buf, "h2: live memory 95% >= limit 90%", "memory limit explained");
+	is_str(buf, "h2: memory used outside parsa 95% >= limit 90% (live 95%: parsa 0%, outside 95%)",
+	       "memory limit explained");
 
-	h[1].mem_pct = 100;
+	h[1].mem_pct = h[1].outside_mem_pct = 100;
 	h[1].mem_limit = 100;
-	h[1].cpu_pct = 100;
+	h[1].cpu_pct = h[1].outside_cpu_pct = 100;
 	h[1].cpu_limit = 100;
 	is_int(placement_check(&h[1], &r[0]), PLACE_FITS, "a limit of 100 disables the check");
 	h[1].cpu_limit = 90;
-	h[1].cpu_pct = 90;
+	h[1].cpu_pct = h[1].outside_cpu_pct = 90;
 	is_int(placement_check(&h[1], &r[0]), PLACE_CPU_LIVE, "at the limit is not below it");
+}
+
+static void test_outside_use(void)
+{
+	struct placement_host h = host("h1", 4, 8 * G);
+	struct placement_req r[4] = { req(1, 0, 1, G), req(1, 1, 1, G), req(1, 2, 1, G),
+				      req(1, 3, 1, G) };
+	char buf[256];
+
+	/* parsa's own work is not load: at 100% busy with only parsa's, it fills. */
+	h.cpu_pct = 100;
+	h.outside_cpu_pct = 1;
+	h.reserved_cpus = 3;
+	is_int(placement_check(&h, &r[0]), PLACE_FITS, "busy with parsa's work: the free core fits");
+	h.reserved_cpus = 0;
+	h.outside_cpus = 2;
+	h.outside_cpu_pct = 50;
+	is_int(placement_free_cpus(&h), 2, "two cores busy outside parsa leave two");
+	is_int(placement_run(&h, 1, r, 4), 2, "two instances placed");
+	h.reserved_cpus = 2;
+	placement_explain(&h, &r[2], buf, sizeof buf);
+	is_str(buf, "h1: needs 1 cpus, 0 of 4 free (2 reserved, 2 busy outside parsa)",
+	       "why counts the cores busy outside parsa");
+	h.reserved_cpus = 0;
+	h.reserved_mem = 0;
+	h.outside_cpus = 0;
+	h.outside_mem = 7 * G + G / 2;
+	is_int(placement_check(&h, &r[0]), PLACE_MEM_FREE, "memory used outside parsa holds it back");
+	placement_explain(&h, &r[0], buf, sizeof buf);
+	is_str(buf, "h1: needs 1G of memory, 512M of 8G free (7.5G used outside parsa's reservations)",
+	       "and says so");
+	h.outside_mem = 9 * G;
+	is_int((int)placement_free_mem(&h), 0, "outside use past the capacity leaves nothing");
+}
+
+static void test_gpus(void)
+{
+	struct placement_host h[2] = { host("h1", 8, 8 * G), host("h2", 8, 8 * G) };
+	struct placement_req r[3] = { req(1, 0, 1, G), req(1, 1, 1, G), req(1, 2, 1, G) };
+	char buf[256];
+
+	h[0].gpus = 2;
+	for (int i = 0; i < 3; i++)
+		r[i].gpus = 1;
+	is_int(placement_run(h, 2, r, 3), 2, "two GPUs: two of three placed");
+	ok(r[0].host == 0 && r[1].host == 0 && r[2].host == -1, "on the host with GPUs only");
+	placement_explain(&h[0], &r[2], buf, sizeof buf);
+	is_str(buf, "h1: needs 1 gpus, 0 of 2 free", "GPUs explained");
+	placement_explain(&h[1], &r[2], buf, sizeof buf);
+	is_str(buf, "h2: needs 1 gpus, host has 0", "a host without GPUs");
+	r[2].gpus = 4;
+	ok(placement_never_fits(h, 2, &r[2], buf, sizeof buf) && strcmp(buf, "no host has 4 gpus") == 0,
+	   "no host has 4 gpus");
 }
 
 static void test_host_globs(void)
@@ -274,6 +329,8 @@ int main(void)
 	test_fit();
 	test_mem_and_scratch();
 	test_live_limits();
+	test_outside_use();
+	test_gpus();
 	test_host_globs();
 	test_down_and_draining();
 	test_order();

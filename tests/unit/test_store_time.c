@@ -97,8 +97,8 @@ int main(void)
 		sqlite3_stmt *s = NULL;
 
 		sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL);
-		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "2") == 0,
-		   "the database is at version 2");
+		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "3") == 0,
+		   "the database is at the newest version (3)");
 		sqlite3_finalize(s);
 		sqlite3_close(db);
 	}
