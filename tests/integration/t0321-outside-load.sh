@@ -1,0 +1,104 @@
+#!/bin/bash
+# Issue 14: parsa's own work is not load, work outside parsa is. A fan-out of
+# CPU-bound instances keeps both cores busy; busy loops started by hand stop
+# new starts (refills included) until they end; one busy loop leaves one
+# core; memory used outside parsa holds back a stage whose mem no longer fits.
+# The times come from the runner's stamps (status.json), not from sampling.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/times.sh"
+
+# The runner's memory is what the machine uses now plus 3G: a 2G stage fits
+# until 1.5G more is taken outside parsa.
+used=$(awk '/^MemTotal/ {t = $2} /^MemAvailable/ {a = $2} END {print int((t - a) / 1024)}' /proc/meminfo)
+start_all --cpus 2 --mem "$((used + 3072))M"
+
+hogs=()
+start_hog() { sh -c 'while :; do :; done' & hogs+=($!); }
+stop_hogs() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null; hogs=(); }
+on_cleanup 'stop_hogs'
+
+# 1. Eight CPU-bound single-core instances of ~2 s: both cores busy throughout.
+cat >"$TEST_DIR/burn.conf" <<'SPEC'
+[stage burn]
+instances = 8
+run = python3 -c 'import time; t = time.time() + 2; exec("while time.time() < t: pass")'
+SPEC
+id=$(submit "$TEST_DIR/burn.conf") || fail "submit failed"
+wait_job "$id" 60 succeeded
+read -r span mean peak < <(instance_times "$id" burn | concurrency)
+log "fan-out of 8 x 2 s busy: makespan ${span} ms, mean concurrency $mean, peak $peak"
+check "mean concurrency >= 1.8" python3 -c "import sys; sys.exit(not $mean >= 1.8)"
+check "makespan <= 10 s" test "$span" -le 10000
+check "never more than the 2 cores at once" test "$peak" -le 2
+
+# 2. Two busy loops during a fan-out of 20 x sleep 1: nothing starts from 2 s
+# after they start until they end; within 2 s of their end, starts resume.
+cat >"$TEST_DIR/sleep.conf" <<'SPEC'
+[stage s]
+instances = 20
+run = sleep 1
+SPEC
+id=$(submit "$TEST_DIR/sleep.conf") || fail "submit failed"
+done_count() { sed -n 's/^succeeded: //p' "$MNT/jobs/$id/stages/s/status"; }
+wait_for "four instances done" 30 test "$(done_count)" -ge 4
+hog_start=$(now_ms)
+start_hog
+start_hog
+sleep 2
+log "why with two busy loops: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
+check "why shows the CPU used outside parsa" grep -q 'outside' "$MNT/jobs/$id/why"
+log "host status: $(tr '\n' '|' <"$MNT/hosts/local/status")"
+check "host status splits live cpu into parsa and outside" \
+	grep -Eq '^live cpu: [0-9]+% \(parsa [0-9]+%, outside [0-9]+%' "$MNT/hosts/local/status"
+check "status shows the outside share" grep -q 'outside' "$MNT/status"
+sleep 4
+hog_end=$(now_ms)
+stop_hogs
+wait_job "$id" 60 succeeded
+instance_times "$id" s >"$TEST_DIR/times"
+held=$(awk -v a=$((hog_start + 2000)) -v b="$hog_end" '$2 >= a && $2 <= b' "$TEST_DIR/times" | wc -l)
+resumed=$(awk -v a="$hog_end" -v b=$((hog_end + 2000)) '$2 > a && $2 <= b' "$TEST_DIR/times" | wc -l)
+later=$(awk -v a="$hog_end" '$2 > a' "$TEST_DIR/times" | wc -l)
+log "busy loops from $hog_start to $hog_end: $held started meanwhile, $resumed within 2 s of their end, $later after"
+check "no instance starts while two busy loops run" test "$held" -eq 0
+check "there was work left after them" test "$later" -gt 0
+check "starts resume within 2 s of their end" test "$resumed" -gt 0
+
+# 3. One busy loop: at most one single-core instance at a time.
+start_hog
+sleep 2
+cat >"$TEST_DIR/one.conf" <<'SPEC'
+[stage s]
+instances = 6
+run = sleep 1
+SPEC
+id=$(submit "$TEST_DIR/one.conf") || fail "submit failed"
+wait_job "$id" 60 succeeded
+stop_hogs
+read -r span mean peak < <(instance_times "$id" s | concurrency)
+log "6 x sleep 1 beside one busy loop: makespan ${span} ms, peak concurrency $peak"
+check "one busy loop leaves one core: at most one instance at once" test "$peak" -le 1
+
+# 4. Memory used outside parsa holds back a stage whose mem no longer fits.
+python3 -c 'import time; b = bytearray(1536 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)' &
+hog_mem=$!
+on_cleanup "kill $hog_mem"
+outside_mem() { sed -n 's/^live mem:.*outside [0-9]*%: \([0-9.]*\)G.*/\1/p' "$MNT/hosts/local/status"; }
+mem_seen() { python3 -c "import sys; sys.exit(not float('$(outside_mem)' or 0) >= 1.4)"; }
+wait_for "the runner sees the memory used outside parsa" 15 mem_seen
+cat >"$TEST_DIR/big.conf" <<'SPEC'
+[stage big]
+mem = 2G
+run = true
+SPEC
+id=$(submit "$TEST_DIR/big.conf") || fail "submit failed"
+for i in $(seq 1 20); do
+	job_is "$id" queued || fail "the 2G stage started beside 1.5G used outside parsa ($(job_state "$id"))"
+	sleep 0.1
+done
+pass "a 2G stage waits while memory is used outside parsa"
+log "why: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
+check "why names the memory used outside parsa" grep -q 'used outside parsa' "$MNT/jobs/$id/why"
+kill "$hog_mem"
+wait "$hog_mem" 2>/dev/null
+wait_job "$id" 30 succeeded
