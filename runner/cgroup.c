@@ -29,25 +29,15 @@ struct cgroup_tree {
 
 int cgroup_parse_self(const char *text, char **path)
 {
-	const char *p = text;
+	/* "0::/system.slice/x.service": hierarchy 0, no controller list. */
+	const char *p = line_value(text, "0:", ':');
 
-	while (p && *p) {
-		if (strncmp(p, "0::", 3) == 0) {
-			size_t len = strcspn(p + 3, "\n");
-
-			if (len == 0 || p[3] != '/')
-				break;
-			*path = xmalloc(len + 1);
-			memcpy(*path, p + 3, len);
-			(*path)[len] = '\0';
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+	if (!p || *p != '/') {
+		errno = EINVAL;
+		return -1;
 	}
-	errno = EINVAL;
-	return -1;
+	*path = xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+	return 0;
 }
 
 /* A mountinfo path with its octal escapes (\040 for a space) undone. */
@@ -100,27 +90,22 @@ int cgroup_parse_mount(const char *text, char **mnt)
 
 int cgroup_parse_keyed(const char *text, const char *key, int64_t *value)
 {
-	size_t klen = strlen(key);
-	const char *p = text;
+	const char *p = line_value(text, key, ' ');
+	char *end;
+	long long v;
 
-	while (p && *p) {
-		if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(p + klen + 1, &end, 10);
-			if (errno || end == p + klen + 1 || v < 0)
-				break;
-			*value = v;
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+	if (!p) {
+		errno = EINVAL;
+		return -1;
 	}
-	errno = EINVAL;
-	return -1;
+	errno = 0;
+	v = strtoll(p, &end, 10);
+	if (errno || end == p || v < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*value = v;
+	return 0;
 }
 
 bool cgroup_has_controller(const char *controllers, const char *name)

@@ -37,33 +37,25 @@ struct probe {
 /* The value of "Key:   1234 kB" in meminfo text, in bytes. */
 static int meminfo_field(const char *text, const char *key, uint64_t *bytes)
 {
-	size_t klen = strlen(key);
-	const char *p = text;
+	const char *p = line_value(text, key, ':');
+	unsigned long long v;
+	char *end;
 
-	while (p && *p) {
-		if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(p + klen + 1, &end, 10);
-			if (errno || end == p + klen + 1)
-				break;
-			while (*end == ' ' || *end == '\t')
-				end++;
-			/* Every memory line of meminfo is in kB; a bare number is pages
-			 * or a count, which we never ask for. */
-			if (strncmp(end, "kB", 2) != 0)
-				break;
-			if (v > UINT64_MAX / 1024)
-				break;
-			*bytes = (uint64_t)v * 1024;
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
+	if (!p)
+		goto bad;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || end == p)
+		goto bad;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	/* Every memory line of meminfo is in kB; a bare number is pages or a
+	 * count, which we never ask for. */
+	if (strncmp(end, "kB", 2) != 0 || v > UINT64_MAX / 1024)
+		goto bad;
+	*bytes = (uint64_t)v * 1024;
+	return 0;
+bad:
 	errno = EINVAL;
 	return -1;
 }

@@ -107,38 +107,31 @@ bad:
 	return -1;
 }
 
-static int root_cmp(const void *a, const void *b)
+/* struct root and struct proc_stat both begin with their pid: one
+ * comparison sorts and searches either (a key is a bare pid_t). */
+static int by_pid(const void *a, const void *b)
 {
-	const struct root *x = a, *y = b;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x > y) - (x < y);
+}
+
+/* The index of pid in base[0..n) (elements of size bytes sorted by pid), or -1. */
+static long find_pid(const void *base, size_t n, size_t size, pid_t pid)
+{
+	const char *hit;
+
+	if (pid <= 0)
+		return -1;
+	hit = bsearch(&pid, base, n, size, by_pid);
+	return hit ? (long)((size_t)(hit - (const char *)base) / size) : -1;
 }
 
 static int find_root(const struct root *roots, size_t n, pid_t pid)
 {
-	struct root key = { .pid = pid }, *r;
+	long i = find_pid(roots, n, sizeof *roots, pid);
 
-	if (pid <= 0)
-		return -1;
-	r = bsearch(&key, roots, n, sizeof *roots, root_cmp);
-	return r ? r->index : -1;
-}
-
-static int proc_cmp(const void *a, const void *b)
-{
-	const struct proc_stat *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-static long find_proc(const struct proc_stat *procs, size_t n, pid_t pid)
-{
-	struct proc_stat key = { .pid = pid }, *p;
-
-	if (pid <= 0)
-		return -1;
-	p = bsearch(&key, procs, n, sizeof *procs, proc_cmp);
-	return p ? p - procs : -1;
+	return i < 0 ? -1 : roots[i].index;
 }
 
 #define UNKNOWN (-2)
@@ -151,7 +144,7 @@ void usage_attribute(const struct proc_stat *procs, size_t n, const pid_t *pids,
 
 	for (size_t i = 0; i < nroots; i++)
 		roots[i] = (struct root){ .pid = pids[i], .index = (int)i };
-	qsort(roots, nroots, sizeof *roots, root_cmp);
+	qsort(roots, nroots, sizeof *roots, by_pid);
 	/* Its session or group first: that holds also after a parent left. */
 	for (size_t i = 0; i < n; i++) {
 		int o = find_root(roots, nroots, procs[i].pid);
@@ -170,7 +163,7 @@ void usage_attribute(const struct proc_stat *procs, size_t n, const pid_t *pids,
 
 		while (j >= 0 && owner[j] == UNKNOWN && depth < MAX_DEPTH) {
 			chain[depth++] = j;
-			j = find_proc(procs, n, procs[j].ppid);
+			j = find_pid(procs, n, sizeof *procs, procs[j].ppid);
 		}
 		if (j >= 0 && owner[j] != UNKNOWN)
 			found = owner[j];
@@ -258,7 +251,7 @@ static long scan(struct usage *u, char **err)
 	}
 	/* /proc lists pids in order, but nothing promises it. */
 	if (!sorted)
-		qsort(u->procs, n, sizeof *u->procs, proc_cmp);
+		qsort(u->procs, n, sizeof *u->procs, by_pid);
 	return (long)n;
 }
 

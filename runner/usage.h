@@ -58,7 +58,8 @@ void usage_last_scan(const struct usage *u, struct usage_scan_info *info);
 
 /* One process as /proc/<pid>/stat tells it. */
 struct proc_stat {
-	pid_t pid, ppid, pgrp, session;
+	pid_t pid;                  /* first: usage.c sorts and searches by it */
+	pid_t ppid, pgrp, session;
 	uint64_t cpu_ticks;         /* utime + stime + cutime + cstime */
 	uint64_t rss_pages;
 };

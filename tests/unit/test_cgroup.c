@@ -6,8 +6,10 @@
  * folder; and on a cgroup2 mount we may write to (even one without
  * controllers), a real process entering a cgroup, its CPU read from cpu.stat,
  * and the cgroup killed and removed. */
+#include "burn.h"
 #include "cgroup.h"
 #include "tap.h"
+#include "textfile.h"
 #include "util.h"
 
 #include <errno.h>
@@ -27,18 +29,6 @@ TAP_STATE;
 #define MB (1024 * 1024)
 
 static char *tmp;
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(path);
-}
 
 static char *get(const char *dir, const char *name)
 {
@@ -83,8 +73,8 @@ static void detect(const char *cgroup, const char *mountinfo, const char *want, 
 	struct cgroup_tree *t;
 
 	mkdir(dir, 0755);
-	put(dir, "cgroup", cgroup);
-	put(dir, "mountinfo", mountinfo);
+	write_text(dir, "cgroup", cgroup);
+	write_text(dir, "mountinfo", mountinfo);
 	errno = 0;
 	t = cgroup_tree_create(dir, &err);
 	ok(!t && errno == ENOTSUP && err && strstr(err, want), "%s: %s", what, err ? err : "(none)");
@@ -128,32 +118,33 @@ static void test_fixture(void)
 {
 	char *base = xasprintf("%s/tree", tmp), *inst = xasprintf("%s/7.1", base), *path, *text, *err = NULL;
 	static const char *const files[] = { "memory.max", "memory.swap.max", "memory.oom.group", "cpuset.cpus" };
+	static const struct {
+		const char *file, *want, *what;
+	} written[] = {
+		{ "memory.max", "104857600\n", "memory.max is the stage's mem" },
+		{ "memory.swap.max", "0\n", "no swap past it" },
+		{ "memory.oom.group", "1\n", "an OOM kill takes the whole group" },
+		{ "cpuset.cpus", "0-1", "cpuset.cpus are its cores" },
+	};
 	struct cgroup_tree *t;
 	struct instance_usage u;
 	int64_t kills = -1;
 
 	mkdir_p(inst, 0755);
 	for (size_t i = 0; i < ARRAY_LEN(files); i++)
-		put(inst, files[i], "");
-	put(inst, "cpu.stat", "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n");
-	put(inst, "memory.current", "52428800\n");
-	put(inst, "memory.peak", "104857600\n");
-	put(inst, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+		write_text(inst, files[i], "");
+	write_text(inst, "cpu.stat", "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n");
+	write_text(inst, "memory.current", "52428800\n");
+	write_text(inst, "memory.peak", "104857600\n");
+	write_text(inst, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
 	t = cgroup_tree_open(base, true);
 	path = cgroup_make(t, "7.1", 100 * MB, "0-1", &err);
 	is_str(path, inst, "the instance's cgroup is named after it");
-	text = get(inst, "memory.max");
-	is_str(text, "104857600\n", "memory.max is the stage's mem");
-	free(text);
-	text = get(inst, "memory.swap.max");
-	is_str(text, "0\n", "no swap past it");
-	free(text);
-	text = get(inst, "memory.oom.group");
-	is_str(text, "1\n", "an OOM kill takes the whole group");
-	free(text);
-	text = get(inst, "cpuset.cpus");
-	is_str(text, "0-1", "cpuset.cpus are its cores");
-	free(text);
+	for (size_t i = 0; i < ARRAY_LEN(written); i++) {
+		text = get(inst, written[i].file);
+		is_str(text, written[i].want, "%s", written[i].what);
+		free(text);
+	}
 	is_int(cgroup_read(inst, &u, &kills), 0, "its usage reads");
 	ok(u.cpu_ms == 1234 && u.rss == 50 * MB && u.max_rss == 100 * MB && kills == 1,
 	   "cpu 1234 ms, rss 50M, peak 100M, 1 OOM kill");
@@ -171,19 +162,6 @@ static void test_fixture(void)
 	cgroup_tree_destroy(t);
 	free(inst);
 	free(base);
-}
-
-static void burn_ms(int ms)
-{
-	struct timespec a, b;
-	volatile unsigned long x = 0;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	do {
-		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 }
 
 /* A child that enters the cgroup as launch.c's does (writing 0 to its

@@ -3,6 +3,7 @@
  * split of the live use into parsa's and the outside's. */
 #include "probe.h"
 #include "tap.h"
+#include "textfile.h"
 #include "util.h"
 
 #include <errno.h>
@@ -88,18 +89,6 @@ static void test_loadavg(void)
 	is_int(probe_parse_loadavg("abc", &load), -1, "junk is an error");
 	is_int(probe_parse_loadavg("", &load), -1, "empty is an error");
 	is_int(probe_parse_loadavg("1.5x 2 3", &load), -1, "trailing junk in the field is an error");
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(path);
 }
 
 static void test_probe_fake_proc(void)

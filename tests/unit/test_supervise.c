@@ -132,6 +132,19 @@ static int drive(struct instances *t, int64_t id, enum instance_event_kind kind,
 	return 0;
 }
 
+/* The runner is gone for ms; a new table reattaches and sees id's end. */
+static struct instances *gone_for(struct instances *t, int ms, int64_t id)
+{
+	instances_destroy(t);
+	usleep((useconds_t)ms * 1000);
+	events.n = 0;
+	t = table();
+	instances_reattach(t, time_mono_ms());
+	if (!count(id, INSTANCE_EXITED))
+		drive(t, id, INSTANCE_EXITED, 5000);
+	return t;
+}
+
 static int gate_exists(const char *name)
 {
 	char *path = xasprintf("%s/%s", root, name);
@@ -196,13 +209,7 @@ int main(int argc, char **argv)
 	/* Ended while nobody watched: reported at reattach. */
 	unlink(gate);
 	instances_start(t, assignment(2, 11, "exit 3"), time_mono_ms());
-	instances_destroy(t);
-	usleep(300000);
-	events.n = 0;
-	t = table();
-	instances_reattach(t, time_mono_ms());
-	if (!count(2, INSTANCE_EXITED))
-		drive(t, 2, INSTANCE_EXITED, 5000);
+	t = gone_for(t, 300, 2);
 	is_int(count(2, INSTANCE_EXITED), 1, "an instance that ended with no runner is reported once");
 	is_int(events.n ? events.ev[events.n - 1].exit_code : -1, 3, "with its exit status");
 
@@ -216,13 +223,7 @@ int main(int argc, char **argv)
 	 * ends while no runner watches. */
 	instances_start(t = table(), assignment(6, 13, "python3 -c 'import time\ne = time.process_time() + 0.3\n"
 					    "while time.process_time() < e: pass'"), time_mono_ms());
-	instances_destroy(t);
-	usleep(1500000);
-	events.n = 0;
-	t = table();
-	instances_reattach(t, time_mono_ms());
-	if (!count(6, INSTANCE_EXITED))
-		drive(t, 6, INSTANCE_EXITED, 5000);
+	t = gone_for(t, 1500, 6);
 	{
 		int i = last_of(6, INSTANCE_EXITED);
 		const struct instance_event *ev = i >= 0 ? &events.ev[i] : NULL;

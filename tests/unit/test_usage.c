@@ -4,8 +4,9 @@
  * 50 MB; its neighbour that only sleeps; CPU time that stays counted after a
  * process leaves the tree unwaited; and the parser and attribution on fixed
  * input. */
-#include "usage.h"
+#include "burn.h"
 #include "tap.h"
+#include "usage.h"
 #include "util.h"
 
 #include <errno.h>
@@ -20,19 +21,6 @@
 TAP_STATE;
 
 #define MB (1024 * 1024)
-
-static void burn_ms(int ms)
-{
-	struct timespec a, b;
-	volatile unsigned long x = 0;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	do {
-		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
-}
 
 /* The grandchild writes its pid to mem_fd once it has touched its memory;
  * the child a byte to cpu_fd once it has burnt its CPU. */
