@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 	qsort(ms, (size_t)scans, sizeof *ms, by_double);
 	printf("machine: %ld cores\n", sysconf(_SC_NPROCESSORS_ONLN));
 	printf("instances: %d\n", ninst);
-	printf("processes_read: %zu\n", info.processes);
+	printf("processes: %zu\n", info.processes);
+	printf("processes_read_per_scan: %zu\n", info.read);
 	printf("processes_in_instances: %zu\n", info.matched);
 	printf("scans: %d\n", scans);
 	printf("scan_ms_p50: %.2f\n", ms[scans / 2]);

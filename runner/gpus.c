@@ -15,7 +15,6 @@
 
 #define SMI_OUTPUT_MAX 65536
 
-extern char **environ;
 
 int gpus_count_devices(const char *dev_dir)
 {

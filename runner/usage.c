@@ -22,6 +22,10 @@ struct usage {
 	struct proc_stat *procs;     /* the last scan, by pid */
 	int *owner;
 	size_t cap;
+	/* The processes of the last scan that were in no tree, by pid: an open
+	 * hash table (capacity a power of two, 0 = empty slot). */
+	struct proc_stat *outside;
+	size_t outside_cap;
 	struct usage_scan_info last;
 };
 
@@ -52,6 +56,7 @@ void usage_destroy(struct usage *u)
 		closedir(u->dir);
 	free(u->procs);
 	free(u->owner);
+	free(u->outside);
 	free(u->proc_root);
 	free(u);
 }
@@ -208,13 +213,78 @@ void usage_finish(struct usage_state *st, const char *cgroup, int64_t cpu_ms, in
 	st->now.rss = -1;
 }
 
-/* Read every /proc/<pid>/stat into u->procs, sorted by pid. Returns how many. */
+static size_t slot_of(pid_t pid, size_t cap)
+{
+	return ((size_t)pid * 2654435761u) & (cap - 1);
+}
+
+/* The process of pid and /proc inode ino in the last scan, if it was in no tree. */
+static const struct proc_stat *outside_before(const struct usage *u, pid_t pid, uint64_t ino)
+{
+	if (!u->outside_cap)
+		return NULL;
+	for (size_t i = slot_of(pid, u->outside_cap); u->outside[i].pid; i = (i + 1) & (u->outside_cap - 1))
+		if (u->outside[i].pid == pid)
+			return u->outside[i].ino == ino ? &u->outside[i] : NULL;
+	return NULL;
+}
+
+/* Remember this scan's processes that are in no tree. A process cannot
+ * join a tree later: its session and group change only to its own pid or a
+ * group of its session, and its parent only to a reaper of an ancestor. A
+ * tree that is new to us (a target added since, or reattached) is made of
+ * processes remembered with the parent, session and group they had, which
+ * tie them to it still, and they are read again then. */
+static void remember_outside(struct usage *u, size_t n)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap != u->outside_cap) {
+		free(u->outside);
+		u->outside = xcalloc(cap, sizeof *u->outside);
+		u->outside_cap = cap;
+	} else {
+		memset(u->outside, 0, cap * sizeof *u->outside);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (u->owner[i] >= 0 || u->procs[i].ino == 0)
+			continue;
+		for (j = slot_of(u->procs[i].pid, cap); u->outside[j].pid; j = (j + 1) & (cap - 1))
+			;
+		u->outside[j] = u->procs[i];
+	}
+}
+
+/* Read /proc/<name>/stat into st. 0, or -1 when the process is gone. */
+static int read_stat(struct usage *u, const char *name, struct proc_stat *st)
+{
+	char path[300], buf[1024];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/stat", name);
+	fd = openat(dirfd(u->dir), path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return usage_parse_stat(buf, st);
+}
+
+/* Every process into u->procs, sorted by pid: its stat read, or what an
+ * earlier scan found of one that was in no tree. Returns how many. */
 static long scan(struct usage *u, char **err)
 {
 	struct dirent *de;
 	size_t n = 0;
 	bool sorted = true;
-	char path[sizeof de->d_name + 8], buf[1024];
 
 	if (!u->dir) {
 		u->dir = opendir(u->proc_root);
@@ -223,29 +293,34 @@ static long scan(struct usage *u, char **err)
 	} else {
 		rewinddir(u->dir);
 	}
+	u->last = (struct usage_scan_info){ 0 };
 	while ((de = readdir(u->dir)) != NULL) {
-		ssize_t len;
-		int fd;
+		const struct proc_stat *seen;
+		struct proc_stat *st;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof path, "%s/stat", de->d_name);
-		fd = openat(dirfd(u->dir), path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;   /* gone since readdir */
-		len = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		if (n == u->cap) {
 			u->cap = u->cap ? u->cap * 2 : 512;
 			u->procs = xrealloc(u->procs, u->cap * sizeof *u->procs);
 			u->owner = xrealloc(u->owner, u->cap * sizeof *u->owner);
 		}
-		if (usage_parse_stat(buf, &u->procs[n]) < 0)
-			continue;
-		if (n > 0 && u->procs[n].pid < u->procs[n - 1].pid)
+		st = &u->procs[n];
+		/* The inode of /proc/<pid> is made anew for a new process of
+		 * that pid (and when the kernel drops it: then we just read). */
+		seen = outside_before(u, (pid_t)atoi(de->d_name), (uint64_t)de->d_ino);
+		if (seen) {
+			*st = *seen;
+			st->cpu_ticks = st->rss_pages = 0;
+			st->remembered = true;
+		} else if (read_stat(u, de->d_name, st) == 0) {
+			st->ino = (uint64_t)de->d_ino;
+			st->remembered = false;
+			u->last.read++;
+		} else {
+			continue;   /* gone since readdir */
+		}
+		if (n > 0 && st->pid < u->procs[n - 1].pid)
 			sorted = false;
 		n++;
 	}
@@ -278,16 +353,32 @@ static int sample_proc(struct usage *u, struct usage_target *targets, size_t n, 
 	if (nprocs < 0)
 		goto out;
 	usage_attribute(u->procs, (size_t)nprocs, pids, n, u->owner);
-	u->last = (struct usage_scan_info){ .processes = (size_t)nprocs };
+	u->last.processes = (size_t)nprocs;
 	for (long i = 0; i < nprocs; i++) {
 		int o = u->owner[i];
+		char name[24];
 
 		if (o < 0)
 			continue;
+		/* In a tree new to us: its times are needed now. */
+		if (u->procs[i].remembered) {
+			uint64_t ino = u->procs[i].ino;
+
+			snprintf(name, sizeof name, "%d", (int)u->procs[i].pid);
+			if (read_stat(u, name, &u->procs[i]) < 0) {
+				u->owner[i] = -1;
+				u->procs[i].ino = 0;
+				continue;
+			}
+			u->procs[i].ino = ino;
+			u->procs[i].remembered = false;
+			u->last.read++;
+		}
 		ticks[o] += (int64_t)u->procs[i].cpu_ticks;
 		pages[o] += (int64_t)u->procs[i].rss_pages;
 		u->last.matched++;
 	}
+	remember_outside(u, (size_t)nprocs);
 	for (size_t i = 0; i < n; i++)
 		if (pids[i] > 0)
 			usage_update(targets[i].state, ticks[i] * 1000 / u->ticks_per_s,

@@ -4,7 +4,9 @@
  * ways behind one call: an instance with a cgroup of its own (cgroup.h) is
  * read from the cgroup's files; the others from one scan of /proc per sample,
  * which gives every process to the instance whose session or process group it
- * is in, or that is its ancestor. The figures an instance keeps (struct
+ * is in, or that is its ancestor. A process that was in no tree is not read
+ * again while it lives (a process cannot join a tree it was not born into):
+ * the scan costs little beyond the instances' own processes. The figures an instance keeps (struct
  * usage_state, the caller's) never go down: CPU time of processes that left
  * the tree without being waited for stays counted. */
 #ifndef PARSA_RUNNER_USAGE_H
@@ -12,6 +14,7 @@
 
 #include "proto.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,7 +41,9 @@ struct usage_target {
 
 /* How the last /proc scan went (the bench and the log). */
 struct usage_scan_info {
-	size_t processes;           /* /proc/<pid>/stat files read */
+	size_t processes;           /* processes in /proc */
+	size_t read;                /* of which /proc/<pid>/stat was read (the others were
+				     * in no tree before and cannot be now) */
 	size_t matched;             /* of which in some instance's tree */
 	double ms;                  /* how long the scan took */
 };
@@ -62,6 +67,8 @@ struct proc_stat {
 	pid_t ppid, pgrp, session;
 	uint64_t cpu_ticks;         /* utime + stime + cutime + cstime */
 	uint64_t rss_pages;
+	uint64_t ino;               /* of /proc/<pid>: tells it from a later process of its pid */
+	bool remembered;            /* ppid, pgrp, session from an earlier scan; no times */
 };
 
 /* Parse the text of /proc/<pid>/stat (the command name may hold spaces and

@@ -89,6 +89,15 @@ static void test_real_tree(void)
 		diag("no word from the instance");
 	t[0] = (struct usage_target){ .pid = inst, .state = &a };
 	t[1] = (struct usage_target){ .pid = sleeper, .state = &b };
+	/* First the neighbour alone: the instance's processes are in no tree
+	 * then, and remembered so (a reattached instance is seen like this). */
+	is_int(usage_sample(u, t + 1, 1, &err), 0, "a sample of the neighbour alone");
+	usage_last_scan(u, &info);
+	ok(info.read == info.processes, "reads every process the first time (%zu)", info.read);
+	is_int(usage_sample(u, t + 1, 1, &err), 0, "again");
+	usage_last_scan(u, &info);
+	ok(info.read <= 2 && info.processes > 3, "then only the neighbour's tree: %zu of %zu read",
+	   info.read, info.processes);
 	is_int(usage_sample(u, t, 2, &err), 0, "a sample of two instances");
 	ok(a.now.cpu_ms >= 400 && a.now.cpu_ms <= 900, "the instance's tree used ~500 ms of CPU: %lld ms",
 	   (long long)a.now.cpu_ms);
@@ -99,8 +108,8 @@ static void test_real_tree(void)
 	   (long long)b.now.cpu_ms);
 	ok(b.now.rss > 0 && b.now.rss < 20 * MB, "nor much memory: %lld kB", (long long)(b.now.rss / 1024));
 	usage_last_scan(u, &info);
-	ok(info.processes > 3 && info.matched >= 3, "the scan read %zu processes, %zu in the trees, in %.2f ms",
-	   info.processes, info.matched, info.ms);
+	ok(info.processes > 3 && info.matched >= 3, "%zu processes, %zu in the trees, %zu read, in %.2f ms",
+	   info.processes, info.matched, info.read, info.ms);
 
 	/* The instance (its first process) ends; its grandchild, in another
 	 * session, is left to init. The CPU it used does not vanish. */
@@ -168,11 +177,12 @@ static void test_attribute(void)
 	/* 10: instance A (session 10); 11: its child; 12: a grandchild that made
 	 * its own session; 13: child of 12; 20: instance B; 21: in B's group
 	 * only; 30: unrelated; 31: its child. */
+#define P(a, b, c, d) { .pid = a, .ppid = b, .pgrp = c, .session = d }
 	const struct proc_stat procs[] = {
-		{ 10, 5, 10, 10, 0, 0 }, { 11, 10, 10, 10, 0, 0 }, { 12, 11, 12, 12, 0, 0 },
-		{ 13, 12, 12, 12, 0, 0 }, { 20, 5, 20, 20, 0, 0 }, { 21, 1, 20, 7, 0, 0 },
-		{ 30, 1, 30, 30, 0, 0 }, { 31, 30, 30, 30, 0, 0 },
+		P(10, 5, 10, 10), P(11, 10, 10, 10), P(12, 11, 12, 12), P(13, 12, 12, 12),
+		P(20, 5, 20, 20), P(21, 1, 20, 7), P(30, 1, 30, 30), P(31, 30, 30, 30),
 	};
+#undef P
 	const pid_t roots[] = { 20, 10 };
 	int owner[8];
 
