@@ -14,7 +14,8 @@
 
 #define CONF_MAX_BYTES (64 * 1024)
 
-enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_PERCENT, K_LIST };
+/* K_AMOUNT: 0 to 1024, where 0 means none (the field is -1 when absent). */
+enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST };
 
 /* Every key the file may hold, by section. */
 static const struct key {
@@ -37,6 +38,7 @@ static const struct key {
 	{ "host", "name", K_STRING, offsetof(struct parsa_conf, name) },
 	{ "host", "features", K_LIST, offsetof(struct parsa_conf, features) },
 	{ "host", "cpus", K_COUNT, offsetof(struct parsa_conf, cpus) },
+	{ "host", "gpus", K_AMOUNT, offsetof(struct parsa_conf, gpus) },
 	{ "host", "mem", K_SIZE, offsetof(struct parsa_conf, mem) },
 	{ "host", "scratch_size", K_SIZE, offsetof(struct parsa_conf, scratch_size) },
 	{ "host", "scratch", K_PATH, offsetof(struct parsa_conf, scratch) },
@@ -138,6 +140,13 @@ static int set_value(struct reader *r, const struct key *k, const char *value)
 			return fail(r, "%s = %s: expected a number such as 8", k->name, value);
 		*(int *)field = (int)n;
 		return 1;
+	case K_AMOUNT:
+		errno = 0;
+		n = strtol(value, &end, 10);
+		if (errno || end == value || *end || n < 0 || n > 1024)
+			return fail(r, "%s = %s: expected a number from 0 to 1024", k->name, value);
+		*(int *)field = (int)n;
+		return 1;
 	case K_PERCENT:
 		errno = 0;
 		d = strtod(value, &end);
@@ -226,6 +235,7 @@ int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, cha
 	int rc, ret = -1;
 
 	memset(conf, 0, sizeof *conf);
+	conf->gpus = -1;
 	r.f = fopen(path, "re");
 	if (!r.f) {
 		if (optional && errno == ENOENT)

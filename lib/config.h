@@ -13,7 +13,7 @@
 #define PARSA_CONF_DEFAULT "/etc/parsa/parsa.conf"
 #define PARSA_MUNGE_KEY_DEFAULT "/etc/munge/munge.key"
 
-/* Unset strings are NULL, unset numbers 0. */
+/* Unset strings are NULL, unset numbers 0 (gpus: -1, since 0 says none). */
 struct parsa_conf {
 	char *path;                 /* the file read, NULL when there was none */
 	/* [cluster]: every host */
@@ -34,6 +34,7 @@ struct parsa_conf {
 	char **features;
 	size_t nfeatures;
 	int cpus;
+	int gpus;                   /* GPUs to hand out; -1: detect */
 	uint64_t mem;
 	uint64_t scratch_size;
 	char *scratch;

@@ -230,3 +230,18 @@ char *squeeze_blanks(const char *text)
 	*o = '\0';
 	return out;
 }
+
+const char *line_value(const char *text, const char *key, char sep)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == sep)
+			return p + klen + 1;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}

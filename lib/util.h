@@ -44,4 +44,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * one space, for display. Malloc'ed. */
 char *squeeze_blanks(const char *text);
 
+/* In text of "KEY<sep>VALUE" lines (/proc and /sys files: "MemTotal: 5 kB",
+ * "usage_usec 12"), where the value of the first line whose key is key
+ * starts (just after sep), or NULL. */
+const char *line_value(const char *text, const char *key, char sep);
+
 #endif

@@ -2,8 +2,11 @@
 #include "clock.h"
 #include "identity.h"
 #include "log.h"
+#include "resources.h"
 #include "scratch.h"
 #include "supervise.h"
+#include "units.h"
+#include "usage.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -41,6 +44,11 @@ struct instance {
 				   * walltime (or already acted on) */
 	int64_t kill_at_ms;       /* 0: no SIGKILL pending */
 	char *stop_reason;        /* once we signalled it */
+	struct holding hold;      /* its cores, GPUs and cgroup */
+	struct usage_state use;   /* what its process tree has used */
+	int64_t counted_cpu_ms;   /* how much of use.now.cpu_ms is in the table's total;
+				   * -1: nothing yet (reattached: its first sample is the base) */
+	int64_t host_started_ms;  /* wall clock at exec, from its supervisor */
 };
 
 struct finished {
@@ -57,6 +65,8 @@ struct instances {
 	size_t nlive, caplive;
 	struct finished ring[FINISHED_MAX]; /* oldest at ring_head */
 	size_t ring_head, ring_n;
+	int64_t cpu_ms_total;     /* what every instance used while we watched */
+	int usage_failing;        /* to log a failing sample once */
 };
 
 static void emit(struct instances *t, enum instance_event_kind kind, int64_t id, int64_t attempt,
@@ -65,10 +75,23 @@ static void emit(struct instances *t, enum instance_event_kind kind, int64_t id,
 	struct instance_event ev = {
 		.kind = kind, .id = id, .attempt = attempt, .pid = pid,
 		.exit_code = exit_code, .signal = sig, .reason = reason,
+		.usage = INSTANCE_USAGE_UNKNOWN,
 	};
 
 	if (t->cfg.on_event)
 		t->cfg.on_event(t->cfg.arg, &ev);
+}
+
+/* An instance that ran: its event carries its times, cores and GPUs. */
+static void emit_ran(struct instances *t, struct instance *in, struct instance_event *ev)
+{
+	ev->id = in->a->id;
+	ev->attempt = in->a->attempt;
+	ev->started_ms = in->host_started_ms;
+	ev->cpu_list = in->hold.cpu_list;
+	ev->gpu_list = in->hold.gpu_list;
+	if (t->cfg.on_event)
+		t->cfg.on_event(t->cfg.arg, ev);
 }
 
 static void remember(struct instances *t, int64_t id, int64_t attempt, int64_t now_ms)
@@ -137,6 +160,7 @@ static void instance_free(struct instance *in)
 		return;
 	supervised_destroy(in->sup);
 	assignment_destroy(in->a);
+	holding_clear(&in->hold);
 	free(in->scratch);
 	free(in->progress);
 	free(in->stop_reason);
@@ -199,6 +223,9 @@ static void retire(struct instances *t, struct instance *in, int64_t now_ms)
 			break;
 		}
 	}
+	/* Nothing of it runs any more: its cores and GPUs are free for the next. */
+	if (t->cfg.resources)
+		resources_release(t->cfg.resources, &in->hold);
 	remember(t, in->a->id, in->a->attempt, now_ms);
 	in->next_retired = t->retired;
 	t->retired = in;
@@ -235,8 +262,21 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	}
 	in = xcalloc(1, sizeof *in);
 	in->a = a;
+	in->use = USAGE_STATE_INIT;
 	in->scratch = scratch_path(t->cfg.scratch_root, a);
 	in->progress = progress_path(t->cfg.progress_dir, a);
+	if (t->cfg.resources) {
+		char *name = xasprintf("%" PRId64 ".%" PRId64, a->id, a->attempt);
+		int rc = resources_take(t->cfg.resources, a, name, &in->hold, &err);
+
+		free(name);
+		if (rc < 0) {
+			log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, err);
+			emit(t, INSTANCE_FAILED, a->id, a->attempt, 0, 0, 0, err);
+			remember(t, a->id, a->attempt, now_ms);
+			goto out;
+		}
+	}
 	if (scratch_prepare(t->pool, in->scratch, a->uid, a->gid, &err) < 0) {
 		char *reason = xasprintf("cannot start: %s", err);
 
@@ -249,6 +289,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	if (t->cfg.on_prepare)
 		t->cfg.on_prepare(t->cfg.arg, a, in->progress, true);
 	json = assignment_to_json(a);
+	resources_describe(&in->hold, json);
 	dir = instance_dir(t, a);
 	identity = identity_decide(a, in->scratch, &err);
 	in->sup = identity ? supervised_start(dir, json, t->cfg.mount, in->scratch, in->progress,
@@ -273,11 +314,42 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	in = NULL;
 	started = 1;
 out:
+	if (in && t->cfg.resources)
+		resources_release(t->cfg.resources, &in->hold);
 	instance_free(in);
 	json_decref(json);
 	free(dir);
 	free(err);
 	return started;
+}
+
+/* Add what the instance used since it was last counted to the table's total. */
+static void count_cpu(struct instances *t, struct instance *in)
+{
+	int64_t now = in->use.now.cpu_ms;
+
+	if (now < 0)
+		return;
+	if (in->counted_cpu_ms < 0) {
+		/* Reattached: what it used before we came is not in this
+		 * runner's intervals. */
+		in->counted_cpu_ms = now;
+		return;
+	}
+	if (now > in->counted_cpu_ms) {
+		t->cpu_ms_total += now - in->counted_cpu_ms;
+		in->counted_cpu_ms = now;
+	}
+}
+
+/* "out of memory: used 1.2G of mem = 1G" (malloc'ed). */
+static char *out_of_memory(int64_t used, uint64_t mem)
+{
+	char u[32], m[32];
+
+	format_size(used > 0 ? (uint64_t)used : 0, u, sizeof u);
+	format_size(mem, m, sizeof m);
+	return xasprintf("out of memory: used %s of mem = %s", u, m);
 }
 
 /* Look at what the supervisor says and report what changed: running once,
@@ -294,6 +366,7 @@ static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 		 * scheduler a request and a commit per short instance. */
 		in->state = INST_RUNNING;
 		in->pid = st.pid;
+		in->host_started_ms = st.started_ms;
 		in->tell_running_ms = now_ms + RUNNING_REPORT_DELAY_MS;
 	}
 	if (st.state == SUP_FAILED) {
@@ -303,14 +376,26 @@ static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 		     st.reason ? st.reason : "cannot start");
 		retire(t, in, now_ms);
 	} else if (st.state == SUP_EXITED) {
-		const char *why = in->stop_reason ? in->stop_reason : st.reason;
+		struct instance_event ev = { .kind = INSTANCE_EXITED, .pid = st.pid,
+					     .exit_code = st.exit_code < 0 ? 0 : st.exit_code,
+					     .signal = st.signal, .ended_ms = st.ended_ms };
+		char *oom = NULL;
 
+		if (st.started_ms > 0)
+			in->host_started_ms = st.started_ms;
+		usage_finish(&in->use, in->hold.cgroup, st.cpu_ms, st.max_rss);
+		count_cpu(t, in);
+		/* With memory.max the kernel stopped it, not we. */
+		if (!in->stop_reason && in->a->mem > 0 && in->use.oom_kills > 0)
+			oom = out_of_memory(in->use.now.max_rss, in->a->mem);
+		ev.reason = in->stop_reason ? in->stop_reason : oom ? oom : st.reason;
+		ev.usage = in->use.now;
 		log_info("job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
 			 ") %s %d after %.1f s%s%s", a->job, a->stage, a->index, a->id,
 			 st.signal ? "killed by signal" : "exited with", st.signal ? st.signal : st.exit_code,
-			 (double)(now_ms - in->started_ms) / 1000.0, why ? ", " : "", why ? why : "");
-		emit(t, INSTANCE_EXITED, a->id, a->attempt, st.pid, st.exit_code < 0 ? 0 : st.exit_code,
-		     st.signal, why);
+			 (double)(now_ms - in->started_ms) / 1000.0, ev.reason ? ", " : "", ev.reason ? ev.reason : "");
+		emit_ran(t, in, &ev);
+		free(oom);
 		retire(t, in, now_ms);
 	}
 	sup_status_clear(&st);
@@ -430,8 +515,11 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 		struct instance *in = t->live[i];
 
 		if (in->tell_running_ms && now_ms >= in->tell_running_ms) {
+			struct instance_event ev = { .kind = INSTANCE_RUNNING, .pid = in->pid,
+						     .usage = INSTANCE_USAGE_UNKNOWN };
+
 			in->tell_running_ms = 0;
-			emit(t, INSTANCE_RUNNING, in->a->id, in->a->attempt, in->pid, 0, 0, NULL);
+			emit_ran(t, in, &ev);
 		}
 		if (in->tell_running_ms && (next < 0 || in->tell_running_ms < next))
 			next = in->tell_running_ms;
@@ -478,7 +566,12 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	}
 	in = xcalloc(1, sizeof *in);
 	in->sup = sup;
+	in->use = USAGE_STATE_INIT;
+	in->counted_cpu_ms = -1;
 	in->a = assignment_from_json(json, &err);
+	/* The cores and GPUs it had stay its own. */
+	if (in->a && t->cfg.resources)
+		resources_reclaim(t->cfg.resources, json, &in->hold);
 	json_decref(json);
 	if (!in->a) {
 		log_warnx("%s: %s; removing it", dir, err ? err : "bad assignment");
@@ -494,6 +587,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	supervised_status(sup, &st);
 	in->state = st.state == SUP_STARTING ? INST_STARTING : INST_RUNNING;
 	in->pid = st.pid;
+	in->host_started_ms = st.started_ms;
 	/* Walltime counts from the real start, which was before we came. */
 	in->started_ms = now_ms - (st.started_ms > 0 ? time_now_ms() - st.started_ms : 0);
 	if (in->a->walltime_s > 0)
@@ -536,6 +630,57 @@ size_t instances_reattach(struct instances *t, int64_t now_ms)
 	return t->nlive;
 }
 
+/* Past its mem: stopped at once, its group killed (the kernel does it
+ * first for one with memory.max; then its end tells). */
+static void enforce_mem(struct instances *t, struct instance *in, int64_t now_ms)
+{
+	const struct assignment *a = in->a;
+	char *reason;
+
+	if (a->mem == 0 || in->stop_reason || in->use.now.rss <= (int64_t)a->mem)
+		return;
+	reason = out_of_memory(in->use.now.rss, a->mem);
+	log_info("job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64 "): %s; killing it",
+		 a->job, a->stage, a->index, a->id, reason);
+	stop(t, in, reason, 1, now_ms);
+	free(reason);
+}
+
+void instances_sample(struct instances *t, int64_t now_ms, struct instances_use *use)
+{
+	struct usage_target *targets = xcalloc(t->nlive + 1, sizeof *targets);
+	struct instance **which = xcalloc(t->nlive + 1, sizeof *which);
+	size_t n = 0;
+	char *err = NULL;
+
+	use->rss = 0;
+	for (size_t i = 0; i < t->nlive && t->cfg.usage; i++) {
+		struct instance *in = t->live[i];
+
+		if (in->state != INST_RUNNING || in->pid <= 0)
+			continue;
+		targets[n] = (struct usage_target){ .pid = in->pid, .cgroup = in->hold.cgroup, .state = &in->use };
+		which[n++] = in;
+	}
+	if (n > 0 && usage_sample(t->cfg.usage, targets, n, &err) < 0) {
+		if (!t->usage_failing)
+			log_warnx("cannot measure the instances: %s", err);
+		t->usage_failing = 1;
+	} else if (n > 0) {
+		t->usage_failing = 0;
+	}
+	free(err);
+	for (size_t i = 0; i < n; i++) {
+		count_cpu(t, which[i]);
+		if (which[i]->use.now.rss > 0)
+			use->rss += (uint64_t)which[i]->use.now.rss;
+		enforce_mem(t, which[i], now_ms);
+	}
+	use->cpu_ms = t->cpu_ms_total;
+	free(targets);
+	free(which);
+}
+
 size_t instances_active(const struct instances *t)
 {
 	return t->nlive;
@@ -549,7 +694,7 @@ size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **o
 		const struct instance *in = t->live[i];
 
 		entries[i] = (struct heartbeat_entry){ .id = in->a->id, .attempt = (int)in->a->attempt,
-						       .pid = (int)in->pid, .usage = INSTANCE_USAGE_UNKNOWN };
+						       .pid = (int)in->pid, .usage = in->use.now };
 	}
 	*out = entries;
 	return t->nlive;

@@ -1,5 +1,7 @@
 /* The instances this runner has started, keyed by instance id and attempt: their
- * supervisors (supervise.h), scratch folders, walltime and cancel deadlines. It
+ * supervisors (supervise.h), scratch folders, walltime and cancel deadlines,
+ * the cores, GPUs and cgroup each holds (resources.h) and what each one's
+ * process tree uses (usage.h), which must stay under its mem. It
  * starts and stops them and turns what happens to them into events (running,
  * exited, failed) for the caller to report. It also remembers recently finished
  * ones, so an assignment sent again is never started twice, and reattaches at
@@ -33,7 +35,13 @@ struct instance_event {
 	pid_t pid;
 	int exit_code;
 	int signal;          /* the signal that ended it, 0 if it exited */
-	const char *reason;  /* "cancelled", "walltime", "runner stopped", "cannot start: ...", or NULL */
+	const char *reason;  /* "cancelled", "walltime", "runner stopped", "out of memory: ...",
+			      * "cannot start: ...", or NULL */
+	int64_t started_ms;  /* running, exited: wall clock at exec, stamped by the supervisor; 0 unknown */
+	int64_t ended_ms;    /* exited: wall clock when it ended; 0 unknown */
+	struct instance_usage usage; /* exited: the totals; else unknown (-1) */
+	const char *cpu_list;        /* running, exited: its cores ("0-1"); NULL: not pinned */
+	const char *gpu_list;        /* its GPUs ("0,1"); NULL or "": none */
 };
 
 struct instances_config {
@@ -53,6 +61,17 @@ struct instances_config {
 	 * the progress watch of runner/progress.h. */
 	void (*on_prepare)(void *arg, const struct assignment *a, const char *progress, bool fresh);
 	void (*on_retire)(void *arg, const struct assignment *a, const char *progress);
+	/* Cores, GPUs and cgroups to hand out (NULL: none, nothing pinned). */
+	struct resources *resources;
+	/* How process trees are measured (NULL: they are not). */
+	struct usage *usage;
+};
+
+/* What the instances use, as instances_sample() found it. */
+struct instances_use {
+	int64_t cpu_ms;      /* CPU time of every instance this table has run, ever
+			      * (of reattached ones, from when they were reattached) */
+	uint64_t rss;        /* the running ones' resident bytes now */
 };
 
 struct instances *instances_create(const struct instances_config *cfg);
@@ -105,11 +124,17 @@ void instances_status_ready(struct instances *t, int fd, int64_t now_ms);
  * entries. Returns the next deadline (monotonic ms), or -1 if none. */
 int64_t instances_tick(struct instances *t, int64_t now_ms);
 
+/* Measure every running instance's tree now (usage.h), stop those past their
+ * mem (SIGKILL; their end is reported with reason "out of memory: used 1.2G
+ * of mem = 1G"), and add up what all use into *use. Call it at least every
+ * USAGE_INTERVAL_MS, and right before a heartbeat's probe of the machine. */
+void instances_sample(struct instances *t, int64_t now_ms, struct instances_use *use);
+
 /* Instances with a live process. */
 size_t instances_active(const struct instances *t);
 
-/* The heartbeat's entries for what runs here: id, attempt and pid, no
- * progress yet. Returns how many; the caller frees *out. */
+/* The heartbeat's entries for what runs here: id, attempt, pid and the last
+ * sample's usage, no progress yet. Returns how many; the caller frees *out. */
 size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **out);
 /* The same as the heartbeat's "instances" list (new reference). */
 json_t *instances_list_json(const struct instances *t);

@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "cpulist.h"
 #include "identity.h"
 #include "util.h"
 
@@ -6,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,9 @@
 
 /* What the child failed at before exec; the parent turns it into a sentence. */
 enum launch_step {
-	STEP_SETSID = 1,
+	STEP_CGROUP = 1,
+	STEP_AFFINITY,
+	STEP_SETSID,
 	STEP_SETGROUPS,
 	STEP_SETGID,
 	STEP_SETUID,
@@ -42,6 +46,8 @@ struct launch {
 	char *log_path;      /* kept for the failure message */
 	char *out_dir;
 	char *scratch;
+	char *cgroup;
+	char *cpu_list;
 };
 
 struct envv {
@@ -151,6 +157,17 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 		env_set(e, "PARSA_PROGRESS", req->progress);
 	snprintf(num, sizeof num, "%" PRId64, a->cpus);
 	env_set(e, "PARSA_CPUS", num);
+	if (req->cpu_list)
+		env_set(e, "PARSA_CPU_LIST", req->cpu_list);
+	/* After the stage's own variables: its GPUs are what the runner gave
+	 * it, whatever env.CUDA_VISIBLE_DEVICES says. CUDA numbers devices
+	 * fastest first unless told to follow the PCI bus, which is the order
+	 * of nvidia-smi and of /dev/nvidiaN that the indices come from. */
+	if (req->gpu_list) {
+		env_set(e, "PARSA_GPUS", req->gpu_list);
+		env_set(e, "CUDA_VISIBLE_DEVICES", req->gpu_list);
+		env_set(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	}
 }
 
 /* Everything the child needs, prepared before fork. */
@@ -162,6 +179,9 @@ struct child_plan {
 	char *const *argv;
 	char *const *envp;
 	int status_fd;
+	int cgroup_fd;       /* its cgroup's cgroup.procs, or -1 */
+	bool pin;            /* apply cpus */
+	cpu_set_t cpus;
 };
 
 static void __attribute__((noreturn)) child_fail(int status_fd, int step)
@@ -204,6 +224,12 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
+	/* Into its cgroup while still root: only the runner may write there.
+	 * Writing 0 moves the writer. */
+	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
+		child_fail(p->status_fd, STEP_CGROUP);
+	if (p->pin && sched_setaffinity(0, sizeof p->cpus, &p->cpus) < 0)
+		child_fail(p->status_fd, STEP_AFFINITY);
 	if (setsid() < 0)
 		child_fail(p->status_fd, STEP_SETSID);
 	if (p->id->change) {
@@ -243,19 +269,39 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 {
 	const struct assignment *a = req->a;
 	struct launch *l = xcalloc(1, sizeof *l);
-	struct identity id;
+	struct identity id = { 0 };
 	struct envv env = { 0 };
 	struct child_plan plan;
 	char *argv[4];
-	int fds[2] = { -1, -1 };
+	int fds[2] = { -1, -1 }, cgroup_fd = -1;
 	int ok = 0;
 	pid_t pid;
 
+	memset(&plan, 0, sizeof plan);
 	l->pid = -1;
 	l->status_fd = -1;
 	l->log_path = launch_log_path(req->mount, a);
 	l->out_dir = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
 	l->scratch = xstrdup(req->scratch);
+	l->cgroup = req->cgroup ? xstrdup(req->cgroup) : NULL;
+	l->cpu_list = req->cpu_list ? xstrdup(req->cpu_list) : NULL;
+	if (req->cpu_list && *req->cpu_list) {
+		if (cpulist_to_set(req->cpu_list, &plan.cpus) < 0) {
+			errprintf(err, "cannot start: '%s' is not a list of cores", req->cpu_list);
+			goto out;
+		}
+		plan.pin = true;
+	}
+	if (req->cgroup) {
+		char *procs = xasprintf("%s/cgroup.procs", req->cgroup);
+
+		cgroup_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (cgroup_fd < 0)
+			errprintf(err, "cannot start: cannot open %s: %s", procs, strerror(errno));
+		free(procs);
+		if (cgroup_fd < 0)
+			goto out;
+	}
 	if (identity_from_json(req->identity, &id, err) < 0) {
 		memset(&id, 0, sizeof id);
 		goto out;
@@ -271,10 +317,14 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 		errprintf(err, "cannot start: cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
-	plan = (struct child_plan){
-		.id = &id, .log_path = l->log_path, .out_dir = l->out_dir,
-		.scratch = l->scratch, .argv = argv, .envp = env.v, .status_fd = fds[1],
-	};
+	plan.id = &id;
+	plan.log_path = l->log_path;
+	plan.out_dir = l->out_dir;
+	plan.scratch = l->scratch;
+	plan.argv = argv;
+	plan.envp = env.v;
+	plan.status_fd = fds[1];
+	plan.cgroup_fd = cgroup_fd;
 	pid = fork();
 	if (pid < 0) {
 		errprintf(err, "cannot start: cannot fork: %s", strerror(errno));
@@ -292,6 +342,12 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	fds[0] = -1;
 	ok = 1;
 out:
+	if (cgroup_fd >= 0) {
+		int saved = errno;
+
+		close(cgroup_fd);
+		errno = saved;
+	}
 	if (!ok) {
 		int saved = errno;
 
@@ -317,6 +373,8 @@ void launch_destroy(struct launch *l)
 	free(l->log_path);
 	free(l->out_dir);
 	free(l->scratch);
+	free(l->cgroup);
+	free(l->cpu_list);
 	free(l);
 }
 
@@ -335,6 +393,10 @@ static char *failure_text(const struct launch *l, const struct status_rec *rec)
 	const char *why = strerror(rec->err);
 
 	switch (rec->step) {
+	case STEP_CGROUP:
+		return xasprintf("cannot start: cannot enter the cgroup %s: %s", l->cgroup ? l->cgroup : "", why);
+	case STEP_AFFINITY:
+		return xasprintf("cannot start: cannot pin it to cores %s: %s", l->cpu_list ? l->cpu_list : "", why);
 	case STEP_SETSID:
 		return xasprintf("cannot start: cannot create a session: %s", why);
 	case STEP_SETGROUPS:

@@ -1,6 +1,7 @@
-/* Starting one stage instance: fork, then in the child a new session and process
- * group, the submitter's credentials, the log on the mount as stdout and stderr,
- * a clean environment, and exec of /bin/sh -c RUN. A struct launch is the
+/* Starting one stage instance: fork, then in the child its cgroup (when it has
+ * one), its cores (sched_setaffinity), a new session and process group, the
+ * submitter's credentials, the log on the mount as stdout and stderr, a clean
+ * environment, and exec of /bin/sh -c RUN. A struct launch is the
  * runner's handle on that process: its pid, its process group, and a status
  * pipe that says whether the child got as far as exec (and if not, why). */
 #ifndef PARSA_RUNNER_LAUNCH_H
@@ -21,6 +22,13 @@ struct launch_request {
 	const char *progress; /* its progress file (PARSA_PROGRESS), already created; NULL: none */
 	/* Who it runs as, from identity_decide() (runner/identity.h); required. */
 	const json_t *identity;
+	/* What the runner chose for it (runner/resources.h), each NULL for none:
+	 * the cores it is pinned to ($PARSA_CPU_LIST), its GPUs ($PARSA_GPUS,
+	 * $CUDA_VISIBLE_DEVICES; "" hides the host's GPUs from it), and the
+	 * cgroup folder it enters before exec. */
+	const char *cpu_list;
+	const char *gpu_list;
+	const char *cgroup;
 };
 
 

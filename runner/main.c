@@ -1,10 +1,14 @@
 /* parsa-runner: one per host. It registers the host with the scheduler, sends a
- * heartbeat with live usage every second, takes assignments from the work
- * long-poll, runs each stage instance as its submitter and reports its start and
- * end. main owns the one context; the event loop waits on a signalfd, the work
- * poll's pipe and the set-up pipes of starting instances. */
+ * heartbeat with live usage (parsa's share and the rest) every second, takes
+ * assignments from the work long-poll, runs each stage instance as its
+ * submitter on cores (and GPUs) of its own, measures its process tree every
+ * USAGE_INTERVAL_MS and reports its start and end. main owns the one context;
+ * the event loop waits on a signalfd, the work poll's pipe and the set-up
+ * pipes of starting instances, with the sampling timer as a deadline. */
 #include "api_client.h"
+#include "cgroup.h"
 #include "clock.h"
+#include "gpus.h"
 #include "hostwin.h"
 #include "instances.h"
 #include "log.h"
@@ -13,8 +17,10 @@
 #include "progress.h"
 #include "proto.h"
 #include "report.h"
+#include "resources.h"
 #include "session.h"
 #include "supervise.h"
+#include "usage.h"
 #include "util.h"
 #include "work.h"
 
@@ -22,6 +28,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +55,10 @@ struct runner {
 	struct clock *clock;    /* walltime and the host's window */
 	struct hostwin *win;    /* NULL: no window */
 	struct progress *progress;
+	struct cgroup_tree *cgroups; /* NULL: instances measured through /proc */
+	struct resources *res;  /* cores and GPUs handed out */
+	struct usage *usage;
+	int64_t next_sample_ms; /* when the instances are measured next */
 };
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
@@ -127,22 +138,41 @@ static json_t *registration_body(void *arg)
 		.scratch_total = cap.scratch_total, .scratch_free = cap.scratch_free,
 		.cpu_limit = (int)r->cfg.cpu_limit, .mem_limit = (int)r->cfg.mem_limit,
 		.features = (const char *const *)r->cfg.features, .nfeatures = r->cfg.nfeatures,
-		.mount = r->cfg.mount,
+		.mount = r->cfg.mount, .gpus = resources_gpus(r->res),
 	};
 	hostwin_describe(r->win, &info);
 	return host_info_to_json(&info);
+}
+
+/* Measure the instances' trees (and stop those past their mem). */
+static void sample_instances(struct runner *r, int64_t now, struct instances_use *use)
+{
+	instances_sample(r->inst, now, use);
+	if (r->cgroups)
+		cgroup_tree_sweep(r->cgroups);
+	r->next_sample_ms = now + USAGE_INTERVAL_MS;
 }
 
 static json_t *heartbeat_body(void *arg)
 {
 	struct runner *r = arg;
 	struct probe_live live = { 0 };
+	struct probe_split split;
+	struct instances_use use;
 	struct heartbeat_entry *entries;
 	struct heartbeat hb;
 	char *err = NULL;
 	json_t *body;
+	int ids[CPU_SETSIZE];
+	double busy[CPU_SETSIZE];
+	size_t ncores;
+	bool measured;
 
-	if (probe_sample(r->probe, &live, &err) < 0) {
+	/* The instances first and the machine right after: parsa's share and
+	 * the machine's use cover the same interval. */
+	sample_instances(r, time_mono_ms(), &use);
+	measured = probe_sample(r->probe, use.cpu_ms, &live, &err) == 0;
+	if (!measured) {
 		if (!r->probe_failing)
 			log_warnx("cannot measure live usage: %s", err);
 		r->probe_failing = 1;
@@ -158,6 +188,18 @@ static json_t *heartbeat_body(void *arg)
 		.parsa_cpu_pct = -1, .outside_cpu_pct = -1, .parsa_mem_pct = -1,
 		.outside_mem_pct = -1, .outside_cores = -1, .outside_mem = -1,
 	};
+	if (measured) {
+		probe_split(&live, use.rss, &split);
+		hb.parsa_cpu_pct = split.parsa_cpu_pct;
+		hb.outside_cpu_pct = split.outside_cpu_pct;
+		hb.parsa_mem_pct = split.parsa_mem_pct;
+		hb.outside_mem_pct = split.outside_mem_pct;
+		hb.outside_cores = split.outside_cores;
+		hb.outside_mem = split.outside_mem;
+		/* The next instances go to the cores the rest of the machine leaves idle. */
+		ncores = probe_core_busy(r->probe, ids, busy, CPU_SETSIZE);
+		resources_set_busy(r->res, ids, busy, ncores);
+	}
 	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
 		progress_fill(r->progress, entries, hb.ninstances);
@@ -213,7 +255,9 @@ static void on_event(void *arg, const struct instance_event *ev)
 	struct report report = {
 		.attempt = (int)ev->attempt, .kind = kinds[ev->kind], .pid = (int)ev->pid,
 		.exit_code = ev->exit_code, .signal = ev->signal, .reason = ev->reason,
-		.usage = INSTANCE_USAGE_UNKNOWN,
+		.started_ms = ev->started_ms, .ended_ms = ev->ended_ms, .usage = ev->usage,
+		.cpu_list = ev->cpu_list && *ev->cpu_list ? ev->cpu_list : NULL,
+		.gpu_list = ev->gpu_list && *ev->gpu_list ? ev->gpu_list : NULL,
 	};
 
 	report_queue_push(r->reports, ev->id, report_to_json(&report));
@@ -387,6 +431,14 @@ static int run_loop(struct runner *r)
 		t = check_lease(r, now);
 		if (t >= 0 && t < next)
 			next = t;
+		if (active > 0) {
+			struct instances_use use;
+
+			if (now >= r->next_sample_ms)
+				sample_instances(r, now, &use);
+			if (r->next_sample_ms < next)
+				next = r->next_sample_ms;
+		}
 		/* The window closed (drain-at-window-end no): stop what runs; the
 		 * scheduler requeues it. stop is idempotent, so every turn is fine. */
 		if (active > 0 && !r->stopping && hostwin_must_stop(r->win))
@@ -422,6 +474,35 @@ static int run_loop(struct runner *r)
 	free(pfds);
 	free(fds);
 	return 0;
+}
+
+/* What instances are given and how they are measured: a cgroup each where
+ * the runner has a delegated cgroup v2 subtree, else /proc; cores of the
+ * runner's affinity mask (the first --cpus of them); the GPUs of --gpus or
+ * found on the host. Only a cgroup subtree found but unusable is worth a
+ * warning; none at all is the usual case. */
+static void setup_resources(struct runner *r)
+{
+	struct resources_config rc = { .cpus = r->cfg.cpus, .gpus = r->cfg.gpus };
+	char *why = NULL;
+
+	r->cgroups = cgroup_tree_create(NULL, &why);
+	if (!r->cgroups) {
+		if (errno == ENOTSUP)
+			log_info("instances are measured through /proc: %s", why);
+		else
+			log_warnx("instances are measured through /proc: %s", why);
+		free(why);
+		why = NULL;
+	}
+	if (rc.gpus < 0) {
+		rc.gpus = gpus_detect(NULL, "/dev", GPUS_SMI_TIMEOUT_MS, &why);
+		log_info("GPUs: %s", why);
+		free(why);
+	}
+	rc.cgroups = r->cgroups;
+	r->res = resources_create(&rc);
+	r->usage = usage_create("/proc");
 }
 
 /* The event loop writes to sockets and pipes whose other end may go away;
@@ -501,6 +582,7 @@ int main(int argc, char **argv)
 	r.probe = probe_create("/proc", r.cfg.scratch, &err);
 	if (!r.probe)
 		goto fail;
+	setup_resources(&r);
 	r.run_dir = runtime_dir_for(r.cfg.state);
 	progress_dir = progress_dir_for(r.run_dir, r.cfg.state, r.cfg.scratch);
 	r.reports = report_queue_create(r.run_dir, &err);
@@ -521,6 +603,7 @@ int main(int argc, char **argv)
 		.progress_dir = progress_dir, 
 		.grace_ms = r.cfg.grace_ms, .on_event = on_event, .arg = &r,
 		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
+		.resources = r.res, .usage = r.usage,
 	};
 	r.inst = instances_create(&icfg);
 	/* Before the first work poll: what an earlier runner left running is
@@ -554,6 +637,9 @@ out:
 	hostwin_destroy(r.win);
 	clock_destroy(r.clock);
 	report_queue_destroy(r.reports);
+	resources_destroy(r.res);
+	usage_destroy(r.usage);
+	cgroup_tree_destroy(r.cgroups);
 	probe_destroy(r.probe);
 	if (r.sigfd >= 0)
 		close(r.sigfd);

@@ -28,8 +28,17 @@ static const char usage_text[] =
 	"  --scratch DIR       local scratch folder (default /var/tmp/parsa-scratch[-UID])\n"
 	"  --state DIR         the runner's own state (default /var/lib/parsa/runner;\n"
 	"                      $XDG_STATE_HOME/parsa/runner for a user)\n"
-	"  --cpus N            cores to offer (default: detected)\n"
-	"  --mem SIZE          memory to offer, e.g. 64G (default: detected)\n"
+	"  --cpus N            cores to offer (default: detected); fewer than the host has:\n"
+	"                      the first N this runner may run on. Each instance is pinned to\n"
+	"                      cpus of them ($PARSA_CPU_LIST), not shared while free ones exist\n"
+	"  --gpus N            GPUs to hand out, indices 0..N-1 (default: nvidia-smi -L, else\n"
+	"                      the /dev/nvidiaN files); 0: none. An instance gets distinct ones\n"
+	"                      in $CUDA_VISIBLE_DEVICES and $PARSA_GPUS\n"
+	"  --mem SIZE          memory to offer, e.g. 64G (default: detected). Every instance's\n"
+	"                      process tree is measured (CPU time, resident memory) 2.5 times\n"
+	"                      a second, through its cgroup where the runner has a delegated\n"
+	"                      cgroup v2 subtree (systemd Delegate=yes), else through /proc;\n"
+	"                      one past its stage's mem is killed (out of memory)\n"
 	"  --scratch-size SIZE scratch space to offer (default: the folder's filesystem)\n"
 	"  --cpu-limit PCT     no new instances while CPU use is at or above PCT (default 90)\n"
 	"  --mem-limit PCT     the same for memory use (default 90); 100 or more disables\n"
@@ -144,6 +153,8 @@ static int apply_file(struct runner_options *cfg, const int *seen, char **err)
 	take(&cfg->state, c.runner_state);
 	if (!cfg->cpus)
 		cfg->cpus = c.cpus;
+	if (cfg->gpus < 0)
+		cfg->gpus = c.gpus;
 	if (!cfg->mem)
 		cfg->mem = c.mem;
 	if (!cfg->scratch_size)
@@ -175,7 +186,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 {
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
-	       O_CLOCK };
+	       O_CLOCK, O_GPUS };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -183,6 +194,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "scratch", required_argument, NULL, O_SCRATCH },
 		{ "state", required_argument, NULL, O_STATE },
 		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "gpus", required_argument, NULL, O_GPUS },
 		{ "mem", required_argument, NULL, O_MEM },
 		{ "scratch-size", required_argument, NULL, O_SCRATCH_SIZE },
 		{ "cpu-limit", required_argument, NULL, O_CPU_LIMIT },
@@ -206,6 +218,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 
 	cfg->cpu_limit = 90;
 	cfg->mem_limit = 90;
+	cfg->gpus = -1;
 	cfg->grace_ms = 10000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -246,6 +259,13 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			if (errno || end == optarg || *end || n < 1 || n > 1 << 20)
 				return errprintf(err, "--cpus '%s': expected a number of cores such as 8", optarg);
 			cfg->cpus = (int)n;
+			break;
+		case O_GPUS:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > 1024)
+				return errprintf(err, "--gpus '%s': expected a number of GPUs from 0 to 1024", optarg);
+			cfg->gpus = (int)n;
 			break;
 		case O_MEM:
 		case O_SCRATCH_SIZE:

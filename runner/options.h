@@ -16,6 +16,7 @@ struct runner_options {
 	char *scratch;
 	char *state;
 	int cpus;               /* 0: detect */
+	int gpus;               /* -1: detect (nvidia-smi, /dev/nvidiaN); 0: none */
 	uint64_t mem;           /* 0: detect */
 	uint64_t scratch_size;  /* 0: detect */
 	double cpu_limit;

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -291,6 +293,7 @@ pid_t supervised_supervisor_pid(const struct supervised *s)
 	return s->sup_pid;
 }
 
+/* In the order of enum sup_state: publish() indexes it. */
 static const struct state_name {
 	const char *name;
 	enum sup_state state;
@@ -313,6 +316,7 @@ void supervised_status(struct supervised *s, struct sup_status *st)
 
 	memset(st, 0, sizeof *st);
 	st->state = SUP_STARTING;
+	st->cpu_ms = st->max_rss = -1;
 	for (size_t i = 0; i < ARRAY_LEN(state_names) && state; i++)
 		if (strcmp(state_names[i].name, state) == 0)
 			st->state = state_names[i].state;
@@ -321,6 +325,11 @@ void supervised_status(struct supervised *s, struct sup_status *st)
 		st->started_ms = json_integer_value(json_object_get(json, "started_ms"));
 		st->exit_code = (int)json_integer_value(json_object_get(json, "exit_code"));
 		st->signal = (int)json_integer_value(json_object_get(json, "signal"));
+		st->ended_ms = json_integer_value(json_object_get(json, "ended_ms"));
+		st->cpu_ms = json_is_integer(json_object_get(json, "cpu_ms")) ?
+			     json_integer_value(json_object_get(json, "cpu_ms")) : -1;
+		st->max_rss = json_is_integer(json_object_get(json, "max_rss")) ?
+			      json_integer_value(json_object_get(json, "max_rss")) : -1;
 		if (reason)
 			st->reason = xstrdup(reason);
 	}
@@ -400,20 +409,28 @@ struct sup {
 	const char *dir;
 	pid_t self;
 	unsigned long long self_start;
+	struct sup_status st;  /* what the next publish() says (reason aside) */
 };
 
 /* Write the status and tell the runner (if it still listens) to read it. */
-static void publish(const struct sup *p, const char *state, pid_t pid, int64_t started_ms,
-		    int code, int sig, const char *reason)
+static void publish(struct sup *p, enum sup_state state, const char *reason)
 {
-	json_t *json = json_pack("{s:s,s:i,s:I,s:i,s:I,s:i,s:i}", "state", state,
+	const struct sup_status *st = &p->st;
+	json_t *json = json_pack("{s:s,s:i,s:I,s:i,s:I,s:i,s:i}", "state", state_names[state].name,
 				 "supervisor", (int)p->self,
-				 "supervisor_start", (json_int_t)p->self_start, "pid", (int)pid,
-				 "started_ms", (json_int_t)started_ms, "exit_code", code, "signal", sig);
+				 "supervisor_start", (json_int_t)p->self_start, "pid", (int)st->pid,
+				 "started_ms", (json_int_t)st->started_ms, "exit_code", st->exit_code,
+				 "signal", st->signal);
 	char *text;
 
 	if (reason)
 		json_object_set_new(json, "reason", json_string(reason));
+	/* The end: when wait returned, and what the instance and the children
+	 * it waited for used (its rusage), which a runner restart must not lose. */
+	if (state == SUP_EXITED)
+		json_object_update_new(json, json_pack("{s:I,s:I,s:I}", "ended_ms", (json_int_t)st->ended_ms,
+						       "cpu_ms", (json_int_t)st->cpu_ms,
+						       "max_rss", (json_int_t)st->max_rss));
 	text = json_dumps(json, JSON_COMPACT);
 	if (!text || write_atomic(p->dir, "status", text) < 0)
 		log_warn("cannot write %s/status", p->dir);
@@ -438,6 +455,29 @@ static int await_setup(struct launch *l, char **reason)
 	}
 }
 
+/* Kill whatever the instance left in its process group and, with a
+ * cgroup, also what left the group (cgroup.kill, Linux 5.14). */
+static void kill_leftovers(pid_t pid, const char *cgroup)
+{
+	kill(-pid, SIGKILL);
+	if (cgroup) {
+		char *path = xasprintf("%s/cgroup.kill", cgroup);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (write(fd, "1", 1) < 0)
+				log_debug("cannot write %s: %s", path, strerror(errno));
+			close(fd);
+		}
+		free(path);
+	}
+}
+
+static int64_t timeval_ms(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * 1000 + tv->tv_usec / 1000;
+}
+
 int supervise_main(const char *dir)
 {
 	struct sup p = { .dir = dir, .self = getpid() };
@@ -445,12 +485,13 @@ int supervise_main(const char *dir)
 	struct assignment *a = NULL;
 	struct launch *l = NULL;
 	struct sigaction ign;
+	struct rusage ru;
 	json_t *json = NULL;
 	char *err = NULL, *reason = NULL;
 	sigset_t none;
 	siginfo_t si;
 	pid_t pid;
-	int status = 0, code, sig;
+	int status = 0;
 
 	log_init("parsa-runner[supervise]", 1, LOG_LEVEL_INFO);
 	/* Out of the runner's session: a signal for the runner's terminal or
@@ -473,46 +514,55 @@ int supervise_main(const char *dir)
 		a = assignment_from_json(json, &err);
 	if (!a) {
 		reason = xasprintf("cannot start: %s", err ? err : "no readable assignment.json");
-		publish(&p, "failed", 0, 0, 0, 0, reason);
+		publish(&p, SUP_FAILED, reason);
 		goto out;
 	}
-	publish(&p, "starting", 0, 0, 0, 0, NULL);
+	publish(&p, SUP_STARTING, NULL);
 	req = (struct launch_request){
 		.a = a,
 		.mount = json_string_value(json_object_get(json, "runner_mount")),
 		.scratch = json_string_value(json_object_get(json, "runner_scratch_dir")),
 		.progress = json_string_value(json_object_get(json, "runner_progress_file")),
 		.identity = json_object_get(json, "runner_identity"),
+		.cpu_list = json_string_value(json_object_get(json, "runner_cpu_list")),
+		.gpu_list = json_string_value(json_object_get(json, "runner_gpu_list")),
+		.cgroup = json_string_value(json_object_get(json, "runner_cgroup")),
 	};
 	if (!req.mount || !req.scratch) {
-		publish(&p, "failed", 0, 0, 0, 0, "cannot start: the assignment names no mount or scratch");
+		publish(&p, SUP_FAILED, "cannot start: the assignment names no mount or scratch");
 		goto out;
 	}
 	l = launch_create(&req, &reason);
 	if (!l) {
-		publish(&p, "failed", 0, 0, 0, 0, reason ? reason : "cannot start");
+		publish(&p, SUP_FAILED, reason ? reason : "cannot start");
 		goto out;
 	}
 	pid = launch_pid(l);
+	p.st.pid = pid;
 	if (await_setup(l, &reason) < 0) {
-		publish(&p, "failed", pid, 0, 0, 0, reason ? reason : "cannot start");
+		publish(&p, SUP_FAILED, reason ? reason : "cannot start");
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		goto out;
 	}
-	publish(&p, "running", pid, time_now_ms(), 0, 0, NULL);
+	p.st.started_ms = time_now_ms();
+	publish(&p, SUP_RUNNING, NULL);
 	/* Look without reaping first: while the instance is a zombie its pid,
 	 * and so its process group id, cannot be reused, which makes killing what
 	 * it left in its group safe. */
 	memset(&si, 0, sizeof si);
 	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	p.st.ended_ms = time_now_ms();
+	kill_leftovers(pid, req.cgroup);
+	memset(&ru, 0, sizeof ru);
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	publish(&p, "exited", pid, 0, code, sig, NULL);
+	p.st.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	p.st.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	p.st.cpu_ms = timeval_ms(&ru.ru_utime) + timeval_ms(&ru.ru_stime);
+	p.st.max_rss = (int64_t)ru.ru_maxrss * 1024;  /* kB */
+	publish(&p, SUP_EXITED, NULL);
 out:
 	launch_destroy(l);
 	assignment_destroy(a);

@@ -8,8 +8,10 @@
  * neither kills an instance nor starts it twice.
  *
  * DIR (<state>/instances/<id>.<attempt>/) holds assignment.json (written by
- * the runner), status (by the supervisor, replaced atomically) and stop (the
- * reason the runner stopped it, if it did). */
+ * the runner, with what it chose for the instance: its cores, GPUs and
+ * cgroup, runner/resources.h), status (by the supervisor, replaced
+ * atomically; at the end with the times and the rusage) and stop (the reason
+ * the runner stopped it, if it did). */
 #ifndef PARSA_RUNNER_SUPERVISE_H
 #define PARSA_RUNNER_SUPERVISE_H
 
@@ -30,8 +32,12 @@ struct sup_status {
 	enum sup_state state;
 	pid_t pid;            /* the instance (its process group), 0 before it exists */
 	int64_t started_ms;   /* wall clock, when it reached exec */
+	int64_t ended_ms;     /* SUP_EXITED: wall clock, when its wait returned; else 0 */
 	int exit_code;
 	int signal;
+	int64_t cpu_ms;       /* SUP_EXITED: user + system time of it and what it waited for
+			       * (wait4's rusage); -1 when not known */
+	int64_t max_rss;      /* SUP_EXITED: ru_maxrss, bytes: its largest process's peak; -1 */
 	char *reason;         /* SUP_FAILED: "cannot start: ..."; else NULL */
 };
 

@@ -34,7 +34,7 @@ static void test_parse(void)
 		"admin_group = parsa-admin\n\n"
 		"[sched]\nlisten = :7070\nlease = 1m\nhost_timeout = 15s\nfair_share_half_life = 12h\n\n"
 		"[host]\nname = node7\nfeatures = avx512, bigmem\ncpus = 32\nmem = 256G\n"
-		"cpu_limit = 95\nmount = /parsa\n", 0644);
+		"cpu_limit = 95\nmount = /parsa\ngpus = 4\n", 0644);
 	struct parsa_conf c;
 	char *err = NULL;
 
@@ -52,6 +52,17 @@ static void test_parse(void)
 	is_int(c.mem, 256ULL << 30, "mem");
 	ok(c.cpu_limit == 95, "cpu_limit");
 	is_str(c.mount, "/parsa", "mount");
+	is_int(c.gpus, 4, "gpus");
+	parsa_conf_free(&c);
+	free(path);
+	path = write_conf("nogpus.conf", "[host]\ngpus = 0\n", 0644);
+	is_int(parsa_conf_load(path, 0, &c, &err), 0, "gpus = 0 loads");
+	is_int(c.gpus, 0, "gpus = 0: none, even if the host has some");
+	parsa_conf_free(&c);
+	free(path);
+	path = write_conf("unset.conf", "[host]\ncpus = 2\n", 0644);
+	is_int(parsa_conf_load(path, 0, &c, &err), 0, "a file without gpus loads");
+	is_int(c.gpus, -1, "gpus unset: -1, detect");
 	parsa_conf_free(&c);
 	free(path);
 	free(err);
@@ -66,6 +77,7 @@ static void test_errors(void)
 		{ "[clusters]\nsched = x:1\n", "bad.conf:2: unknown section [clusters]" },
 		{ "[sched]\nlease = soon\n", "bad.conf:2: lease = soon: expected a duration" },
 		{ "[host]\ncpus = -1\n", "bad.conf:2: cpus = -1: expected a number" },
+		{ "[host]\ngpus = two\n", "bad.conf:2: gpus = two: expected a number from 0 to 1024" },
 		{ "[host]\nfeatures = ok, b@d\n", "bad.conf:2: 'b@d' is not a feature name" },
 		{ "[host]\nmount = parsa\n", "bad.conf:2: mount = parsa: give an absolute path" },
 		{ "[host]\nthis is not ini\n", "bad.conf:2: not a KEY = VALUE line" },

@@ -1,11 +1,16 @@
 /* The runner's instance table: events for start and end, no id+attempt started
  * twice, cancel and walltime (SIGTERM, SIGKILL after the grace period), the
- * scratch folder's life, and leftovers of a finished instance killed. */
+ * scratch folder's life, leftovers of a finished instance killed; and with
+ * real processes: times stamped on the host, the CPU time of the tree, an
+ * instance past its mem killed while its neighbour lives on, instances
+ * pinned to cores of their own. */
 #include "assign.h"
 #include "instances.h"
 #include "log.h"
+#include "resources.h"
 #include "supervise.h"
 #include "tap.h"
+#include "usage.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,6 +33,7 @@ TAP_STATE;
 struct recorded {
 	struct instance_event ev;
 	char reason[256];
+	char cpu_list[64];
 	int64_t at_ms;
 };
 
@@ -47,6 +53,9 @@ static void on_event(void *arg, const struct instance_event *ev)
 	events.ev[events.n].ev = *ev;
 	snprintf(events.ev[events.n].reason, sizeof events.ev[events.n].reason, "%s", ev->reason ? ev->reason : "");
 	events.ev[events.n].ev.reason = NULL;
+	snprintf(events.ev[events.n].cpu_list, sizeof events.ev[events.n].cpu_list, "%s",
+		 ev->cpu_list ? ev->cpu_list : "");
+	events.ev[events.n].ev.cpu_list = events.ev[events.n].ev.gpu_list = NULL;
 	events.ev[events.n].at_ms = time_mono_ms();
 	events.n++;
 }
@@ -79,8 +88,9 @@ static void make_dirs(int64_t job, const char *stage, int64_t index)
 	free(b);
 }
 
-static struct assignment *assignment(int64_t id, int64_t attempt, int64_t job, const char *stage,
-				     const char *run, uint64_t walltime_s)
+/* extra: more members (mem, cpus), taken; NULL for none. */
+static struct assignment *assignment_with(int64_t id, int64_t attempt, int64_t job, const char *stage,
+					  const char *run, uint64_t walltime_s, json_t *extra)
 {
 	struct passwd *pw = getpwuid(geteuid());
 	json_t *j = json_pack("{s:I, s:I, s:I, s:s, s:i, s:s, s:I, s:i, s:i, s:s}",
@@ -88,7 +98,11 @@ static struct assignment *assignment(int64_t id, int64_t attempt, int64_t job, c
 			      "stage", stage, "index", 0, "run", run, "walltime_s", (json_int_t)walltime_s,
 			      "uid", (int)geteuid(), "gid", (int)getegid(), "user", pw ? pw->pw_name : "");
 	char *err = NULL;
-	struct assignment *a = assignment_from_json(j, &err);
+	struct assignment *a;
+
+	if (extra)
+		json_object_update_new(j, extra);
+	a = assignment_from_json(j, &err);
 
 	if (!a)
 		diag("assignment: %s", err);
@@ -97,10 +111,16 @@ static struct assignment *assignment(int64_t id, int64_t attempt, int64_t job, c
 	return a;
 }
 
+static struct assignment *assignment(int64_t id, int64_t attempt, int64_t job, const char *stage,
+				     const char *run, uint64_t walltime_s)
+{
+	return assignment_with(id, attempt, job, stage, run, walltime_s, NULL);
+}
+
 /* Drive the table as the main loop would until cond() holds or ms pass. */
 static int drive(struct instances *t, int ms, int (*cond)(void *), void *arg)
 {
-	int64_t end = time_mono_ms() + ms;
+	int64_t end = time_mono_ms() + ms, next_sample = 0;
 
 	while (time_mono_ms() < end) {
 		int fds[16];
@@ -117,6 +137,12 @@ static int drive(struct instances *t, int ms, int (*cond)(void *), void *arg)
 				instances_status_ready(t, pfd[i].fd, time_mono_ms());
 		instances_reap(t, time_mono_ms());
 		instances_tick(t, time_mono_ms());
+		if (time_mono_ms() >= next_sample) {
+			struct instances_use use;
+
+			instances_sample(t, time_mono_ms(), &use);
+			next_sample = time_mono_ms() + USAGE_INTERVAL_MS;
+		}
 		/* As the runner's loop does, once the reports went. */
 		instances_cleanup(t);
 		if (cond && cond(arg))
@@ -327,11 +353,117 @@ static void test_stop_all(struct instances *t)
 	is_int(instances_active(t), 0, "nothing left");
 }
 
+/* Stamps on the host and the tree's CPU time (python3: a busy loop of
+ * 0.5 s of CPU, not of wall time). */
+static void test_accounting(struct instances *t)
+{
+	const struct recorded *end;
+	struct instances_use use;
+	int64_t t0 = time_now_ms(), before;
+
+	make_dirs(110, "nap", 0);
+	make_dirs(111, "busy", 0);
+	instances_sample(t, time_mono_ms(), &use);
+	before = use.cpu_ms;
+	instances_start(t, assignment(30, 1, 110, "nap", "sleep 0.3", 0), time_mono_ms());
+	instances_start(t, assignment(31, 1, 111, "busy",
+				      "python3 -c 'import time\ne = time.process_time() + 0.5\n"
+				      "while time.process_time() < e: pass'", 0), time_mono_ms());
+	ok(wait_event(t, 30, 1, INSTANCE_EXITED, 5000) && wait_event(t, 31, 1, INSTANCE_EXITED, 10000),
+	   "a nap and a busy loop end");
+	end = find_event(30, 1, INSTANCE_EXITED);
+	ok(end && end->ev.started_ms >= t0 && end->ev.started_ms < t0 + 1000,
+	   "the nap's start is stamped on the host (%lld ms after the call)",
+	   end ? (long long)(end->ev.started_ms - t0) : -1LL);
+	ok(end && end->ev.ended_ms - end->ev.started_ms >= 250 && end->ev.ended_ms - end->ev.started_ms <= 450,
+	   "sleep 0.3 lasted 0.25-0.45 s: %lld ms", end ? (long long)(end->ev.ended_ms - end->ev.started_ms) : -1LL);
+	ok(end && end->ev.usage.cpu_ms >= 0 && end->ev.usage.cpu_ms < 100, "and used next to no CPU: %lld ms",
+	   end ? (long long)end->ev.usage.cpu_ms : -1LL);
+	ok(end && end->ev.usage.max_rss > 0 && end->ev.usage.rss == -1, "a peak, and no rss in the totals");
+	end = find_event(31, 1, INSTANCE_EXITED);
+	ok(end && end->ev.usage.cpu_ms >= 450 && end->ev.usage.cpu_ms <= 1000,
+	   "the busy loop's tree used 0.5 s of CPU: %lld ms", end ? (long long)end->ev.usage.cpu_ms : -1LL);
+	instances_sample(t, time_mono_ms(), &use);
+	ok(use.cpu_ms - before >= 450, "the table's total counts it: +%lld ms", (long long)(use.cpu_ms - before));
+}
+
+/* An instance past its mem is killed; its neighbour is not. */
+static void test_mem_limit(struct instances *t)
+{
+	const struct recorded *end;
+	int64_t t0 = time_mono_ms();
+
+	make_dirs(112, "hungry", 0);
+	make_dirs(113, "modest", 0);
+	instances_start(t, assignment_with(32, 1, 112, "hungry",
+					   "python3 -c 'b = bytearray(100 << 20); import time; time.sleep(5)'", 0,
+					   json_pack("{s:I}", "mem", (json_int_t)(30 << 20))), t0);
+	instances_start(t, assignment(33, 1, 113, "modest", "sleep 1", 0), t0);
+	ok(wait_event(t, 32, 1, INSTANCE_EXITED, 4000), "an instance that touches 100 MB with mem = 30M ends");
+	end = find_event(32, 1, INSTANCE_EXITED);
+	ok(end && end->ev.signal == SIGKILL, "killed (signal %d)", end ? end->ev.signal : -1);
+	ok(end && strncmp(end->reason, "out of memory: used ", 20) == 0 && strstr(end->reason, " of mem = 30M"),
+	   "reason: %s", end ? end->reason : "");
+	ok(end && end->at_ms - t0 < 3000, "at once (%lld ms after the start)", end ? (long long)(end->at_ms - t0) : -1LL);
+	ok(end && end->ev.usage.max_rss > 30 << 20, "its peak is past the limit: %lld MB",
+	   end ? (long long)(end->ev.usage.max_rss >> 20) : -1LL);
+	ok(!find_event(33, 1, INSTANCE_EXITED), "its neighbour still runs");
+	ok(wait_event(t, 33, 1, INSTANCE_EXITED, 5000), "and ends");
+	end = find_event(33, 1, INSTANCE_EXITED);
+	ok(end && end->ev.exit_code == 0 && end->ev.signal == 0 && end->reason[0] == '\0', "well");
+}
+
+static int has_file(void *arg)
+{
+	return access((const char *)arg, F_OK) == 0;
+}
+
+/* Two cpus = 1 instances at once: cores of their own, as the kernel sees it. */
+static void test_affinity(struct instances *t)
+{
+	static const char run[] = "echo \"$PARSA_CPU_LIST\" > \"$PARSA_OUT/list\";"
+				  " sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status > \"$PARSA_OUT/allowed\";"
+				  " sleep 0.5";
+	char *list[2], *allowed[2], *path;
+	const struct recorded *end;
+
+	make_dirs(114, "a", 0);
+	make_dirs(114, "b", 0);
+	instances_start(t, assignment_with(34, 1, 114, "a", run, 0, json_pack("{s:i}", "cpus", 1)), time_mono_ms());
+	instances_start(t, assignment_with(35, 1, 114, "b", run, 0, json_pack("{s:i}", "cpus", 1)), time_mono_ms());
+	ok(wait_event(t, 34, 1, INSTANCE_EXITED, 5000) && wait_event(t, 35, 1, INSTANCE_EXITED, 5000), "both ran");
+	for (int i = 0; i < 2; i++) {
+		path = xasprintf("%s/jobs/114/out/%s/list", mount_dir, i ? "b" : "a");
+		drive(t, 1000, has_file, path);
+		list[i] = read_file(path, 256, NULL);
+		free(path);
+		path = xasprintf("%s/jobs/114/out/%s/allowed", mount_dir, i ? "b" : "a");
+		allowed[i] = read_file(path, 256, NULL);
+		free(path);
+		ok(list[i] && allowed[i] && strcmp(list[i], allowed[i]) == 0 && list[i][0] != '\n',
+		   "$PARSA_CPU_LIST %.*s is its Cpus_allowed_list", list[i] ? (int)strcspn(list[i], "\n") : 0,
+		   list[i] ? list[i] : "");
+		end = find_event(34 + i, 1, INSTANCE_EXITED);
+		ok(end && list[i] && strncmp(end->cpu_list, list[i], strlen(end->cpu_list)) == 0 && end->cpu_list[0],
+		   "and its report's cpu_list (%s)", end ? end->cpu_list : "");
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		ok(list[0] && list[1] && strcmp(list[0], list[1]) != 0, "the two are pinned to different cores");
+	else
+		diag("skip: one core only: the two share it");
+	for (int i = 0; i < 2; i++) {
+		free(list[i]);
+		free(allowed[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/parsa-test-instances.XXXXXX";
 	struct instances_config cfg;
 	struct instances *t;
+	struct resources *res;
+	struct usage *usage;
 	char *cmd, *state;
 
 	/* The table runs each instance under a supervisor, `<this program>
@@ -350,9 +482,11 @@ int main(int argc, char **argv)
 	log_init("test_instances", 1, LOG_LEVEL_WARN);
 	state = xasprintf("%s/state", mount_dir);
 	mkdir(state, 0700);
+	res = resources_create(&(struct resources_config){ 0 });
+	usage = usage_create("/proc");
 	cfg = (struct instances_config){
 		.mount = mount_dir, .scratch_root = scratch_root, .state_dir = state, .grace_ms = 300,
-		.on_event = on_event,
+		.on_event = on_event, .resources = res, .usage = usage,
 	};
 	t = instances_create(&cfg);
 
@@ -363,8 +497,13 @@ int main(int argc, char **argv)
 	test_walltime(t);
 	test_leftovers(t);
 	test_stop_all(t);
+	test_accounting(t);
+	test_mem_limit(t);
+	test_affinity(t);
 
 	instances_destroy(t);
+	resources_destroy(res);
+	usage_destroy(usage);
 	cmd = xasprintf("rm -rf '%s'", mount_dir);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", mount_dir);

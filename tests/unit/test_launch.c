@@ -1,5 +1,6 @@
 /* Starting one instance: environment, log, exit status, signals, the status-pipe
- * failure path, identity rules, and stopping a whole process group. A plain
+ * failure path, identity rules, stopping a whole process group, and the
+ * cores and GPUs the runner chose (affinity set before exec, the variables). A plain
  * temporary folder stands in for the parsafs mount. */
 #include "assign.h"
 #include "identity.h"
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -229,6 +231,69 @@ static void test_env_and_exit_code(void)
 	free(log);
 	launch_destroy(l);
 out:
+	assignment_destroy(a);
+	free(err);
+	free(reason);
+}
+
+/* The cores and GPUs the runner chose: the kernel's affinity and the
+ * variables, GPUs the runner's whatever the stage's env says; a cgroup that
+ * cannot be entered is a set-up failure with the reason. */
+static void test_pinned(void)
+{
+	struct assignment *a;
+	json_t *identity;
+	struct launch_request req;
+	struct launch *l;
+	char *err = NULL, *reason = NULL, *env, *allowed, buf[128];
+	cpu_set_t set;
+	int first = -1;
+
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof set, &set);
+	for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
+		if (CPU_ISSET(i, &set))
+			first = i;
+	snprintf(buf, sizeof buf, "%d", first);
+	make_dirs(9, "pinned", 0, 0755);
+	a = assignment(9, "pinned", "env > \"$PARSA_OUT/env.txt\";"
+		       " sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status > \"$PARSA_OUT/allowed.txt\"",
+		       "\"gpus\": 2, \"env\": [\"CUDA_VISIBLE_DEVICES=0,1,2,3\"]");
+	identity = identity_decide(a, scratch, &err);
+	req = (struct launch_request){ .a = a, .mount = root_dir, .scratch = scratch, .identity = identity,
+				       .cpu_list = buf, .gpu_list = "1,3" };
+	l = launch_create(&req, &err);
+	ok(l && outcome(l, &reason) == 1, "a pinned instance starts: %s", err ? err : reason ? reason : "ok");
+	if (l)
+		wait_exit(launch_pid(l), 10);
+	launch_destroy(l);
+	env = slurp("jobs/9/out/pinned/env.txt");
+	allowed = slurp("jobs/9/out/pinned/allowed.txt");
+	{
+		char v[128];
+
+		is_str(env_value(env, "PARSA_CPU_LIST", v, sizeof v), buf, "PARSA_CPU_LIST is its core");
+		ok(allowed && atoi(allowed) == first && strcspn(allowed, ",-") == strlen(allowed),
+		   "and the kernel holds it to that core alone (Cpus_allowed_list %.*s)",
+		   allowed ? (int)strcspn(allowed, "\n") : 0, allowed ? allowed : "");
+		is_str(env_value(env, "PARSA_GPUS", v, sizeof v), "1,3", "PARSA_GPUS");
+		is_str(env_value(env, "CUDA_VISIBLE_DEVICES", v, sizeof v), "1,3",
+		       "CUDA_VISIBLE_DEVICES is the runner's choice, not the stage's env");
+		is_str(env_value(env, "CUDA_DEVICE_ORDER", v, sizeof v), "PCI_BUS_ID", "numbered as nvidia-smi does");
+	}
+	free(env);
+	free(allowed);
+	req.cpu_list = "0;1";
+	l = launch_create(&req, &err);
+	ok(!l && err && strstr(err, "not a list of cores"), "a bad core list is refused: %s", err ? err : "");
+	req.cpu_list = NULL;
+	req.cgroup = "/nonexistent/cgroup";
+	free(err);
+	err = NULL;
+	l = launch_create(&req, &err);
+	ok(!l && err && strstr(err, "/nonexistent/cgroup/cgroup.procs"), "a cgroup that is not there: %s",
+	   err ? err : "");
+	json_decref(identity);
 	assignment_destroy(a);
 	free(err);
 	free(reason);
@@ -545,6 +610,7 @@ int main(void)
 
 	test_assignment_validation();
 	test_env_and_exit_code();
+	test_pinned();
 	test_signal();
 	test_setup_failures();
 	test_identity();

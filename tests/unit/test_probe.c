@@ -1,6 +1,9 @@
-/* The runner's /proc parsers on fixed text, and the probe on a fake /proc. */
+/* The runner's /proc parsers on fixed text, the probe on a fake /proc (the
+ * machine's use, each core's, parsa's share over the same interval) and the
+ * split of the live use into parsa's and the outside's. */
 #include "probe.h"
 #include "tap.h"
+#include "textfile.h"
 #include "util.h"
 
 #include <errno.h>
@@ -88,18 +91,6 @@ static void test_loadavg(void)
 	is_int(probe_parse_loadavg("1.5x 2 3", &load), -1, "trailing junk in the field is an error");
 }
 
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(path);
-}
-
 static void test_probe_fake_proc(void)
 {
 	char tmpl[] = "/tmp/parsa-test-probe.XXXXXX";
@@ -107,6 +98,9 @@ static void test_probe_fake_proc(void)
 	struct probe_capacity cap;
 	struct probe_live live;
 	struct probe *p;
+	double busy[8];
+	int ids[8];
+	long hz;
 
 	if (!dir) {
 		ok(0, "mkdtemp");
@@ -126,14 +120,24 @@ static void test_probe_fake_proc(void)
 	   "scratch size from statvfs (%llu free of %llu)", (unsigned long long)cap.scratch_free,
 	   (unsigned long long)cap.scratch_total);
 	write_text(dir, "stat", stat2);
-	is_int(probe_sample(p, &live, &err), 0, "a live sample");
+	/* 300 ticks of the whole machine passed; parsa's instances used a
+	 * quarter of them. */
+	hz = sysconf(_SC_CLK_TCK);
+	is_int(probe_sample(p, 300 * 1000 / hz / 4, &live, &err), 0, "a live sample");
 	ok(fabs(live.cpu_pct - 50.0) < 1e-9, "CPU busy between the two fake samples: %.1f%%", live.cpu_pct);
+	ok(fabs(live.parsa_cpu_pct - 25.0) < 0.5, "parsa's share over the same interval: %.2f%%", live.parsa_cpu_pct);
+	is_int(live.online_cpus, 1, "one core line: one online core");
+	is_int(live.mem_total, 16315520ULL * 1024, "MemTotal in bytes");
+	is_int(live.mem_used, (16315520ULL - 8157760ULL) * 1024, "used = MemTotal - MemAvailable");
+	is_int(probe_core_busy(p, ids, busy, 8), 1, "one core's busy share");
+	ok(ids[0] == 0 && fabs(busy[0] - 0.75) < 1e-9, "cpu0 was busy 75 of 100 ticks: %.2f", busy[0]);
 	ok(fabs(live.mem_pct - 100.0 * (1.0 - 8157760.0 / 16315520.0)) < 1e-9, "memory used %%: %.2f", live.mem_pct);
 	ok(fabs(live.load1 - 2.25) < 1e-9, "load1");
-	is_int(probe_sample(p, &live, &err), 0, "a sample with no time passed");
+	is_int(probe_sample(p, 300 * 1000 / hz, &live, &err), 0, "a sample with no time passed");
 	ok(fabs(live.cpu_pct - 50.0) < 1e-9, "repeats the last figure, not 0%% or 100%%");
+	ok(fabs(live.parsa_cpu_pct - 25.0) < 0.5, "and parsa's last share too");
 	write_text(dir, "meminfo", "garbage\n");
-	is_int(probe_sample(p, &live, &err), -1, "a broken meminfo fails the sample");
+	is_int(probe_sample(p, 0, &live, &err), -1, "a broken meminfo fails the sample");
 	ok(err && strstr(err, "meminfo"), "and says which file: %s", err ? err : "(null)");
 	probe_destroy(p);
 	free(err);
@@ -168,17 +172,54 @@ static void test_probe_real_proc(void)
 	is_int(probe_capacity(p, &cap, &err), 0, "real capacity");
 	ok(cap.cpus >= 1 && cap.mem > 0, "real: %d cores, %llu bytes", cap.cpus, (unsigned long long)cap.mem);
 	usleep(20000);
-	is_int(probe_sample(p, &live, &err), 0, "real sample");
+	is_int(probe_sample(p, 0, &live, &err), 0, "real sample");
 	ok(live.cpu_pct >= 0 && live.cpu_pct <= 100 && live.mem_pct > 0 && live.mem_pct < 100 && live.load1 >= 0,
 	   "real usage is sane: cpu %.1f%% mem %.1f%% load %.2f", live.cpu_pct, live.mem_pct, live.load1);
 	probe_destroy(p);
 	free(err);
 }
 
+static void test_percpu(void)
+{
+	static const char text[] =
+		"cpu  10 0 10 80 0 0 0 0 0 0\n"
+		"cpu0 5 0 5 40 0 0 0 0 0 0\n"
+		"cpu2 5 0 5 40 0 0 0 0 0 0\n"
+		"intr 1 2 3\n";
+	struct probe_cpu_times t[4];
+	int ids[4];
+
+	is_int(probe_parse_percpu(text, ids, t, 4), 2, "two core lines");
+	ok(ids[0] == 0 && ids[1] == 2, "with their numbers (an offline cpu1 has no line)");
+	is_int(t[1].total, 50, "and their times");
+	is_int(probe_parse_percpu(text, ids, t, 1), 1, "no more than asked for");
+	is_int(probe_parse_percpu("cpu  1 2 3 4\n", ids, t, 4), 0, "none: 0");
+}
+
+static void test_split(void)
+{
+	struct probe_live live = { .cpu_pct = 60, .mem_pct = 50, .mem_total = 1000, .mem_used = 500,
+				   .parsa_cpu_pct = 20, .online_cpus = 4 };
+	struct probe_split s;
+
+	probe_split(&live, 100, &s);
+	ok(fabs(s.parsa_cpu_pct - 20) < 1e-9 && fabs(s.outside_cpu_pct - 40) < 1e-9, "CPU: parsa 20%%, outside 40%%");
+	ok(fabs(s.parsa_mem_pct - 10) < 1e-9 && fabs(s.outside_mem_pct - 40) < 1e-9,
+	   "memory: parsa 10%% (100 of 1000 bytes), outside 40%%");
+	ok(fabs(s.outside_cores - 1.6) < 1e-9, "outside cores: 40%% of 4 cores is 1.6 (%.2f)", s.outside_cores);
+	is_int(s.outside_mem, 400, "outside memory: 500 used - 100 of parsa's");
+	live.parsa_cpu_pct = 70;
+	probe_split(&live, 600, &s);
+	ok(s.outside_cpu_pct == 0 && s.outside_cores == 0, "parsa measured above the machine: outside 0, not negative");
+	ok(s.outside_mem == 0 && s.outside_mem_pct == 0, "the same for memory");
+}
+
 int main(void)
 {
 	test_meminfo();
 	test_stat();
+	test_percpu();
+	test_split();
 	test_loadavg();
 	test_probe_fake_proc();
 	test_probe_real_proc();

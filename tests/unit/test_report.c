@@ -1,6 +1,8 @@
 /* The runner's report queue: order, retry until acknowledged, refused reports
- * dropped, and pending reports surviving a restart through the state folder. */
+ * dropped, and pending reports surviving a restart through the state folder,
+ * every field of an exited report (host stamps, usage, cores, GPUs) with them. */
 #include "log.h"
+#include "proto.h"
 #include "report.h"
 #include "tap.h"
 #include "util.h"
@@ -17,6 +19,7 @@ struct fake {
 	size_t nscript, calls;
 	char sent[16][128];
 	size_t nsent;
+	char last[1024];    /* the whole body of the last one answered */
 };
 
 static enum report_result fake_send(void *arg, const char *path, const char *body, char **err)
@@ -31,6 +34,8 @@ static enum report_result fake_send(void *arg, const char *path, const char *bod
 	}
 	if (r != REPORT_RETRY && f->nsent < 16)
 		snprintf(f->sent[f->nsent++], sizeof f->sent[0], "%s %s", path, body);
+	if (r != REPORT_RETRY)
+		snprintf(f->last, sizeof f->last, "%s", body);
 	return r;
 }
 
@@ -107,6 +112,35 @@ int main(void)
 	report_queue_flush(q, fake_send, &f);
 	is_str(f.sent[0], "/v1/instances/23/state {\"attempt\":1,\"state\":\"running\"}", "the new one");
 	report_queue_destroy(q);
+
+	/* An exited report with everything the runner measured, kept on disk. */
+	{
+		struct report r = {
+			.attempt = 2, .kind = REPORT_EXITED, .pid = 4242, .signal = 9,
+			.reason = "out of memory: used 1.2G of mem = 1G", .started_ms = 1796000000123,
+			.ended_ms = 1796000004567, .usage = { 3210, -1, 1288490188 },
+			.cpu_list = "0-1,4", .gpu_list = "0,1",
+		}, back;
+		json_t *json;
+
+		q = report_queue_create(dir, &err);
+		report_queue_push(q, 24, report_to_json(&r));
+		report_queue_destroy(q);
+		q = report_queue_create(dir, &err);
+		memset(&f, 0, sizeof f);
+		is_int(report_queue_flush(q, fake_send, &f), 0, "a full exited report survives a restart");
+		json = json_loads(f.last, 0, NULL);
+		ok(json && report_from_json(json, &back, NULL) == 0, "and parses: %s", f.last);
+		ok(json && back.kind == REPORT_EXITED && back.signal == 9 && back.pid == 4242 &&
+		   back.started_ms == r.started_ms && back.ended_ms == r.ended_ms, "its kind, signal and stamps");
+		ok(json && back.usage.cpu_ms == 3210 && back.usage.max_rss == 1288490188 && back.usage.rss == -1,
+		   "its usage");
+		ok(json && back.reason && strcmp(back.reason, r.reason) == 0 && back.cpu_list &&
+		   strcmp(back.cpu_list, "0-1,4") == 0 && back.gpu_list && strcmp(back.gpu_list, "0,1") == 0,
+		   "its reason, cores and GPUs");
+		json_decref(json);
+		report_queue_destroy(q);
+	}
 
 	cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -1,11 +1,13 @@
 /* Instances outlive their runner: a table destroyed while an instance runs
  * (the runner killed) leaves it running under its supervisor; a new table
  * reattaches to it, sees it end, and reports the end once; an instance that
- * ended while no runner watched is reported at reattach; ids already reported
- * are never started again. */
+ * ended while no runner watched is reported at reattach, with its times and
+ * CPU time from the supervisor's status file; ids already reported are never
+ * started again; the cores a reattached instance was pinned to stay its own. */
 #include "assign.h"
 #include "instances.h"
 #include "log.h"
+#include "resources.h"
 #include "supervise.h"
 #include "tap.h"
 #include "util.h"
@@ -26,6 +28,7 @@ TAP_STATE;
 static char *root;
 static struct {
 	struct instance_event ev[32];
+	char cpu_list[32][64];
 	int n;
 } events;
 
@@ -35,8 +38,18 @@ static void on_event(void *arg, const struct instance_event *ev)
 	if (events.n < 32) {
 		events.ev[events.n] = *ev;
 		events.ev[events.n].reason = NULL;
+		snprintf(events.cpu_list[events.n], sizeof events.cpu_list[0], "%s", ev->cpu_list ? ev->cpu_list : "");
+		events.ev[events.n].cpu_list = events.ev[events.n].gpu_list = NULL;
 		events.n++;
 	}
+}
+
+static int last_of(int64_t id, enum instance_event_kind kind)
+{
+	for (int i = events.n - 1; i >= 0; i--)
+		if (events.ev[i].id == id && events.ev[i].kind == kind)
+			return i;
+	return -1;
 }
 
 static int count(int64_t id, enum instance_event_kind kind)
@@ -51,10 +64,10 @@ static int count(int64_t id, enum instance_event_kind kind)
 static struct assignment *assignment(int64_t id, int64_t job, const char *run)
 {
 	struct passwd *pw = getpwuid(geteuid());
-	json_t *j = json_pack("{s:I,s:I,s:I,s:s,s:i,s:s,s:i,s:i,s:s}", "id", (json_int_t)id,
+	json_t *j = json_pack("{s:I,s:I,s:I,s:s,s:i,s:s,s:i,s:i,s:s,s:i}", "id", (json_int_t)id,
 			      "attempt", (json_int_t)1, "job", (json_int_t)job, "stage", "s",
 			      "index", 0, "run", run, "uid", (int)geteuid(), "gid", (int)getegid(),
-			      "user", pw ? pw->pw_name : "");
+			      "user", pw ? pw->pw_name : "", "cpus", 1);
 	struct assignment *a = assignment_from_json(j, NULL);
 	char *dir = xasprintf("%s/mnt/jobs/%" PRId64 "/stages/s/instances/0", root, job);
 	char *out = xasprintf("%s/mnt/jobs/%" PRId64 "/out/s", root, job);
@@ -67,13 +80,14 @@ static struct assignment *assignment(int64_t id, int64_t job, const char *run)
 	return a;
 }
 
-static struct instances *table(void)
+/* A table as a runner has it; res may be NULL (nothing pinned). */
+static struct instances *table_with(struct resources *res)
 {
 	char *mnt = xasprintf("%s/mnt", root), *scratch = xasprintf("%s/scratch", root);
 	char *state = xasprintf("%s/state", root);
 	struct instances_config cfg = {
 		.mount = mnt, .scratch_root = scratch, .state_dir = state, .grace_ms = 200,
-		.on_event = on_event,
+		.on_event = on_event, .resources = res,
 	};
 	struct instances *t;
 
@@ -84,6 +98,11 @@ static struct instances *table(void)
 	free(scratch);
 	free(state);
 	return t;
+}
+
+static struct instances *table(void)
+{
+	return table_with(NULL);
 }
 
 /* Run the table as the main loop would until event kind for id, or ms pass. */
@@ -111,6 +130,19 @@ static int drive(struct instances *t, int64_t id, enum instance_event_kind kind,
 			return 1;
 	}
 	return 0;
+}
+
+/* The runner is gone for ms; a new table reattaches and sees id's end. */
+static struct instances *gone_for(struct instances *t, int ms, int64_t id)
+{
+	instances_destroy(t);
+	usleep((useconds_t)ms * 1000);
+	events.n = 0;
+	t = table();
+	instances_reattach(t, time_mono_ms());
+	if (!count(id, INSTANCE_EXITED))
+		drive(t, id, INSTANCE_EXITED, 5000);
+	return t;
 }
 
 static int gate_exists(const char *name)
@@ -177,13 +209,7 @@ int main(int argc, char **argv)
 	/* Ended while nobody watched: reported at reattach. */
 	unlink(gate);
 	instances_start(t, assignment(2, 11, "exit 3"), time_mono_ms());
-	instances_destroy(t);
-	usleep(300000);
-	events.n = 0;
-	t = table();
-	instances_reattach(t, time_mono_ms());
-	if (!count(2, INSTANCE_EXITED))
-		drive(t, 2, INSTANCE_EXITED, 5000);
+	t = gone_for(t, 300, 2);
 	is_int(count(2, INSTANCE_EXITED), 1, "an instance that ended with no runner is reported once");
 	is_int(events.n ? events.ev[events.n - 1].exit_code : -1, 3, "with its exit status");
 
@@ -192,6 +218,61 @@ int main(int argc, char **argv)
 	is_int(instances_start(t, assignment(3, 12, "true"), time_mono_ms()), 0,
 	       "an id whose end is already reported is not started");
 	instances_destroy(t);
+
+	/* The end's figures survive the runner: a busy loop of 0.3 s of CPU that
+	 * ends while no runner watches. */
+	instances_start(t = table(), assignment(6, 13, "python3 -c 'import time\ne = time.process_time() + 0.3\n"
+					    "while time.process_time() < e: pass'"), time_mono_ms());
+	t = gone_for(t, 1500, 6);
+	{
+		int i = last_of(6, INSTANCE_EXITED);
+		const struct instance_event *ev = i >= 0 ? &events.ev[i] : NULL;
+
+		ok(ev && ev->started_ms > 0 && ev->ended_ms >= ev->started_ms + 250,
+		   "reported with its start and end stamps (%lld ms apart)",
+		   ev ? (long long)(ev->ended_ms - ev->started_ms) : -1LL);
+		ok(ev && ev->usage.cpu_ms >= 250 && ev->usage.cpu_ms < 1000,
+		   "and its CPU time from wait4, kept in the status file: %lld ms", ev ? (long long)ev->usage.cpu_ms : -1LL);
+		ok(ev && ev->usage.max_rss > 0, "and its peak memory (ru_maxrss): %lld kB",
+		   ev ? (long long)(ev->usage.max_rss / 1024) : -1LL);
+	}
+	instances_destroy(t);
+
+	/* The cores of a reattached instance stay its own. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		struct resources *res = resources_create(&(struct resources_config){ 0 });
+		char held[64];
+		int i;
+
+		unlink(gate);
+		events.n = 0;
+		t = table_with(res);
+		instances_start(t, assignment(7, 14, run), time_mono_ms());
+		ok(drive(t, 7, INSTANCE_RUNNING, 5000), "a pinned instance runs");
+		i = last_of(7, INSTANCE_RUNNING);
+		snprintf(held, sizeof held, "%s", i >= 0 ? events.cpu_list[i] : "?");
+		instances_destroy(t);
+		resources_destroy(res);
+		res = resources_create(&(struct resources_config){ 0 });
+		t = table_with(res);
+		is_int(instances_reattach(t, time_mono_ms()), 1, "a new runner reattaches to it");
+		instances_start(t, assignment(8, 15, "sleep 0.2"), time_mono_ms());
+		ok(drive(t, 8, INSTANCE_EXITED, 5000), "and starts another");
+		i = last_of(8, INSTANCE_EXITED);
+		ok(i >= 0 && events.cpu_list[i][0] && strcmp(events.cpu_list[i], held) != 0,
+		   "on another core (%s) than the reattached one's (%s)", i >= 0 ? events.cpu_list[i] : "", held);
+		cmd = xasprintf("touch %s", gate);
+		if (system(cmd) != 0)
+			diag("cannot open the gate");
+		free(cmd);
+		ok(drive(t, 7, INSTANCE_EXITED, 5000), "the reattached one ends");
+		i = last_of(7, INSTANCE_EXITED);
+		is_str(i >= 0 ? events.cpu_list[i] : NULL, held, "its end names the cores it had");
+		instances_destroy(t);
+		resources_destroy(res);
+	} else {
+		diag("skip: one core only");
+	}
 
 	cmd = xasprintf("rm -rf '%s'", root);
 	if (system(cmd) != 0)
