@@ -39,8 +39,8 @@ instances = 20
 run = sleep 1
 SPEC
 id=$(submit "$TEST_DIR/sleep.conf") || fail "submit failed"
-done_count() { sed -n 's/^succeeded: //p' "$MNT/jobs/$id/stages/s/status"; }
-wait_for "four instances done" 30 test "$(done_count)" -ge 4
+four_done() { [ "$(sed -n 's/^succeeded: //p' "$MNT/jobs/$id/stages/s/status")" -ge 4 ]; }
+wait_for "four instances done" 30 four_done
 hog_start=$(now_ms)
 start_hog
 start_hog
