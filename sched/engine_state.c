@@ -56,19 +56,21 @@ void engine_requeue(struct engine *e, struct instance *inst)
 }
 
 /* The failure that put a stage past what it tolerates, with on_failure =
- * finish or ignore: say once that it goes on and will fail (with stop the
- * roll-up ends the job, which says so). */
+ * finish or ignore and others still to run: say once that they go on and
+ * the stage will fail. (With stop the roll-up ends the job, which says so;
+ * with nothing left, the stage's end does.) */
 static void note_failing(struct engine *e, const struct stage *stage, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
+	const int *c = stage->counts;
 	size_t max = spec_stage_max_failed(ss, stage->ninst);
 
 	if (ss->on_failure == ON_FAILURE_STOP || stage->job->ending != ENDING_NONE || max == SIZE_MAX ||
-	    (size_t)stage->counts[INST_FAILED] != max + 1)
+	    (size_t)c[INST_FAILED] != max + 1 || c[INST_QUEUED] + c[INST_ASSIGNED] + c[INST_RUNNING] == 0)
 		return;
 	model_job_event(e->model, stage->job, now, "stage %s will fail: %d of %zu instance%s failed "
 			"(max_failed = %zu); the others run to the end (on_failure = %s)", ss->name,
-			stage->counts[INST_FAILED], stage->ninst, stage->ninst == 1 ? "" : "s", max,
+			c[INST_FAILED], stage->ninst, stage->ninst == 1 ? "" : "s", max,
 			spec_on_failure_name(ss->on_failure));
 }
 
