@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 start_all --cpus 4 --cpu-limit 100 --grace 1
 
-# fan.conf ON_FAILURE_LINES SLEEP: 4 instances, index 1 exits 3 at once, the
+# fan_spec ON_FAILURE_LINES SLEEP: 4 instances, index 1 exits 3 at once, the
 # others sleep and leave a file; a stage after it leaves one too.
 fan_spec() {
 	cat <<SPEC
@@ -25,10 +25,17 @@ run = touch "\$PARSA_OUT/ran"
 SPEC
 }
 
+# fan NAME ON_FAILURE_LINES SLEEP [STATE]: submit such a spec as NAME.conf and,
+# with STATE, wait until it ends so; $id and $J name the job and its folder.
+fan() {
+	fan_spec "$2" "$3" >"$TEST_DIR/$1.conf"
+	id=$(submit "$TEST_DIR/$1.conf") || fail "submitting $1.conf failed"
+	J=$MNT/jobs/$id
+	[ -z "${4:-}" ] || wait_job "$id" 20 "$4"
+}
+
 # ---- finish (the default) ----
-fan_spec "" 2 >"$TEST_DIR/finish.conf"
-id=$(submit "$TEST_DIR/finish.conf") || fail "submit failed"
-J=$MNT/jobs/$id
+fan finish "" 2
 wait_for "index 1 fails" 20 grep -q 'stage fan instance 1 failed on local (exit code 3)' "$J/events"
 check "the job still runs while the others do" job_is "$id" running
 check "why says the others run to the end" grep -q 'instance 1 failed (exit code 3), more than max_failed = 0: the others run to the end (on_failure = finish), then the stage fails' "$J/why"
@@ -44,28 +51,19 @@ check "the stage after it never started" test ! -e "$J/out/after/ran"
 check "and is cancelled" grep -q '^state: cancelled' "$J/stages/after/status"
 
 # ---- stop ----
-fan_spec "on_failure = stop" 30 >"$TEST_DIR/stop.conf"
-id=$(submit "$TEST_DIR/stop.conf") || fail "submit failed"
-J=$MNT/jobs/$id
-wait_job "$id" 20 failed
+fan stop "on_failure = stop" 30 failed
 check "stop: instance 0 is cancelled at once" grep -q 'stage fan instance 0 cancelled on local' "$J/events"
 check "it never finished" test ! -e "$J/out/fan/done-0"
 check "the reason names index 1" grep -q '^reason: stage fan failed: instance 1 failed (exit code 3)$' "$J/status"
 
 # ---- ignore ----
-fan_spec "on_failure = ignore" 1 >"$TEST_DIR/ignore.conf"
-id=$(submit "$TEST_DIR/ignore.conf") || fail "submit failed"
-J=$MNT/jobs/$id
-wait_job "$id" 20 succeeded
+fan ignore "on_failure = ignore" 1 succeeded
 check "ignore: the stage succeeds, counting the failure" grep -q '^stage fan: succeeded, 1 of 4 failed$' "$J/status"
 check "its status names index 1" grep -q '^failures: instance 1 failed (exit code 3)$' "$J/stages/fan/status"
 check "the stage after it ran" test -e "$J/out/after/ran"
 
-fan_spec "on_failure = ignore
-max_failed = 0" 1 >"$TEST_DIR/ignore0.conf"
-id=$(submit "$TEST_DIR/ignore0.conf") || fail "submit failed"
-J=$MNT/jobs/$id
-wait_job "$id" 20 failed
+fan ignore0 "on_failure = ignore
+max_failed = 0" 1 failed
 check "ignore with max_failed = 0 fails the stage" grep -q '^state: failed' "$J/stages/fan/status"
 check "after the others ran" test -e "$J/out/fan/done-3"
 check "and the stage after it never started" test ! -e "$J/out/after/ran"

@@ -76,6 +76,16 @@ static void host_up(struct world *w, const char *name, int cpus, double cpu_pct)
 	engine_heartbeat(w->engine, name, &hb, NULL);
 }
 
+/* A heartbeat of h1 that lists one instance as running (the runner confirms it). */
+static void confirm(struct world *w, int64_t id, int attempt)
+{
+	struct heartbeat_entry entry = { .id = id, .attempt = attempt, .pid = 77 };
+	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1, .instances = &entry,
+				.ninstances = 1 };
+
+	engine_heartbeat(w->engine, "h1", &hb, NULL);
+}
+
 /* The ids of the assignments in the next work answer, up to max. */
 static size_t work(struct world *w, const char *host, int64_t *ids, int *attempts, size_t max,
 		   size_t *ncancel)
@@ -364,7 +374,6 @@ static void test_hold_and_limits(struct world *w)
 static void test_lost_and_restart(struct world *w)
 {
 	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1 };
-	struct heartbeat_entry entry;
 	int64_t ids[8], id;
 	int att[8];
 	size_t n, nc;
@@ -391,12 +400,7 @@ static void test_lost_and_restart(struct world *w)
 	n = work(w, "h1", ids, att, 8, &nc);
 	is_int(n, 1, "after a restart the unconfirmed assignment is sent again");
 	is_int(att[0], 2, "same attempt: nothing starts twice");
-	entry.id = ids[0];
-	entry.attempt = 2;
-	entry.pid = 77;
-	hb.instances = &entry;
-	hb.ninstances = 1;
-	engine_heartbeat(w->engine, "h1", &hb, NULL);
+	confirm(w, ids[0], 2);
 	report(w, ids[0], 2, REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job ends after the restart");
 }
@@ -532,6 +536,21 @@ static int64_t submit_two(struct world *w, const char *extra)
 	return submit(w, spec, NULL);
 }
 
+/* submit_two(extra), then instances 0 and 1 start on h1's two cpus (ids[0],
+ * ids[1]); 0 runs, 1 exits with code 3: the fan-out's first failure. */
+static int64_t fail_one(struct world *w, const char *extra, int64_t *ids, const char *what)
+{
+	int64_t id = submit_two(w, extra);
+	int att[8];
+	size_t n, nc;
+
+	n = work(w, "h1", ids, att, 8, &nc);
+	ok(n == 2 && index_of(w, ids[1]) == 1, "%s: instances 0 and 1 start on two cpus", what);
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	run_to(w, ids[1], 1, 3);
+	return id;
+}
+
 /* The default: index 1 fails, the other three run to the end, then the stage
  * and the job fail, next never starts; retry reruns only index 1. */
 static void test_finish(struct world *w)
@@ -541,12 +560,7 @@ static void test_finish(struct world *w)
 	size_t n, nc;
 	char *text;
 
-	id = submit_two(w, "");
-	n = work(w, "h1", ids, att, 8, &nc);
-	is_int(n, 2, "finish: two of four fit two cpus");
-	is_int(index_of(w, ids[1]), 1, "in index order");
-	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
-	run_to(w, ids[1], 1, 3);
+	id = fail_one(w, "", ids, "finish");
 	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
 	is_int(nc, 0, "finish: instance 0 is not cancelled");
 	ok(n == 1 && index_of(w, ids[2]) == 2, "the queued instance 2 still starts");
@@ -593,14 +607,10 @@ static void test_stop(struct world *w)
 {
 	int64_t ids[8], id;
 	int att[8];
-	size_t n, nc;
+	size_t nc;
 	char *text;
 
-	id = submit_two(w, "on_failure = stop\n");
-	n = work(w, "h1", ids, att, 8, &nc);
-	is_int(n, 2, "stop: two run");
-	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
-	run_to(w, ids[1], 1, 3);
+	id = fail_one(w, "on_failure = stop\n", ids, "stop");
 	work(w, "h1", ids + 2, att + 2, 6, &nc);
 	is_int(nc, 1, "stop: instance 0 is cancelled at once");
 	report(w, ids[0], 1, REPORT_EXITED, -1, 15);
@@ -688,17 +698,12 @@ static void test_max_running(struct world *w)
  * a failing stage failing, and says so once. */
 static void test_failure_cancel_restart(struct world *w)
 {
-	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1 };
-	struct heartbeat_entry entry;
 	int64_t ids[8], id;
 	int att[8];
 	size_t n, nc;
 	char *text;
 
-	id = submit_two(w, "");
-	n = work(w, "h1", ids, att, 8, &nc);
-	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
-	run_to(w, ids[1], 1, 3);
+	id = fail_one(w, "", ids, "cancel");
 	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
 	ok(n == 1 && ids[2] == inst_id(w, id, 2), "instance 2 starts after the failure");
 	report(w, ids[2], 1, REPORT_RUNNING, 0, 0);
@@ -713,21 +718,12 @@ static void test_failure_cancel_restart(struct world *w)
 	    "the queued one never started");
 	free(text);
 
-	id = submit_two(w, "");
-	n = work(w, "h1", ids, att, 8, &nc);
-	is_int(n, 2, "restart: two run");
-	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
-	run_to(w, ids[1], 1, 3);
+	id = fail_one(w, "", ids, "restart");
 	wait_job(w, id, NULL, 200);
 	world_stop(w);
 	world_start(w);
-	entry.id = ids[0];
-	entry.attempt = 1;
-	entry.pid = 77;
-	hb.instances = &entry;
-	hb.ninstances = 1;
 	host_up(w, "h1", 2, 1);
-	engine_heartbeat(w->engine, "h1", &hb, NULL);
+	confirm(w, ids[0], 1);
 	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
 	ok(n >= 1 && nc == 0, "after a restart the failing stage goes on");
 	for (size_t i = 2; i < 2 + n; i++)
