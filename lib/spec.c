@@ -99,6 +99,7 @@ static struct spec *build_spec(struct parser *p)
 			st->line = s->line;
 			st->cpus = 1;
 			st->instances = 1;
+			st->max_failed = -1;
 			sb->st = st;
 			for (size_t k = 0; k < s->n; k++)
 				if (!s->entries[k].dup)
@@ -242,6 +243,32 @@ out:
 	}
 	parser_clear(&p);
 	return spec;
+}
+
+static const char *const on_failure_names[] = {
+	[ON_FAILURE_FINISH] = "finish", [ON_FAILURE_STOP] = "stop", [ON_FAILURE_IGNORE] = "ignore",
+};
+
+const char *spec_on_failure_name(enum spec_on_failure how)
+{
+	return (size_t)how < ARRAY_LEN(on_failure_names) ? on_failure_names[how] : "?";
+}
+
+int spec_on_failure_parse(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_LEN(on_failure_names); i++)
+		if (strcmp(name, on_failure_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+size_t spec_stage_max_failed(const struct spec_stage *st, size_t ninst)
+{
+	if (st->max_failed < 0)
+		return st->on_failure == ON_FAILURE_IGNORE ? SIZE_MAX : 0;
+	if (st->max_failed_pct)
+		return (size_t)((unsigned long long)st->max_failed * ninst / 100);
+	return (size_t)st->max_failed;
 }
 
 int spec_stage_index(const struct spec *spec, const char *name)

@@ -6,6 +6,7 @@
 #define PARSA_SPEC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,14 @@
 #define SPEC_MAX_GPUS 64
 
 struct timewin;
+
+/* What a stage does once more of its instances failed (retries used up) than
+ * it tolerates (max_failed). */
+enum spec_on_failure {
+	ON_FAILURE_FINISH,   /* the others run to the end, then the stage fails (default) */
+	ON_FAILURE_STOP,     /* the others are cancelled at once and the job fails */
+	ON_FAILURE_IGNORE,   /* failures are counted; by default every one is tolerated */
+};
 
 struct spec_stage {
 	char *name;
@@ -41,6 +50,10 @@ struct spec_stage {
 	char *window;        /* window = WHEN: instances start only inside; NULL = the job's */
 	struct timewin *win; /* window, parsed (NULL when none) */
 	uint64_t progress_files; /* progress = files:N: N entries in the output folder; 0 = none */
+	enum spec_on_failure on_failure;
+	long long max_failed;    /* failed instances tolerated; -1 = on_failure's default */
+	bool max_failed_pct;     /* max_failed is a percentage of the stage's instances */
+	int max_running;         /* at most this many instances at once; 0 = no limit */
 };
 
 struct spec {
@@ -67,6 +80,15 @@ struct spec {
  * "filename:line: message" per line (the caller frees it). */
 struct spec *spec_parse(const char *text, size_t len, const char *filename, char **err);
 void spec_destroy(struct spec *spec);
+
+/* "finish", "stop" or "ignore"; and back (-1 when name is none of them). */
+const char *spec_on_failure_name(enum spec_on_failure how);
+int spec_on_failure_parse(const char *name);
+
+/* How many failed instances a stage of ninst instances tolerates and still
+ * counts as succeeded: its max_failed (N, or P% of ninst rounded down), or
+ * by default none with finish and stop and all of them with ignore. */
+size_t spec_stage_max_failed(const struct spec_stage *st, size_t ninst);
 
 /* Index of the stage with this name, or -1. */
 int spec_stage_index(const struct spec *spec, const char *name);

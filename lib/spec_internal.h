@@ -156,6 +156,9 @@ char *spec_expand(struct parser *p, const char *text, int line);
 const char *spec_value_hint(const struct entry *e, const char *value);
 /* A whole decimal number in [min, max]: 0, or -1 if it is not one. */
 int spec_parse_int(const char *s, long long min, long long max, long long *out);
+/* max_failed = N (0 to SPEC_MAX_INSTANCES) or P% (0 to 100, *pct set): 0,
+ * or -1 if it is neither. The JSON form reads it back the same way. */
+int spec_parse_max_failed(const char *s, long long *n, bool *pct);
 /* Split a list on commas and white space; empty items are skipped. Freed
  * with spec_free_list(). */
 char **spec_split_list(const char *value, size_t *n);

@@ -22,6 +22,22 @@ static json_t *strings_json(char *const *v, size_t n)
 	return a;
 }
 
+/* on_failure, max_failed (null for on_failure's default, N, or "P%") and
+ * max_running (0 = no limit). */
+static int failure_to_json(const struct spec_stage *st, json_t *j)
+{
+	json_t *max = json_null();
+
+	if (st->max_failed >= 0)
+		max = st->max_failed_pct ? json_sprintf("%lld%%", st->max_failed) :
+					   json_integer(st->max_failed);
+	if (json_object_set_new(j, "on_failure", json_string(spec_on_failure_name(st->on_failure))) < 0 ||
+	    json_object_set_new(j, "max_failed", max) < 0 ||
+	    json_object_set_new(j, "max_running", json_integer(st->max_running)) < 0)
+		return -1;
+	return 0;
+}
+
 static json_t *stage_json(const struct spec_stage *st)
 {
 	json_t *foreach = json_null();
@@ -42,7 +58,8 @@ static json_t *stage_json(const struct spec_stage *st)
 			 "env", strings_json(st->env, st->nenv));
 	if (j && (json_object_set_new(j, "window", st->window ? json_string(st->window) : json_null()) < 0 ||
 		  json_object_set_new(j, "progress_files", json_integer((json_int_t)st->progress_files)) < 0 ||
-		  (st->gpus > 0 && json_object_set_new(j, "gpus", json_integer(st->gpus)) < 0))) {
+		  (st->gpus > 0 && json_object_set_new(j, "gpus", json_integer(st->gpus)) < 0) ||
+		  failure_to_json(st, j) < 0)) {
 		json_decref(j);
 		j = NULL;
 	}
@@ -187,6 +204,37 @@ static int time_from_json(const json_t *json, struct spec *spec, char **err)
 	return 0;
 }
 
+/* The keys of failure; each may be absent (specs stored before them): then
+ * finish, the default max_failed and no max_running. */
+static int failure_from_json(const json_t *j, struct spec_stage *st, const char *where, char **err)
+{
+	const json_t *how = json_object_get(j, "on_failure"), *max = json_object_get(j, "max_failed");
+	long long running = 0;
+	int parsed;
+
+	st->max_failed = -1;
+	if (how) {
+		parsed = json_is_string(how) ? spec_on_failure_parse(json_string_value(how)) : -1;
+		if (parsed < 0)
+			return errprintf(err, "%s.on_failure: want \"finish\", \"stop\" or \"ignore\"", where);
+		st->on_failure = (enum spec_on_failure)parsed;
+	}
+	if (json_is_integer(max) && json_integer_value(max) >= 0 &&
+	    json_integer_value(max) <= SPEC_MAX_INSTANCES) {
+		st->max_failed = json_integer_value(max);
+	} else if (json_is_string(max) && strchr(json_string_value(max), '%')) {
+		if (spec_parse_max_failed(json_string_value(max), &st->max_failed, &st->max_failed_pct) < 0)
+			return errprintf(err, "%s.max_failed: want null, N or \"P%%\"", where);
+	} else if (max && !json_is_null(max)) {
+		return errprintf(err, "%s.max_failed: want null, N or \"P%%\"", where);
+	}
+	if (json_object_get(j, "max_running") &&
+	    json_get_int(j, "max_running", 0, SPEC_MAX_INSTANCES, &running, where, err) < 0)
+		return -1;
+	st->max_running = (int)running;
+	return 0;
+}
+
 static int stage_from_json(const json_t *j, struct spec_stage *st, const char *where, char **err)
 {
 	long long line = 0, cpus = 0, mem = 0, disk = 0, scratch = 0, instances = 0, walltime = 0;
@@ -232,7 +280,8 @@ static int stage_from_json(const json_t *j, struct spec_stage *st, const char *w
 		st->foreach_stage = xstrdup(foreach);
 		st->foreach_glob = xstrdup(slash + 1);
 	}
-	if (window_from_json(j, &st->window, &st->win, where, err) < 0)
+	if (window_from_json(j, &st->window, &st->win, where, err) < 0 ||
+	    failure_from_json(j, st, where, err) < 0)
 		goto out;
 	if (json_object_get(j, "progress_files") &&
 	    json_get_int(j, "progress_files", 0, SPEC_MAX_PROGRESS, &progress, where, err) < 0)

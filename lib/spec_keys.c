@@ -189,6 +189,52 @@ static void stage_progress(struct parser *p, struct stage_build *sb, const struc
 	sb->st->progress_files = (uint64_t)n;
 }
 
+static void stage_on_failure(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+	int how = spec_on_failure_parse(v);
+
+	if (how < 0) {
+		spec_report(p, e->line, "on_failure = %s: want finish (the default: the other instances run "
+		            "to the end, then the stage fails), stop (the others are cancelled at once) or "
+		            "ignore (failures are counted and the stage succeeds)%s", spec_shown(v, cut),
+		            spec_value_hint(e, v));
+		return;
+	}
+	sb->st->on_failure = (enum spec_on_failure)how;
+}
+
+static void stage_max_failed(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+	long long n;
+	bool pct;
+
+	if (spec_parse_max_failed(v, &n, &pct) < 0) {
+		spec_report(p, e->line, "max_failed = %s: want how many instances may fail with the stage "
+		            "still succeeding, a whole number from 0 to %d (e.g. 5) or a percentage of its "
+		            "instances from 0%% to 100%% (e.g. 10%%)%s", spec_shown(v, cut), SPEC_MAX_INSTANCES,
+		            spec_value_hint(e, v));
+		return;
+	}
+	sb->st->max_failed = n;
+	sb->st->max_failed_pct = pct;
+}
+
+static void stage_max_running(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+	long long n;
+
+	if (spec_parse_int(v, 1, SPEC_MAX_INSTANCES, &n) < 0) {
+		spec_report(p, e->line, "max_running = %s: want a whole number from 1 to %d, the most "
+		            "instances of the stage that run at once (leave it out for no limit)%s",
+		            spec_shown(v, cut), SPEC_MAX_INSTANCES, spec_value_hint(e, v));
+		return;
+	}
+	sb->st->max_running = (int)n;
+}
+
 static const struct {
 	const char *name;
 	stage_key_fn fn;
@@ -207,6 +253,9 @@ static const struct {
 	{ "hosts", stage_hosts },
 	{ "window", stage_window },
 	{ "progress", stage_progress },
+	{ "on_failure", stage_on_failure },
+	{ "max_failed", stage_max_failed },
+	{ "max_running", stage_max_running },
 };
 
 static void job_name(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
@@ -386,7 +435,7 @@ static const struct {
 
 static const char *const stage_key_names[] = {
 	"run", "cpus", "gpus", "mem", "disk", "scratch", "instances", "after", "foreach",
-	"walltime", "retries", "hosts", "window", "progress",
+	"walltime", "retries", "hosts", "window", "progress", "on_failure", "max_failed", "max_running",
 };
 static const char *const job_key_names[] = { "name", "team", "priority", "after", "start", "window",
 	"every", "notify" };
@@ -438,7 +487,8 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 		spec_report(p, e->line, "unknown key '%s' in [job]: env.NAME belongs in a [stage NAME] section", key);
 	else if (stage)
 		spec_report(p, e->line, "unknown key '%s' in %s: a stage takes run, cpus, mem, disk, scratch, "
-		            "instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME",
+		            "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
+		            "max_failed, max_running and env.NAME",
 		            key, where);
 	else
 		spec_report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "

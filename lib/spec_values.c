@@ -48,6 +48,22 @@ int spec_parse_int(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
+/* max_failed = N or P%: 0, or -1 if it is neither. */
+int spec_parse_max_failed(const char *s, long long *n, bool *pct)
+{
+	size_t len = strlen(s);
+	char whole[24];
+
+	if (len > 1 && len < sizeof whole && s[len - 1] == '%') {
+		memcpy(whole, s, len - 1);
+		whole[len - 1] = '\0';
+		*pct = true;
+		return spec_parse_int(whole, 0, 100, n);
+	}
+	*pct = false;
+	return spec_parse_int(s, 0, SPEC_MAX_INSTANCES, n);
+}
+
 /* Split a list on commas and white space; empty items are skipped. */
 char **spec_split_list(const char *value, size_t *n)
 {

@@ -81,19 +81,23 @@ static int by_host_end(const void *a, const void *b)
 }
 
 /* When req could start on host ph as the instances there end, given its
- * releases mine[0..n) in end order: -1 when it cannot be told. *cpus, *mem,
+ * releases mine[0..n) in end order: -1 when it cannot be told (also when it
+ * fits there now: then something else blocks it). *cpus, *mem,
  * *scratch get what is free at that time. */
-static int64_t start_on(const struct backfill *bf, const struct placement_host *ph,
+static int64_t start_on(const struct placement_host *ph,
 			const struct backfill_release *mine, size_t n, const struct placement_req *req,
 			int *cpus, uint64_t *mem, uint64_t *scratch)
 {
 	*cpus = placement_free_cpus(ph);
 	*mem = placement_free_mem(ph);
 	*scratch = ph->scratch_free > ph->reserved_scratch ? ph->scratch_free - ph->reserved_scratch : 0;
-	/* Free now but blocked all the same (outside use over the limit): it goes
-	 * first as soon as the host allows, so nothing may take its place. */
+	/* Free now but blocked all the same: by live use over the limit (work
+	 * outside parsa, whose end nobody knows) or by a gate. No walltime tells
+	 * when that ends, so the host is not held: a reservation "from now"
+	 * would name a time already past by the next look, and hold the host
+	 * against work that fits. */
 	if (req->cpus <= *cpus && req->mem <= *mem && req->scratch <= *scratch)
-		return bf->now;
+		return -1;
 	for (size_t i = 0; i < n && mine[i].end_ms != INT64_MAX; i++) {
 		*cpus += mine[i].cpus;
 		*mem += mine[i].mem;
@@ -139,7 +143,7 @@ static void gate_blocked(void *arg, const struct placement_host *hosts, size_t n
 		default:
 			continue;
 		}
-		at = start_on(bf, &hosts[h], &bf->rel[first], n, req, &cpus, &mem, &scratch);
+		at = start_on(&hosts[h], &bf->rel[first], n, req, &cpus, &mem, &scratch);
 		if (at < 0 || (bf->reserved && at >= bf->res.at_ms))
 			continue;
 		bf->reserved = true;

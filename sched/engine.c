@@ -129,7 +129,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		free(e);
 		return NULL;
 	}
-	e->notify = notify_create(e->cfg.sendmail);
+	e->notify = notify_create(e->cfg.sendmail, engine_lifecycle_note, e);
 	e->storage_work = storage_queue_create();
 	e->space = space_create(storage, 2000, engine_space_changed, e);
 	e->lifecycle = lifecycle_create(storage, e->cfg.retention_ms, &(struct lifecycle_hooks){

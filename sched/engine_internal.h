@@ -127,6 +127,15 @@ static inline bool engine_is_admin(const struct engine *e, const struct caller *
 	return false;
 }
 
+/* More of the stage's instances failed for good (retries used up) than it
+ * tolerates (max_failed): it fails, at once with on_failure = stop, else once
+ * its other instances have ended. Derived from the counts, so nothing about
+ * it needs to be stored. */
+static inline bool stage_failing(const struct stage *stage)
+{
+	return (size_t)stage->counts[INST_FAILED] > spec_stage_max_failed(stage->spec, stage->ninst);
+}
+
 /* Have the stages this one runs after all succeeded? */
 static inline bool stage_deps_ready(const struct job *job, const struct stage *stage)
 {
@@ -201,7 +210,8 @@ void engine_folders_later(struct engine *e, struct job *job);
  * folders of unfinished jobs, in case the scheduler died between a commit and
  * their creation. */
 void engine_folders_at_start(struct engine *e);
-/* The hooks of the clean-up and space threads (no lock held). */
+/* The hooks of the clean-up and space threads (no lock held); the
+ * notification thread's note is engine_lifecycle_note too. */
 size_t engine_lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids);
 void engine_lifecycle_note(void *arg, int64_t id, const char *text);
 void engine_space_changed(void *arg);

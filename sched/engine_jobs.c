@@ -75,6 +75,10 @@ static int ctl_retry(struct engine *e, struct job *job, const char *who, const c
 	for (size_t s = 0; s < job->nstages; s++) {
 		struct stage *stage = &job->stages[s];
 
+		/* A stage that succeeded with failures it tolerates (max_failed,
+		 * ignore) stays as it is: stages after it have used its output. */
+		if (stage->state == STAGE_SUCCEEDED)
+			continue;
 		for (size_t i = 0; i < stage->ninst; i++) {
 			struct instance *inst = stage->inst[i];
 

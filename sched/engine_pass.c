@@ -80,7 +80,9 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		ph[i].features = (const char *const *)h->features;
 		ph[i].nfeatures = h->nfeatures;
 		timing_host_fill(h, now, &ph[i]);
-		if (e->held.job && e->held.host && strcmp(e->held.host, h->name) == 0) {
+		/* A reservation whose time has come holds nothing any more. */
+		if (e->held.job && e->held.host && e->held.at_ms > now &&
+		    strcmp(e->held.host, h->name) == 0) {
 			ph[i].held_job = e->held.job;
 			ph[i].held_stage = e->held.stage;
 			ph[i].held_ms = e->held.at_ms;
@@ -233,6 +235,16 @@ static size_t place(struct engine *e, int64_t now)
 			limit = ss->cpus > 0 ? free_cpus / ss->cpus : stage->counts[INST_QUEUED];
 			if (limit < 1)
 				limit = 1;
+			/* max_running: what is assigned or running counts, on every host. */
+			if (ss->max_running > 0) {
+				long room = ss->max_running - (long)(stage->counts[INST_ASSIGNED] +
+								     stage->counts[INST_RUNNING]);
+
+				if (room <= 0)
+					continue;
+				if (limit > room)
+					limit = room;
+			}
 			while (stage->queued_hint < stage->ninst &&
 			       stage->inst[stage->queued_hint]->state != INST_QUEUED)
 				stage->queued_hint++;
@@ -279,9 +291,16 @@ static size_t place(struct engine *e, int64_t now)
 	gate = space_gate(e->space, &gate);
 	placed = placement_run_gated(ph, nh, reqs, nreqs, &gate);
 	keep_reservation(e, backfill_reserved(bf), ph);
-	for (size_t i = 0; i < nreqs && placed > 0; i++)
-		if (reqs[i].host >= 0)
-			assign(e, reqs[i].cookie, model_host_at(e->model, (size_t)reqs[i].host), now);
+	for (size_t i = 0; i < nreqs && placed > 0; i++) {
+		struct instance *inst = reqs[i].cookie;
+
+		if (reqs[i].host < 0)
+			continue;
+		assign(e, inst, model_host_at(e->model, (size_t)reqs[i].host), now);
+		/* The job runs from its first assignment, not from the next pass. */
+		if (inst->job->state == JOB_QUEUED)
+			engine_update_job(e, inst->job, now);
+	}
 out:
 	backfill_destroy(bf);
 	free(reqs);

@@ -61,12 +61,75 @@ static void stop_job(struct engine *e, struct job *job, int64_t now)
 	}
 }
 
-static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
+/* The first stage of the job past the failures it tolerates, or NULL: once
+ * there is one, no stage of the job starts any more. */
+static const struct stage *failing_stage(const struct job *job)
+{
+	for (size_t s = 0; s < job->nstages; s++)
+		if (stage_failing(&job->stages[s]))
+			return &job->stages[s];
+	return NULL;
+}
+
+/* A waiting stage that will never start (the job fails): its instances are
+ * cancelled and so is it. */
+static void cancel_waiting(struct engine *e, struct stage *stage, const struct stage *failed,
+			   int64_t now)
+{
+	char why[128];
+
+	snprintf(why, sizeof why, "not started: stage %s failed", failed->spec->name);
+	for (size_t i = 0; i < stage->ninst; i++) {
+		struct instance *inst = stage->inst[i];
+
+		if (inst->state != INST_QUEUED)
+			continue;
+		model_set_state(e->model, inst, INST_CANCELLED);
+		engine_set_reason(inst, why);
+		inst->ended_ms = now;
+	}
+	engine_set_stage_state(e, stage, STAGE_CANCELLED, now);
+	model_job_event(e->model, stage->job, now, "stage %s %s", stage->spec->name, why);
+}
+
+/* Every instance has ended: the stage's end, its event, and for a failure
+ * the job's reason (the first stage to fail gives it). */
+static void end_stage(struct engine *e, struct stage *stage, int64_t now)
 {
 	struct job *job = stage->job;
 	const int *c = stage->counts;
+	enum stage_state end = stage_failing(stage) ? STAGE_FAILED :
+			       c[INST_CANCELLED] ? STAGE_CANCELLED : STAGE_SUCCEEDED;
+	char failures[512];
+
+	engine_set_stage_state(e, stage, end, now);
+	views_stage_failures(stage, failures, sizeof failures);
+	if (end == STAGE_SUCCEEDED && c[INST_FAILED] > 0) {
+		model_job_event(e->model, job, now, "stage %s succeeded, %d of %zu failed (on_failure = %s): %s",
+				stage->spec->name, c[INST_FAILED], stage->ninst,
+				spec_on_failure_name(stage->spec->on_failure), failures);
+		return;
+	}
+	/* A job that is ending said why when it began to (stop, cancel). */
+	if (end != STAGE_FAILED || !*failures || job->ending != ENDING_NONE) {
+		model_job_event(e->model, job, now, "stage %s %s", stage->spec->name, stage_state_name(end));
+		return;
+	}
+	model_job_event(e->model, job, now, "stage %s failed: %s", stage->spec->name, failures);
+	if (!*job->reason) {
+		free(job->reason);
+		job->reason = xasprintf("stage %s failed: %s", stage->spec->name, failures);
+		model_dirty_job(e->model, job);
+	}
+}
+
+static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
+{
+	struct job *job = stage->job;
+	const struct stage *failed;
+	const int *c = stage->counts;
 	int active = c[INST_ASSIGNED] + c[INST_RUNNING];
-	char reason[600];
+	char reason[600], failures[512];
 
 	if (stage_ended(stage))
 		return;
@@ -74,6 +137,13 @@ static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
 		if (job->ending != ENDING_NONE) {
 			if (active == 0 && c[INST_QUEUED] == 0)
 				engine_set_stage_state(e, stage, STAGE_CANCELLED, now);
+			return;
+		}
+		/* A stage failed (or will, once its others end: finish): what
+		 * runs finishes, nothing new starts. */
+		failed = failing_stage(job);
+		if (failed) {
+			cancel_waiting(e, stage, failed, now);
 			return;
 		}
 		if (job->held || !stage_deps_ready(job, stage))
@@ -94,23 +164,16 @@ static void settle_stage(struct engine *e, struct stage *stage, int64_t now)
 				stage->spec->name, stage->ninst, stage->ninst == 1 ? "" : "s");
 		return;
 	}
-	if (c[INST_FAILED] > 0 && job->ending == ENDING_NONE) {
-		const struct instance *bad = NULL;
-
-		for (size_t i = 0; i < stage->ninst && !bad; i++)
-			if (stage->inst[i]->state == INST_FAILED)
-				bad = stage->inst[i];
-		snprintf(reason, sizeof reason, "stage %s failed: instance %d: %s", stage->spec->name,
-			 bad ? bad->index : 0, bad ? bad->reason : "?");
+	/* on_failure = stop: the job ends now, its running instances cancelled.
+	 * finish and ignore let the others run (engine_end_attempt told why). */
+	if (stage_failing(stage) && stage->spec->on_failure == ON_FAILURE_STOP &&
+	    job->ending == ENDING_NONE) {
+		views_stage_failures(stage, failures, sizeof failures);
+		snprintf(reason, sizeof reason, "stage %s failed: %s", stage->spec->name, failures);
 		engine_begin_ending(e, job, ENDING_FAIL, reason, now);
 	}
 	if (active == 0 && c[INST_QUEUED] == 0) {
-		enum stage_state end = c[INST_FAILED] ? STAGE_FAILED :
-				       c[INST_CANCELLED] ? STAGE_CANCELLED : STAGE_SUCCEEDED;
-
-		engine_set_stage_state(e, stage, end, now);
-		model_job_event(e->model, job, now, "stage %s %s", stage->spec->name,
-				stage_state_name(end));
+		end_stage(e, stage, now);
 	} else if (stage->state == STAGE_QUEUED &&
 		   (c[INST_ASSIGNED] || c[INST_RUNNING] || c[INST_SUCCEEDED] || c[INST_FAILED] ||
 		    c[INST_CANCELLED])) {
@@ -156,8 +219,10 @@ void engine_update_job(struct engine *e, struct job *job, int64_t now)
 		all_ended &= stage_ended(stage);
 		any_failed |= stage->state == STAGE_FAILED;
 		any_cancelled |= stage->state == STAGE_CANCELLED;
+		/* Running from the first assignment, as its stage is: the runner
+		 * tells of a start later, or only with its end. */
 		any_progress |= stage->state == STAGE_RUNNING || stage->state == STAGE_SUCCEEDED ||
-				stage->counts[INST_RUNNING] > 0;
+				stage->counts[INST_RUNNING] > 0 || stage->counts[INST_ASSIGNED] > 0;
 	}
 	if (all_ended) {
 		/* A cancel by the user wins over instances that failed while stopping. */

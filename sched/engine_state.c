@@ -55,6 +55,25 @@ void engine_requeue(struct engine *e, struct instance *inst)
 		inst->stage->queued_hint = (size_t)inst->index;
 }
 
+/* The failure that put a stage past what it tolerates, with on_failure =
+ * finish or ignore and others still to run: say once that they go on and
+ * the stage will fail. (With stop the roll-up ends the job, which says so;
+ * with nothing left, the stage's end does.) */
+static void note_failing(struct engine *e, const struct stage *stage, int64_t now)
+{
+	const struct spec_stage *ss = stage->spec;
+	const int *c = stage->counts;
+	size_t max = spec_stage_max_failed(ss, stage->ninst);
+
+	if (ss->on_failure == ON_FAILURE_STOP || stage->job->ending != ENDING_NONE || max == SIZE_MAX ||
+	    (size_t)c[INST_FAILED] != max + 1 || c[INST_QUEUED] + c[INST_ASSIGNED] + c[INST_RUNNING] == 0)
+		return;
+	model_job_event(e->model, stage->job, now, "stage %s will fail: %d of %zu instance%s failed "
+			"(max_failed = %zu); the others run to the end (on_failure = %s)", ss->name,
+			c[INST_FAILED], stage->ninst, stage->ninst == 1 ? "" : "s", max,
+			spec_on_failure_name(ss->on_failure));
+}
+
 void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
 			const char *reason, int64_t now)
 {
@@ -127,6 +146,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	model_set_state(e->model, inst, INST_FAILED);
 	model_job_event(e->model, job, now, "stage %s instance %d failed on %s (%s)",
 			ss->name, inst->index, inst->host_name, why);
+	note_failing(e, inst->stage, now);
 }
 
 void engine_record_report(struct engine *e, struct instance *inst, const struct report *r)

@@ -35,6 +35,8 @@ struct task {
 
 struct notify {
 	char *sendmail;
+	notify_note_fn note;        /* may be NULL */
+	void *note_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct task *head, *tail;   /* protected by lock */
@@ -273,6 +275,16 @@ fail:
 	output[strcspn(output, "\n")] = '\0';
 	log_warnx("job %lld: notify %s failed (the job is not affected): %s%s%s", (long long)t->job,
 		  target, err ? err : "?", output[0] ? "; it printed: " : "", output);
+	/* The log is root's: the job's owner reads why in the job's events. */
+	if (n->note) {
+		char *text = xasprintf("notification %s%s failed: %s%s%s",
+				       strncmp(target, "mail:", 5) == 0 ? "to " : "",
+				       strncmp(target, "mail:", 5) == 0 ? target + 5 : target,
+				       err ? err : "?", output[0] ? "; it printed: " : "", output);
+
+		n->note(n->note_arg, t->job, text);
+		free(text);
+	}
 out:
 	free(err);
 	free(input);
@@ -308,10 +320,12 @@ static void *notify_main(void *arg)
 	return NULL;
 }
 
-struct notify *notify_create(const char *sendmail)
+struct notify *notify_create(const char *sendmail, notify_note_fn note, void *arg)
 {
 	struct notify *n = xcalloc(1, sizeof *n);
 
+	n->note = note;
+	n->note_arg = arg;
 	n->sendmail = xstrdup(sendmail && *sendmail ? sendmail : "/usr/sbin/sendmail");
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);

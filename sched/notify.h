@@ -3,7 +3,7 @@
  * its standard input; mail:user@host hands the same text to sendmail, also as
  * the owner. Notifications run on their own thread, one at a time and each
  * with a deadline, so a slow script never holds up scheduling; a failure is
- * logged and never changes the job. */
+ * logged and told to the job's events, and never changes the job. */
 #ifndef PARSA_NOTIFY_H
 #define PARSA_NOTIFY_H
 
@@ -14,8 +14,13 @@
 
 struct notify;
 
-/* sendmail: the program for mail: targets (default /usr/sbin/sendmail). */
-struct notify *notify_create(const char *sendmail);
+/* Adds text to job's events (the engine's lock is not held: it takes it).
+ * Called on the notification thread. */
+typedef void (*notify_note_fn)(void *arg, int64_t job, const char *text);
+
+/* sendmail: the program for mail: targets (default /usr/sbin/sendmail).
+ * note (may be NULL) is told of every notification that failed. */
+struct notify *notify_create(const char *sendmail, notify_note_fn note, void *arg);
 /* Lets the notification in progress finish (briefly) and drops the rest. */
 void notify_destroy(struct notify *n);
 

@@ -20,6 +20,8 @@ void stage_progress_get(const struct stage *stage, int64_t now, struct stage_pro
 {
 	double done = 0, total = 0, max_done = 0, avg;
 	int unreported = 0, unreported_done = 0;
+	int64_t until;
+	bool ended;
 
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < stage->ninst; i++) {
@@ -61,10 +63,14 @@ void stage_progress_get(const struct stage *stage, int64_t now, struct stage_pro
 	out->percent = total > 0 ? 100.0 * done / total : 0;
 	if (out->percent > 100)
 		out->percent = 100;
-	if (stage->started_ms > 0 && now > stage->started_ms && done > 0) {
-		out->rate_per_s = done / ((double)(now - stage->started_ms) / 1000.0);
-		if (done < total && stage->state != STAGE_SUCCEEDED && stage->state != STAGE_FAILED &&
-		    stage->state != STAGE_CANCELLED)
+	/* A stage that has ended did its work between its start and its end:
+	 * its rate stays what it was, however long ago that was. */
+	ended = stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
+		stage->state == STAGE_CANCELLED;
+	until = ended && stage->ended_ms > 0 ? stage->ended_ms : now;
+	if (stage->started_ms > 0 && until > stage->started_ms && done > 0) {
+		out->rate_per_s = done / ((double)(until - stage->started_ms) / 1000.0);
+		if (done < total && !ended)
 			out->eta_ms = now + (int64_t)((total - done) / out->rate_per_s * 1000.0);
 	}
 }

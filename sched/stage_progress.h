@@ -1,7 +1,8 @@
 /* How far a stage has got, from its instances' progress reports: DONE/TOTAL
  * (a percentage counts as DONE of 100), summed over a fan-out, or with
  * `progress = files:N` the count of its output folder's entries out of N; the
- * rate since the stage started, and the end that rate gives. Pure functions
+ * rate since the stage started (until it ended, for one that has), and the
+ * end that rate gives. Pure functions
  * of the model and a time, for status, status.json and the stage's status. */
 #ifndef PARSA_STAGE_PROGRESS_H
 #define PARSA_STAGE_PROGRESS_H
@@ -17,7 +18,7 @@ struct stage_progress {
 	bool known;          /* an instance has reported */
 	double done, total;
 	double percent;
-	double rate_per_s;   /* done per second since the stage started; 0 = unknown */
+	double rate_per_s;   /* done per second from the stage's start to now or its end; 0 = unknown */
 	int64_t eta_ms;      /* the estimated end; 0 = unknown */
 	int reporting;       /* instances that reported */
 };

@@ -111,6 +111,23 @@ static json_t *strings_json(char *const *strings, size_t n)
 	return arr;
 }
 
+/* on_failure, max_failed (the spec's: null, N or "P%"), max_running (0 = no
+ * limit) and, when some failed, "failures" (views_stage_failures). */
+static void failure_json(const struct stage *stage, json_t *json)
+{
+	const struct spec_stage *ss = stage->spec;
+	json_t *max = json_null();
+	char text[512];
+
+	if (ss->max_failed >= 0)
+		max = ss->max_failed_pct ? json_sprintf("%lld%%", ss->max_failed) : json_integer(ss->max_failed);
+	views_stage_failures(stage, text, sizeof text);
+	json_object_set_new(json, "on_failure", json_string(spec_on_failure_name(ss->on_failure)));
+	json_object_set_new(json, "max_failed", max);
+	json_object_set_new(json, "max_running", json_integer(ss->max_running));
+	json_object_set_new(json, "failures", *text ? json_string(text) : json_null());
+}
+
 static json_t *stage_json(const struct stage *stage, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
@@ -134,6 +151,7 @@ static json_t *stage_json(const struct stage *stage, int64_t now)
 	if (json) {
 		json_object_set_new(json, "window", w ? json_string(timewin_text(w)) : json_null());
 		json_object_set_new(json, "progress", stage_progress_json(&p));
+		failure_json(stage, json);
 	}
 	return json;
 }
@@ -219,12 +237,52 @@ json_t *views_host_json(const struct host *h, int up)
 
 /* ---- text ---- */
 
+/* How many failed indices views_stage_failures() lists before "and N more". */
+#define FAILURES_LISTED 10
+
+void views_stage_failures(const struct stage *stage, char *buf, size_t len)
+{
+	const struct instance *first = NULL;
+	bool same = true;
+	int nfailed = stage->counts[INST_FAILED], listed = 0, n;
+
+	buf[0] = '\0';
+	if (nfailed <= 0)
+		return;
+	n = snprintf(buf, len, "instance%s", nfailed == 1 ? "" : "s");
+	for (size_t i = 0; i < stage->ninst && n >= 0 && (size_t)n < len; i++) {
+		const struct instance *inst = stage->inst[i];
+
+		if (inst->state != INST_FAILED)
+			continue;
+		if (!first)
+			first = inst;
+		else if (strcmp(first->reason, inst->reason) != 0)
+			same = false;
+		if (listed < FAILURES_LISTED)
+			n += snprintf(buf + n, len - (size_t)n, "%s %d", listed ? "," : "", inst->index);
+		listed++;
+	}
+	if (n >= 0 && (size_t)n < len && nfailed > FAILURES_LISTED)
+		n += snprintf(buf + n, len - (size_t)n, " and %d more", nfailed - FAILURES_LISTED);
+	if (n < 0 || (size_t)n >= len || !first)
+		return;
+	if (same)
+		snprintf(buf + n, len - (size_t)n, " failed (%s)", first->reason);
+	else
+		snprintf(buf + n, len - (size_t)n, " failed (instance %d: %s; the others' reasons differ)",
+			 first->index, first->reason);
+}
+
 void views_stage_summary(const struct stage *stage, char *buf, size_t len)
 {
 	const int *c = stage->counts;
 	const struct spec_stage *ss = stage->spec;
 
-	if (stage->state == STAGE_SUCCEEDED) {
+	if (stage->state == STAGE_SUCCEEDED && c[INST_FAILED] > 0) {
+		/* Failures it tolerates (max_failed, on_failure = ignore). */
+		snprintf(buf, len, "succeeded, %d of %zu failed", c[INST_FAILED], stage->ninst);
+	} else if (stage->state == STAGE_SUCCEEDED) {
 		snprintf(buf, len, "succeeded %d/%zu", c[INST_SUCCEEDED], stage->ninst);
 	} else if (stage->state == STAGE_WAITING && !stage->expanded) {
 		snprintf(buf, len, "waiting (one instance per entry of %s/%s)", ss->foreach_stage,
@@ -296,6 +354,20 @@ char *views_job_events(const struct job *job)
 	return text_close(&t);
 }
 
+/* max_failed as the stage applies it: "0", "all", "5" or "10% (20 of 200)". */
+static void max_failed_text(const struct stage *stage, char *buf, size_t len)
+{
+	const struct spec_stage *ss = stage->spec;
+	size_t max = spec_stage_max_failed(ss, stage->ninst);
+
+	if (ss->max_failed_pct && ss->max_failed >= 0)
+		snprintf(buf, len, "%lld%% (%zu of %zu)", ss->max_failed, max, stage->ninst);
+	else if (max == SIZE_MAX)
+		snprintf(buf, len, "all");
+	else
+		snprintf(buf, len, "%zu", max);
+}
+
 char *views_stage_status(const struct stage *stage, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
@@ -320,6 +392,12 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 	fprintf(t.f, "disk: %s\nscratch: %s\n", size(ss->disk, a, sizeof a), size(ss->scratch, b, sizeof b));
 	format_duration(ss->walltime, a, sizeof a);
 	fprintf(t.f, "walltime: %s\nretries: %d\n", ss->walltime ? a : "none", ss->retries);
+	max_failed_text(stage, a, sizeof a);
+	fprintf(t.f, "on_failure: %s\nmax_failed: %s\n", spec_on_failure_name(ss->on_failure), a);
+	if (ss->max_running > 0)
+		fprintf(t.f, "max_running: %d\n", ss->max_running);
+	else
+		fprintf(t.f, "max_running: none\n");
 	fprintf(t.f, "hosts:");
 	for (size_t i = 0; i < ss->nhosts; i++)
 		fprintf(t.f, " %s", ss->hosts[i]);
@@ -328,6 +406,9 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 		"failed: %d\ncancelled: %d\n", stage->ninst, waiting, c[INST_QUEUED] - waiting,
 		c[INST_RUNNING] + c[INST_ASSIGNED], c[INST_SUCCEEDED], c[INST_FAILED],
 		c[INST_CANCELLED]);
+	views_stage_failures(stage, line, sizeof line);
+	if (*line)
+		fprintf(t.f, "failures: %s\n", line);
 	fprintf(t.f, "started: %s\nended: %s\n", iso(stage->started_ms, a, sizeof a),
 		iso(stage->ended_ms, b, sizeof b));
 	if (w)
@@ -438,6 +519,22 @@ static void instance_req(const struct instance *inst, struct placement_req *r)
 	r->order.job = inst->job->id;
 }
 
+/* A stage past the failures it tolerates that still runs (on_failure =
+ * finish, or ignore past max_failed): it will fail. */
+static void why_failing(struct text *t, const struct stage *stage)
+{
+	const struct spec_stage *ss = stage->spec;
+	size_t max = spec_stage_max_failed(ss, stage->ninst);
+	char line[512];
+
+	if ((size_t)stage->counts[INST_FAILED] <= max || ss->on_failure == ON_FAILURE_STOP ||
+	    stage->job->ending != ENDING_NONE)
+		return;
+	views_stage_failures(stage, line, sizeof line);
+	fprintf(t->f, "  %s, more than max_failed = %zu: the others run to the end (on_failure = %s), "
+		"then the stage fails\n", line, max, spec_on_failure_name(ss->on_failure));
+}
+
 static void why_stage(struct text *t, struct model *m, const struct stage *stage,
 		      const struct placement_host *hosts, size_t nhosts, int64_t now)
 {
@@ -480,10 +577,18 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 	if (c[INST_QUEUED] == 0) {
 		fprintf(t->f, "stage %s: %d running, nothing queued\n", ss->name,
 			c[INST_RUNNING] + c[INST_ASSIGNED]);
+		why_failing(t, stage);
 		return;
 	}
 	fprintf(t->f, "stage %s: %d queued, %d running\n", ss->name, c[INST_QUEUED],
 		c[INST_RUNNING] + c[INST_ASSIGNED]);
+	why_failing(t, stage);
+	if (ss->max_running > 0 && c[INST_RUNNING] + c[INST_ASSIGNED] >= ss->max_running &&
+	    job->ending == ENDING_NONE) {
+		fprintf(t->f, "  max_running = %d: the next starts when one of those running ends\n",
+			ss->max_running);
+		return;
+	}
 	if (job->held) {
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
@@ -520,7 +625,9 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 			fprintf(t->f, "  %s\n", line);
 	}
 	for (size_t h = 0; h < nhosts; h++) {
-		if (hosts[h].held_ms > 0 && hosts[h].held_job == job->id && hosts[h].held_stage == stage->idx) {
+		/* A reservation whose time has come is not one any more. */
+		if (hosts[h].held_ms > now && hosts[h].held_job == job->id &&
+		    hosts[h].held_stage == stage->idx) {
 			timing_when(hosts[h].held_ms, now, line, sizeof line);
 			fprintf(t->f, "  next in line: %s is held for it from %s, when what runs there "
 				"reaches its walltime (smaller jobs go ahead only if they end by then)\n",

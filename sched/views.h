@@ -33,7 +33,13 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms);
 /* up[i] tells whether model_host_at(m, i) is up. */
 char *views_cluster_status(struct model *m, const int *up, int64_t now_ms);
 
-/* "succeeded 1/1" or "running 3 running, 5 done, 12 queued, 0 failed of 20". */
+/* "succeeded 1/1", "succeeded, 3 of 200 failed" (failures it tolerates) or
+ * "running (3 running, 5 done, 12 queued, 0 failed of 20)". */
 void views_stage_summary(const struct stage *stage, char *buf, size_t len);
+
+/* Which of a stage's instances failed for good: "instances 1, 7 failed
+ * (exit code 3)", the list cut after a few; "" when none did. The stage's
+ * failure reason, in its status, its events and the job's reason. */
+void views_stage_failures(const struct stage *stage, char *buf, size_t len);
 
 #endif

@@ -28,6 +28,6 @@ wait_for "the retry runs" 20 grep -q '^state: running' "$MNT/jobs/$id/$inst"
 set_clock +2h
 wait_job "$id" 20 failed
 check "the instance's reason is walltime" grep -q '^reason: .*walltime' "$MNT/jobs/$id/$inst"
-check "the job's reason names it too" grep -q '^reason: stage long failed: instance 0: .*walltime' "$MNT/jobs/$id/status"
+check "the job's reason names it too" grep -q '^reason: stage long failed: instance 0 failed (.*walltime' "$MNT/jobs/$id/status"
 check "it ran twice (one retry)" test "$(wc -l <"$MNT/jobs/$id/out/long/attempts")" -eq 2
 wait_for "SIGTERM was ignored, SIGKILL came after the grace" 15 sh -c "! pgrep -f '$TEST_DIR/slee[p]er' >/dev/null"

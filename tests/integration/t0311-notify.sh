@@ -2,7 +2,7 @@
 # [job] notify: exec:/path runs as the job's owner on the head node with the
 # final status on stdin; mail:user@host goes through sendmail (here a stand-in
 # given with parsa-sched --sendmail); a notification that fails is logged and
-# the job is not affected.
+# written to the job's events, and the job is not affected.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 ensure_user parsa-carol parsa-notify
@@ -47,6 +47,8 @@ check "the mail says what ended" grep -q "^Subject: parsa: job $id (told) succee
 wait_for "a failed notification is logged" 20 \
 	grep -q "job $id: notify exec:/nonexistent/tell failed (the job is not affected)" "$LOGS/sched.log"
 check "the job is still a success" job_is "$id" succeeded
+wait_for "the job's events tell its owner" 20 \
+	grep -q "notification exec:/nonexistent/tell failed: exit code 127" "$MNT/jobs/$id/events"
 
 sed 's/^run = true/run = exit 3/' "$TEST_DIR/told.conf" >"$TEST_DIR/broken.conf"
 chmod 644 "$TEST_DIR/broken.conf"

@@ -154,6 +154,31 @@ int main(void)
 	ok(res && res->group == 1, "the first blocked request holds the reservation");
 	backfill_destroy(bf);
 
+	/* Free cores, but live use over the limit (work outside parsa): no
+	 * walltime says when that ends, so nothing is held (a reservation "from
+	 * now" showed in why as a time gone by, with nothing of parsa there). */
+	hosts[0] = host("h1", 4, 0);
+	hosts[0].cpu_limit = 90;
+	hosts[0].cpu_pct = hosts[0].outside_cpu_pct = 100;
+	bf = backfill_create(NOW);
+	gate = backfill_gate(bf);
+	r[0] = req(1, 2, HOUR);
+	placement_run_gated(hosts, 1, r, 1, &gate);
+	is_int(r[0].host, -1, "a host over its live limit takes nothing");
+	ok(!backfill_reserved(bf), "and is held for no one");
+	backfill_destroy(bf);
+	/* The same host full of parsa's work with walltimes is held as before. */
+	hosts[0] = host("h1", 4, 4);
+	hosts[0].cpu_limit = 90;
+	hosts[0].cpu_pct = 100;
+	bf = backfill_create(NOW);
+	release(bf, 0, NOW + HOUR, 4);
+	gate = backfill_gate(bf);
+	placement_run_gated(hosts, 1, r, 1, &gate);
+	res = backfill_reserved(bf);
+	ok(res && res->at_ms == NOW + HOUR, "a full host is held from when its work reaches its walltime");
+	backfill_destroy(bf);
+
 	/* Walltime and a window that stops work (drain-at-window-end no). */
 	hosts[0] = host("h1", 4, 0);
 	hosts[0].closes_in_ms = HOUR;

@@ -1,7 +1,12 @@
 /* The engine with a real store and a local storage volume, driven the way the
  * API drives it: dependencies and foreach expansion, roll-up of stage and job
- * states, retries, cancel, hold, job dependencies, and restart from the store. */
+ * states, retries, cancel, hold, job dependencies, and restart from the store;
+ * a stage's on_failure (finish, stop, ignore), max_failed and max_running; and
+ * status that tells the truth (a job runs from its first assignment, an ended
+ * stage's rate, no reservation from a time gone by, a failed notification in
+ * the job's events). */
 #include "engine.h"
+#include "stage_progress.h"
 #include "tap.h"
 #include "util.h"
 #include "views.h"
@@ -28,7 +33,8 @@ struct world {
 
 static void world_start(struct world *w)
 {
-	struct engine_config cfg = { .host_timeout_ms = 10000, .lost_after_ms = 300, .timer_ms = 100 };
+	struct engine_config cfg = { .host_timeout_ms = 10000, .lost_after_ms = 300, .timer_ms = 100,
+				     .sendmail = "/nonexistent/sendmail" };
 	char *err = NULL;
 
 	w->store = store_open(w->db, &err);
@@ -84,6 +90,16 @@ static void host_split(struct world *w, const char *name, double cpu_pct, double
 				.outside_mem = 1 << 20 };
 
 	engine_heartbeat(w->engine, name, &hb, NULL);
+}
+
+/* A heartbeat of h1 that lists one instance as running (the runner confirms it). */
+static void confirm(struct world *w, int64_t id, int attempt)
+{
+	struct heartbeat_entry entry = { .id = id, .attempt = attempt, .pid = 77 };
+	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1, .instances = &entry,
+				.ninstances = 1 };
+
+	engine_heartbeat(w->engine, "h1", &hb, NULL);
 }
 
 /* The ids of the assignments in the next work answer, up to max. */
@@ -412,7 +428,6 @@ static void test_hold_and_limits(struct world *w)
 static void test_lost_and_restart(struct world *w)
 {
 	struct heartbeat hb = { .cpu_pct = 1, .mem_pct = 1, .scratch_free = -1 };
-	struct heartbeat_entry entry;
 	int64_t ids[8], id;
 	int att[8];
 	size_t n, nc;
@@ -439,12 +454,7 @@ static void test_lost_and_restart(struct world *w)
 	n = work(w, "h1", ids, att, 8, &nc);
 	is_int(n, 1, "after a restart the unconfirmed assignment is sent again");
 	is_int(att[0], 2, "same attempt: nothing starts twice");
-	entry.id = ids[0];
-	entry.attempt = 2;
-	entry.pid = 77;
-	hb.instances = &entry;
-	hb.ninstances = 1;
-	engine_heartbeat(w->engine, "h1", &hb, NULL);
+	confirm(w, ids[0], 2);
 	report(w, ids[0], 2, REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job ends after the restart");
 }
@@ -545,6 +555,383 @@ static void test_true_times(struct world *w)
 	free(events);
 }
 
+/* ---- on_failure, max_failed, max_running ---- */
+
+/* The id of instance index of job id's first stage. */
+static int64_t inst_id(struct world *w, int64_t id, int index)
+{
+	int64_t inst;
+
+	engine_lock(w->engine);
+	inst = model_job(engine_model(w->engine), id)->stages[0].inst[index]->id;
+	engine_unlock(w->engine);
+	return inst;
+}
+
+static int index_of(struct world *w, int64_t id)
+{
+	int index;
+
+	engine_lock(w->engine);
+	index = model_instance(engine_model(w->engine), id)->index;
+	engine_unlock(w->engine);
+	return index;
+}
+
+/* An attempt that ran and exited with code. */
+static void run_to(struct world *w, int64_t id, int attempt, int code)
+{
+	report(w, id, attempt, REPORT_RUNNING, 0, 0);
+	report(w, id, attempt, REPORT_EXITED, code, 0);
+}
+
+/* Run what h1 is given until the stage has ended: the instance with index
+ * bad exits with code 3, the others with 0. How many attempts ran. */
+static int run_stage(struct world *w, int64_t id, const char *stage, int bad)
+{
+	int64_t ids[8];
+	int att[8], ran = 0;
+	size_t n, nc;
+
+	for (int round = 0; round < 50 && strcmp(wait_job(w, id, stage, 200), "not done") == 0; round++) {
+		n = work(w, "h1", ids, att, 8, &nc);
+		for (size_t i = 0; i < n; i++, ran++)
+			run_to(w, ids[i], att[i], index_of(w, ids[i]) == bad ? 3 : 0);
+	}
+	return ran;
+}
+
+static char *stage_text(struct world *w, int64_t id, const char *stage)
+{
+	struct job *job;
+	char *text;
+
+	engine_lock(w->engine);
+	job = model_job(engine_model(w->engine), id);
+	text = views_stage_status(&job->stages[spec_stage_index(job->spec, stage)], time_now_ms());
+	engine_unlock(w->engine);
+	return text;
+}
+
+static char *events_text(struct world *w, int64_t id)
+{
+	char *text;
+
+	engine_lock(w->engine);
+	text = views_job_events(model_job(engine_model(w->engine), id));
+	engine_unlock(w->engine);
+	return text;
+}
+
+static void lacks(const char *text, const char *needle, const char *what)
+{
+	if (!ok(text && !strstr(text, needle), "%s", what))
+		diag("'%s' in:\n%s", needle, text ? text : "(null)");
+}
+
+static const char two_stages[] = "[stage s]\ninstances = 4\nrun = x\n%s\n[stage next]\nafter = s\nrun = y\n";
+
+static int64_t submit_two(struct world *w, const char *extra)
+{
+	char spec[256];
+
+	snprintf(spec, sizeof spec, two_stages, extra);
+	return submit(w, spec, NULL);
+}
+
+/* submit_two(extra), then instances 0 and 1 start on h1's two cpus (ids[0],
+ * ids[1]); 0 runs, 1 exits with code 3: the fan-out's first failure. */
+static int64_t fail_one(struct world *w, const char *extra, int64_t *ids, const char *what)
+{
+	int64_t id = submit_two(w, extra);
+	int att[8];
+	size_t n, nc;
+
+	n = work(w, "h1", ids, att, 8, &nc);
+	ok(n == 2 && index_of(w, ids[1]) == 1, "%s: instances 0 and 1 start on two cpus", what);
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	run_to(w, ids[1], 1, 3);
+	return id;
+}
+
+/* The default: index 1 fails, the other three run to the end, then the stage
+ * and the job fail, next never starts; retry reruns only index 1. */
+static void test_finish(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = fail_one(w, "", ids, "finish");
+	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
+	is_int(nc, 0, "finish: instance 0 is not cancelled");
+	ok(n == 1 && index_of(w, ids[2]) == 2, "the queued instance 2 still starts");
+	text = job_text(w, id, 0);
+	has(text, "state: running", "the job runs on");
+	has(text, "stage next: cancelled", "next will never start");
+	free(text);
+	text = job_text(w, id, 1);
+	has(text, "  instance 1 failed (exit code 3), more than max_failed = 0: the others run to the end "
+	    "(on_failure = finish), then the stage fails", "why says what comes");
+	free(text);
+	is_str(wait_job(w, id, NULL, 100), "not done", "the job does not end while the others run");
+	run_to(w, ids[0], 1, 0);
+	run_to(w, ids[2], 1, 0);
+	is_int(run_stage(w, id, "s", -1), 1, "and instance 3 after them");
+	is_str(wait_job(w, id, NULL, 2000), "failed", "then the job fails");
+	text = job_text(w, id, 0);
+	has(text, "reason: stage s failed: instance 1 failed (exit code 3)", "its reason names index 1");
+	has(text, "stage s: failed (0 running, 3 done, 0 queued, 1 failed of 4)", "three succeeded");
+	free(text);
+	text = stage_text(w, id, "s");
+	has(text, "failures: instance 1 failed (exit code 3)\n", "the stage's status names index 1");
+	has(text, "on_failure: finish\nmax_failed: 0\nmax_running: none\n", "and its keys");
+	free(text);
+	text = events_text(w, id);
+	has(text, "stage s will fail: 1 of 4 instances failed (max_failed = 0); the others run to the end "
+	    "(on_failure = finish)", "events: what happens now");
+	has(text, "stage next not started: stage s failed", "events: next never starts");
+	has(text, "stage s failed: instance 1 failed (exit code 3)", "events: the stage's end");
+	lacks(text, "cancelled on", "nothing was cancelled");
+	free(text);
+
+	is_int(engine_ctl(w->engine, &w->me, id, "retry", NULL), 0, "retry");
+	text = events_text(w, id);
+	has(text, "2 instances requeued", "retry requeues index 1 and next's instance, not the succeeded ones");
+	free(text);
+	is_int(run_stage(w, id, "s", -1), 1, "only index 1 runs again");
+	is_int(run_stage(w, id, NULL, -1), 1, "then next");
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "after retry: succeeded");
+}
+
+/* on_failure = stop: today's behaviour, the running ones are cancelled. */
+static void test_stop(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t nc;
+	char *text;
+
+	id = fail_one(w, "on_failure = stop\n", ids, "stop");
+	work(w, "h1", ids + 2, att + 2, 6, &nc);
+	is_int(nc, 1, "stop: instance 0 is cancelled at once");
+	report(w, ids[0], 1, REPORT_EXITED, -1, 15);
+	is_str(wait_job(w, id, NULL, 2000), "failed", "the job fails");
+	text = job_text(w, id, 0);
+	has(text, "reason: stage s failed: instance 1 failed (exit code 3)", "naming index 1");
+	has(text, "stage s: failed (0 running, 0 done, 0 queued, 1 failed, 3 cancelled of 4)",
+	    "the queued ones never started");
+	free(text);
+	text = events_text(w, id);
+	has(text, "stage s instance 0 cancelled on h1 (killed by signal 15", "instance 0 was cancelled");
+	lacks(text, "will fail", "no 'others run to the end'");
+	free(text);
+}
+
+/* on_failure = ignore: counted, the stage succeeds, next runs; max_failed
+ * caps it. */
+static void test_ignore(struct world *w)
+{
+	int64_t id;
+	char *text;
+
+	id = submit_two(w, "on_failure = ignore\n");
+	is_int(run_stage(w, id, "s", 1), 4, "ignore: all four ran");
+	is_str(wait_job(w, id, "s", 2000), "succeeded", "the stage succeeds");
+	text = job_text(w, id, 0);
+	has(text, "stage s: succeeded, 1 of 4 failed\n", "with its failure counted");
+	free(text);
+	text = stage_text(w, id, "s");
+	has(text, "failures: instance 1 failed (exit code 3)\n", "the stage's status names it");
+	has(text, "max_failed: all\n", "ignore tolerates all");
+	free(text);
+	is_int(run_stage(w, id, NULL, -1), 1, "next runs");
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "and the job succeeds");
+	text = events_text(w, id);
+	has(text, "stage s succeeded, 1 of 4 failed (on_failure = ignore): instance 1 failed (exit code 3)",
+	    "events say so");
+	free(text);
+	is_int(engine_ctl(w->engine, &w->me, id, "retry", NULL), -1, "a job that succeeded is not retried");
+
+	id = submit_two(w, "on_failure = ignore\nmax_failed = 0\n");
+	is_int(run_stage(w, id, "s", 1), 4, "ignore, max_failed = 0: the others still run");
+	is_str(wait_job(w, id, NULL, 2000), "failed", "one failure too many: the job fails");
+	text = job_text(w, id, 0);
+	has(text, "reason: stage s failed: instance 1 failed (exit code 3)", "naming index 1");
+	has(text, "stage next: cancelled", "next never ran");
+	free(text);
+
+	id = submit_two(w, "on_failure = ignore\nmax_failed = 25%\n");
+	is_int(run_stage(w, id, "s", 1), 4, "ignore, max_failed = 25%%: all ran");
+	is_str(wait_job(w, id, "s", 2000), "succeeded", "one of four is 25%%: it succeeds");
+	text = stage_text(w, id, "s");
+	has(text, "max_failed: 25% (1 of 4)\n", "its status says how many it tolerates");
+	free(text);
+	run_stage(w, id, NULL, -1);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job succeeds");
+}
+
+/* max_running: at most N assigned or running at once. */
+static void test_max_running(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = submit(w, "[stage s]\ninstances = 3\nmax_running = 1\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "max_running = 1: one starts on two free cpus");
+	n = work(w, "h1", ids + 1, att + 1, 7, &nc);
+	ok(n == 1 && ids[1] == ids[0], "an assigned one counts: only it is sent again");
+	text = job_text(w, id, 1);
+	has(text, "  max_running = 1: the next starts when one of those running ends", "why says so");
+	lacks(text, "h1: fits", "rather than that the host fits");
+	free(text);
+	run_to(w, ids[0], 1, 0);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "once it ended, the next");
+	run_to(w, ids[0], 1, 0);
+	is_int(run_stage(w, id, NULL, -1), 1, "and the last");
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job succeeds");
+}
+
+/* A cancel while a finish stage runs on stops everything; a restart keeps
+ * a failing stage failing, and says so once. */
+static void test_failure_cancel_restart(struct world *w)
+{
+	int64_t ids[8], id;
+	int att[8];
+	size_t n, nc;
+	char *text;
+
+	id = fail_one(w, "", ids, "cancel");
+	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
+	ok(n == 1 && ids[2] == inst_id(w, id, 2), "instance 2 starts after the failure");
+	report(w, ids[2], 1, REPORT_RUNNING, 0, 0);
+	is_int(engine_ctl(w->engine, &w->me, id, "cancel", NULL), 0, "cancel while the others finish");
+	work(w, "h1", ids + 3, att + 3, 5, &nc);
+	is_int(nc, 2, "both running ones get a cancel");
+	report(w, ids[0], 1, REPORT_EXITED, -1, 15);
+	report(w, ids[2], 1, REPORT_EXITED, -1, 15);
+	is_str(wait_job(w, id, NULL, 2000), "cancelled", "the job is cancelled");
+	text = job_text(w, id, 0);
+	has(text, "stage s: failed (0 running, 0 done, 0 queued, 1 failed, 3 cancelled of 4)",
+	    "the queued one never started");
+	free(text);
+
+	id = fail_one(w, "", ids, "restart");
+	wait_job(w, id, NULL, 200);
+	world_stop(w);
+	world_start(w);
+	host_up(w, "h1", 2, 1);
+	confirm(w, ids[0], 1);
+	n = work(w, "h1", ids + 2, att + 2, 6, &nc);
+	ok(n >= 1 && nc == 0, "after a restart the failing stage goes on");
+	for (size_t i = 2; i < 2 + n; i++)
+		run_to(w, ids[i], att[i], 0);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	run_stage(w, id, "s", -1);
+	is_str(wait_job(w, id, NULL, 2000), "failed", "and fails at the end");
+	text = job_text(w, id, 0);
+	has(text, "reason: stage s failed: instance 1 failed (exit code 3)", "for index 1");
+	has(text, "stage s: failed (0 running, 3 done, 0 queued, 1 failed of 4)", "the others succeeded");
+	free(text);
+	text = events_text(w, id);
+	ok(text && strstr(text, "will fail") && !strstr(strstr(text, "will fail") + 1, "will fail"),
+	   "'will fail' once");
+	free(text);
+}
+
+/* ---- status that tells the truth ---- */
+
+static void test_truth(struct world *w)
+{
+	struct placement_host *hosts = NULL;
+	struct stage_progress soon, later;
+	int64_t ids[8], id, now;
+	int att[8];
+	size_t n, nc, nh;
+	struct job *job;
+	char *text = NULL, *e1, *e2;
+
+	/* Running from its first assignment, before the runner tells of a start. */
+	id = submit(w, "[stage s]\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "assigned");
+	text = job_text(w, id, 0);
+	has(text, "state: running\n", "the job reads running once an instance is assigned");
+	free(text);
+
+	/* An ended stage's rate is over its own start..end. */
+	report(w, ids[0], 1, REPORT_RUNNING, 0, 0);
+	engine_progress(w->engine, ids[0], 1, 50, 100, NULL);
+	usleep(50 * 1000);
+	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "it succeeds");
+	engine_lock(w->engine);
+	job = model_job(engine_model(w->engine), id);
+	stage_progress_get(&job->stages[0], job->stages[0].ended_ms + 10000, &soon);
+	stage_progress_get(&job->stages[0], job->stages[0].ended_ms + 1000000, &later);
+	e1 = views_stage_status(&job->stages[0], job->stages[0].ended_ms + 10000);
+	e2 = views_stage_status(&job->stages[0], job->stages[0].ended_ms + 1000000);
+	ok(soon.rate_per_s > 0 && soon.rate_per_s == later.rate_per_s &&
+	   soon.rate_per_s == 100.0 / ((double)(job->stages[0].ended_ms - job->stages[0].started_ms) / 1000.0),
+	   "a finished stage's rate stays its own (%.3g/s, then %.3g/s)", soon.rate_per_s, later.rate_per_s);
+	engine_unlock(w->engine);
+	ok(e1 && e2 && strstr(e1, "rate: ") && strcmp(strstr(e1, "rate: "), strstr(e2, "rate: ")) == 0,
+	   "its status shows the same rate later");
+	free(e1);
+	free(e2);
+
+	/* A host over its live CPU limit with free cores: nobody knows when it
+	 * frees, so it is held for no one. */
+	host_up(w, "h1", 2, 97);
+	id = submit(w, "[stage s]\nwalltime = 1h\nrun = x\n", NULL);
+	wait_job(w, id, NULL, 300);
+	text = job_text(w, id, 1);
+	has(text, "h1: CPU used outside parsa 97% >= limit 90%", "why: the live limit");
+	lacks(text, "next in line", "no reservation from now");
+	free(text);
+	/* A reservation whose time has passed is not shown; one ahead is. */
+	engine_lock(w->engine);
+	job = model_job(engine_model(w->engine), id);
+	nh = engine_placement_hosts(w->engine, &hosts);
+	now = time_now_ms();
+	hosts[0].held_job = id;
+	hosts[0].held_stage = 0;
+	hosts[0].held_ms = now - 60000;
+	e1 = views_job_why(engine_model(w->engine), job, hosts, nh, now);
+	hosts[0].held_ms = now + 3600000;
+	e2 = views_job_why(engine_model(w->engine), job, hosts, nh, now);
+	engine_unlock(w->engine);
+	free(hosts);
+	lacks(e1, "next in line", "a reservation from a time gone by is not shown");
+	has(e2, "next in line: h1 is held for it from", "one ahead is");
+	free(e1);
+	free(e2);
+	host_up(w, "h1", 2, 1);
+	run_stage(w, id, NULL, -1);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "it runs once the host is free");
+
+	/* A notification that fails is in the job's events. */
+	id = submit(w, "[job]\nnotify = mail:alice@example.org\n[stage s]\nrun = x\n", NULL);
+	run_stage(w, id, NULL, -1);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "a job with notify succeeds");
+	text = NULL;
+	for (int i = 0; i < 100; i++) {
+		free(text);
+		text = events_text(w, id);
+		if (strstr(text, "notification"))
+			break;
+		usleep(50 * 1000);
+	}
+	has(text, "notification to alice@example.org failed: /nonexistent/sendmail is not there",
+	    "its failed notification is in its events");
+	free(text);
+}
+
 int main(void)
 {
 	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
@@ -565,6 +952,12 @@ int main(void)
 	test_superseded_poll(&w);
 	test_lost_and_restart(&w);
 	test_true_times(&w);
+	test_finish(&w);
+	test_stop(&w);
+	test_ignore(&w);
+	test_max_running(&w);
+	test_truth(&w);
+	test_failure_cancel_restart(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);

@@ -4,8 +4,10 @@
  * "Subject: parsa: job N (name) state" and the status to sendmail as the
  * owner; a failing target (missing program, no sendmail, a program that does
  * not read its input) leaves the next one to run; root's powers are not lent
- * to a job that claims uid 0 without being root's; and stopping lets the
- * notification in progress finish and drops the queued ones. */
+ * to a job that claims uid 0 without being root's; every failure is told to
+ * the job's events through the note hook, with the target and why; and
+ * stopping lets the notification in progress finish and drops the queued
+ * ones. */
 #include "model.h"
 #include "notify.h"
 #include "spec.h"
@@ -137,7 +139,7 @@ static void test_exec(struct notify *n, const struct owner *who)
 static void test_mail(const struct owner *who)
 {
 	char *sendmail = xasprintf("%s/sendmail", root);
-	struct notify *n = notify_create(sendmail);
+	struct notify *n = notify_create(sendmail, NULL, NULL);
 	char want[512], *got;
 
 	notify_now(n, job_of(8, xstrdup("mail:alice@example.org"), who, NULL), "state: succeeded\n");
@@ -150,9 +152,26 @@ static void test_mail(const struct owner *who)
 	free(sendmail);
 }
 
+/* What the note hook was told, one "job N: text" line each. */
+struct notes {
+	char text[4096];
+	size_t len;
+};
+
+static void note(void *arg, int64_t job, const char *text)
+{
+	struct notes *notes = arg;
+	int n = snprintf(notes->text + notes->len, sizeof notes->text - notes->len, "job %lld: %s\n",
+			 (long long)job, text);
+
+	if (n > 0 && notes->len + (size_t)n < sizeof notes->text)
+		notes->len += (size_t)n;
+}
+
 static void test_failures(const struct owner *who)
 {
-	struct notify *n = notify_create("/nonexistent/sendmail");
+	struct notes notes = { .len = 0 };
+	struct notify *n = notify_create("/nonexistent/sendmail", note, &notes);
 	char *status = xcalloc(1, (1u << 20) + 1), *got;
 	size_t len = 0;
 
@@ -162,6 +181,13 @@ static void test_failures(const struct owner *who)
 	ok(strstr(got, "state: failed") != NULL,
 	   "a missing program and a missing sendmail do not stop the next target");
 	free(got);
+	ok(strstr(notes.text, "job 9: notification exec:/nonexistent/tell failed: exit code 127 "
+		  "(cannot execute it)\n") != NULL, "the job's events hear of the missing program");
+	ok(strstr(notes.text, "job 9: notification to a@b failed: /nonexistent/sendmail is not there") != NULL,
+	   "and of the missing sendmail, naming the address");
+	ok(!strstr(notes.text, "tell.sh"), "but not of the target that worked");
+	if (tap.failed)
+		diag("notes:\n%s", notes.text);
 
 	memset(status, 's', 1u << 20);
 	notify_now(n, job_of(10, xasprintf("exec:%s/deaf.sh | exec:%s/tell.sh", root, root), who, NULL),
@@ -184,7 +210,7 @@ static void test_failures(const struct owner *who)
 
 static void test_stop(const struct owner *who)
 {
-	struct notify *n = notify_create(NULL);
+	struct notify *n = notify_create(NULL, NULL, NULL);
 	struct job *slow = job_of(12, xasprintf("exec:%s/slow.sh", root), who, NULL);
 	struct job *next = job_of(13, xasprintf("exec:%s/tell.sh", root), who, NULL);
 	int64_t deadline = time_mono_ms() + 5000;
@@ -239,7 +265,7 @@ int main(void)
 	script("deaf.sh", "touch $OUT/deaf-$PARSA_JOB\n");
 	script("slow.sh", "touch $OUT/slow-started-$PARSA_JOB\nsleep 0.5\ntouch $OUT/slow-done-$PARSA_JOB\n");
 
-	n = notify_create(NULL);
+	n = notify_create(NULL, NULL, NULL);
 	test_exec(n, &who);
 	notify_destroy(n);
 	test_mail(&who);

@@ -492,7 +492,8 @@ static void test_errors(void)
 	expect_error("[stage warm]\nrun = x\nCPUS = 4\n", "t.conf:3: unknown key 'CPUS' in [stage warm] (did you mean 'cpus'?)");
 	expect_error("[stage warm]\nrun = x\nenvironment.X = 4\n",
 		     "t.conf:3: unknown key 'environment.X' in [stage warm]: a stage takes run, cpus, mem, disk, "
-		     "scratch, instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME");
+		     "scratch, instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
+		     "max_failed, max_running and env.NAME");
 	expect_error("[stage warm]\nrun = x\nenvs.X = 4\n", "t.conf:3: unknown key 'envs.X' in [stage warm] (did you mean 'env.X'?)");
 	expect_error("[stage warm]\nrun = x\nname = w\n",
 		     "t.conf:3: unknown key 'name' in [stage warm]: a stage's name is in its header, [stage NAME]");
@@ -618,7 +619,8 @@ static void test_errors(void)
 	       "e.g. 512M, 32G, 1.5T\n"
 	       "t.conf:8: after: unknown stage 'zz' (stages are: a, b)\n"
 	       "t.conf:9: unknown key 'bogus' in [stage b]: a stage takes run, cpus, mem, disk, scratch, "
-	       "instances, after, foreach, walltime, retries, hosts, window, progress and env.NAME",
+	       "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
+	       "max_failed, max_running and env.NAME",
 	       "all six errors, one per line, in line order");
 	free(err);
 	err = NULL;
