@@ -273,8 +273,11 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 	m = fetch(cache, who, id);
 	if (m) {
 		job_meta_put(old);
+		/* Our reference first: once stored, a concurrent refresh or
+		 * forget of the same job may drop the cache's at any moment. */
+		meta_get(m);
 		store(cache, m);
-		return meta_get(m);
+		return m;
 	}
 	saved = errno;
 	if (saved == ENOENT) {

@@ -508,6 +508,8 @@ static void test_superseded_poll(struct world *w)
 
 /* Reports stamped on the host: the scheduler keeps the runner's times and
  * usage, not when the reports arrived (both come in one go here). */
+static char *events_text(struct world *w, int64_t id);
+
 static void test_true_times(struct world *w)
 {
 	int64_t ids[8], id, t0 = time_now_ms() - 5000;
@@ -553,6 +555,32 @@ static void test_true_times(struct world *w)
 	json_decref(json);
 	free(status);
 	free(events);
+
+	/* Killed for passing its mem: the runner's reason as it is, in events,
+	 * status and the why of its retry (the host held full meanwhile). */
+	id = submit(w, "[stage s]\nretries = 1\nmem = 1G\nrun = x\n", NULL);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "assigned");
+	host_split(w, "h1", 100, 99, 2.0);
+	{
+		struct report r = { .attempt = 1, .kind = REPORT_EXITED, .pid = 98, .signal = 9,
+				    .reason = "out of memory: used 1.2G of mem = 1G",
+				    .usage = INSTANCE_USAGE_UNKNOWN };
+
+		ok(engine_report(w->engine, ids[0], &r, NULL) == 0, "killed for its memory");
+	}
+	status = job_text(w, id, 1);
+	has(status, "instance 0 is retried after attempt 1: out of memory: used 1.2G of mem = 1G",
+	    "why of the retry gives the reason");
+	free(status);
+	events = events_text(w, id);
+	has(events, "failed on h1 (out of memory: used 1.2G of mem = 1G); retrying", "events too");
+	free(events);
+	host_split(w, "h1", 1, 1, 0.02);
+	n = work(w, "h1", ids, att, 8, &nc);
+	is_int(n, 1, "the retry starts once the host has room");
+	report(w, ids[0], 2, REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "and succeeds");
 }
 
 /* ---- on_failure, max_failed, max_running ---- */
