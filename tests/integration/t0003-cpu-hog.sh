@@ -24,12 +24,7 @@ cat >"$TEST_DIR/small.conf" <<'SPEC'
 run = echo ran > "$PARSA_OUT/ran"
 SPEC
 id=$(submit "$TEST_DIR/small.conf") || fail "submit failed"
-# Hold-back is a negative property: sample it for a while.
-for i in $(seq 1 30); do
-	job_is "$id" queued || fail "the job left queued while the CPU was over the limit ($(job_state "$id"))"
-	sleep 0.1
-done
-pass "the job waits while the CPU is over the limit"
+stays_queued "$id" 30 "the job waits while the CPU is over the limit"
 check "why names the live CPU limit" grep -qi 'cpu' "$MNT/jobs/$id/why"
 log "why: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
 

@@ -97,11 +97,7 @@ mem = 2G
 run = true
 SPEC
 id=$(submit "$TEST_DIR/big.conf") || fail "submit failed"
-for i in $(seq 1 20); do
-	job_is "$id" queued || fail "the 2G stage started beside 1.5G used outside parsa ($(job_state "$id"))"
-	sleep 0.1
-done
-pass "a 2G stage waits while memory is used outside parsa"
+stays_queued "$id" 20 "a 2G stage waits while 1.5G is used outside parsa"
 log "why: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
 check "why names the memory used outside parsa" grep -q 'used outside parsa' "$MNT/jobs/$id/why"
 kill "$hog_mem"

@@ -202,6 +202,17 @@ job_is() {
 	[ "$(job_state "$1")" = "$2" ]
 }
 
+# stays_queued ID TENTHS WHAT: hold-back is a negative property, so sample it:
+# the job must read queued for TENTHS tenths of a second; then pass WHAT.
+stays_queued() {
+	local id=$1 tenths=$2 what=$3 i
+	for i in $(seq 1 "$tenths"); do
+		job_is "$id" queued || fail "$what: job $id left queued ($(job_state "$id"))"
+		sleep 0.1
+	done
+	pass "$what"
+}
+
 # submit FILE [NAME]: cp into queue/ and print the new job id (from jobs/last).
 submit() {
 	local file=$1 name=${2:-$(basename "$1")}
