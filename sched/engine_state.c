@@ -151,7 +151,6 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 
 void engine_record_report(struct engine *e, struct instance *inst, const struct report *r)
 {
-	(void)e;
 	if (r->started_ms > 0)
 		inst->started_ms = r->started_ms;
 	if (r->kind == REPORT_EXITED && r->ended_ms > 0)
