@@ -8,12 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Only path, grants and limits of conf are set: parsa_conf_free frees them. */
 struct policy {
-	char *path;                /* parsa.conf, for "where it is set"; NULL: none */
-	struct parsa_team_grant *grants;
-	size_t ngrants;
-	struct parsa_limit *limits;
-	size_t nlimits;
+	struct parsa_conf conf;
 };
 
 static const int64_t builtin[PARSA_LIMIT_NKINDS] = {
@@ -22,34 +19,30 @@ static const int64_t builtin[PARSA_LIMIT_NKINDS] = {
 	[PARSA_LIMIT_QUEUED_JOBS] = POLICY_DEFAULT_QUEUED_JOBS,
 };
 
-static char **copy_names(char *const *names, size_t n)
-{
-	char **out = xcalloc(n ? n : 1, sizeof *out);
-
-	for (size_t i = 0; i < n; i++)
-		out[i] = xstrdup(names[i]);
-	return out;
-}
-
 struct policy *policy_create(const struct parsa_conf *conf)
 {
 	struct policy *p = xcalloc(1, sizeof *p);
+	struct parsa_conf *c = &p->conf;
 
 	if (!conf)
 		return p;
-	p->path = conf->path ? xstrdup(conf->path) : NULL;
-	p->ngrants = conf->ngrants;
-	p->grants = xcalloc(conf->ngrants ? conf->ngrants : 1, sizeof *p->grants);
+	c->path = conf->path ? xstrdup(conf->path) : NULL;
+	c->ngrants = conf->ngrants;
+	c->grants = xcalloc(conf->ngrants ? conf->ngrants : 1, sizeof *c->grants);
 	for (size_t i = 0; i < conf->ngrants; i++) {
-		p->grants[i] = conf->grants[i];
-		p->grants[i].who = xstrdup(conf->grants[i].who);
-		p->grants[i].teams = copy_names(conf->grants[i].teams, conf->grants[i].nteams);
+		const struct parsa_team_grant *g = &conf->grants[i];
+
+		c->grants[i] = *g;
+		c->grants[i].who = xstrdup(g->who);
+		c->grants[i].teams = xcalloc(g->nteams ? g->nteams : 1, sizeof *g->teams);
+		for (size_t t = 0; t < g->nteams; t++)
+			c->grants[i].teams[t] = xstrdup(g->teams[t]);
 	}
-	p->nlimits = conf->nlimits;
-	p->limits = xcalloc(conf->nlimits ? conf->nlimits : 1, sizeof *p->limits);
+	c->nlimits = conf->nlimits;
+	c->limits = xcalloc(conf->nlimits ? conf->nlimits : 1, sizeof *c->limits);
 	for (size_t i = 0; i < conf->nlimits; i++) {
-		p->limits[i] = conf->limits[i];
-		p->limits[i].name = conf->limits[i].name ? xstrdup(conf->limits[i].name) : NULL;
+		c->limits[i] = conf->limits[i];
+		c->limits[i].name = conf->limits[i].name ? xstrdup(conf->limits[i].name) : NULL;
 	}
 	return p;
 }
@@ -58,17 +51,7 @@ void policy_destroy(struct policy *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->ngrants; i++) {
-		for (size_t t = 0; t < p->grants[i].nteams; t++)
-			free(p->grants[i].teams[t]);
-		free(p->grants[i].teams);
-		free(p->grants[i].who);
-	}
-	free(p->grants);
-	for (size_t i = 0; i < p->nlimits; i++)
-		free(p->limits[i].name);
-	free(p->limits);
-	free(p->path);
+	parsa_conf_free(&p->conf);
 	free(p);
 }
 
@@ -120,8 +103,8 @@ int policy_check_team(const struct policy *p, const struct caller *who, const ch
 	/* Their own groups first, then what [teams] grants, in file order. */
 	for (size_t i = 0; i < groups.n; i++)
 		names_add(&teams, xstrdup(groups.v[i]));
-	for (size_t i = 0; i < p->ngrants; i++) {
-		const struct parsa_team_grant *g = &p->grants[i];
+	for (size_t i = 0; i < p->conf.ngrants; i++) {
+		const struct parsa_team_grant *g = &p->conf.grants[i];
 
 		if (g->group ? !names_has(&groups, g->who) : strcmp(g->who, user) != 0)
 			continue;
@@ -137,8 +120,8 @@ int policy_check_team(const struct policy *p, const struct caller *who, const ch
 	errno = EACCES;
 	ret = errprintf(err, "%s:%d: team = %s: %s may use the teams %s (their groups%s); an admin "
 			"can grant more in [teams] of %s: nothing was submitted", file, line, team, user,
-			list ? list : "(none)", p->ngrants ? " and [teams]" : "",
-			p->path ? p->path : PARSA_CONF_DEFAULT);
+			list ? list : "(none)", p->conf.ngrants ? " and [teams]" : "",
+			p->conf.path ? p->conf.path : PARSA_CONF_DEFAULT);
 out:
 	free(list);
 	names_free(&groups);
@@ -154,8 +137,8 @@ static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
 {
 	const struct parsa_limit *dflt = NULL, *own = NULL;
 
-	for (size_t i = 0; i < p->nlimits; i++) {
-		const struct parsa_limit *l = &p->limits[i];
+	for (size_t i = 0; i < p->conf.nlimits; i++) {
+		const struct parsa_limit *l = &p->conf.limits[i];
 
 		if (l->kind != kind)
 			continue;
@@ -168,19 +151,19 @@ static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
 	if (own) {
 		snprintf(where, len, "%s.%s.%s in [limits] of %s:%d",
 			 scope == PARSA_SCOPE_USER ? "user" : "team", name, parsa_limit_name(kind),
-			 p->path, own->line);
+			 p->conf.path, own->line);
 		return own->value;
 	}
 	if (scope == PARSA_SCOPE_TEAM)
 		return -1;
 	if (dflt) {
-		snprintf(where, len, "%s in [limits] of %s:%d", parsa_limit_name(kind), p->path,
+		snprintf(where, len, "%s in [limits] of %s:%d", parsa_limit_name(kind), p->conf.path,
 			 dflt->line);
 		return dflt->value;
 	}
 	snprintf(where, len, "the built-in default; set %s or user.%s.%s in [limits] of %s",
 		 parsa_limit_name(kind), name, parsa_limit_name(kind),
-		 p->path ? p->path : PARSA_CONF_DEFAULT);
+		 p->conf.path ? p->conf.path : PARSA_CONF_DEFAULT);
 	return builtin[kind];
 }
 

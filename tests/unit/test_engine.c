@@ -960,6 +960,22 @@ static void test_truth(struct world *w)
 	free(text);
 }
 
+/* spec is taken from who as file (what), its status holds shown, it runs. */
+static void accepted(struct world *w, const struct caller *who, const char *file, const char *spec,
+		     const char *what, const char *shown)
+{
+	char *err = NULL, *text;
+	int64_t id = 0;
+
+	if (!ok(engine_submit(w->engine, who, file, spec, strlen(spec), &id, &err) == 0, "%s", what))
+		diag("%s", err ? err : "?");
+	free(err);
+	text = job_text(w, id, 0);
+	has(text, shown, "its status shows it as it should");
+	free(text);
+	wait_job(w, id, "a", 10000);
+}
+
 /* Issue 15: names that could forge view lines, teams, limits at submission. */
 static void test_admission(struct world *w)
 {
@@ -967,7 +983,7 @@ static void test_admission(struct world *w)
 	const char *team_spec = "[job]\nteam = not-my-team\n[stage a]\nrun = true\n";
 	const char *big_spec = "[stage a]\ninstances = 100001\nrun = true\n";
 	struct caller other = { .uid = 4242, .gid = getgid() };
-	char *err = NULL, *text;
+	char *err = NULL;
 	int64_t id = 0;
 
 	errno = 0;
@@ -978,12 +994,8 @@ static void test_admission(struct world *w)
 	free(err);
 	err = NULL;
 
-	is_int(engine_submit(w->engine, &w->me, "back\\slash.conf", ok_spec, strlen(ok_spec), &id, &err),
-	       0, "a backslash is a good file name");
-	text = job_text(w, id, 0);
-	has(text, "\nspec: back\\\\slash.conf\n", "and status shows it escaped");
-	free(text);
-	wait_job(w, id, "a", 10000);
+	accepted(w, &w->me, "back\\slash.conf", ok_spec, "a backslash is a good file name",
+		 "\nspec: back\\\\slash.conf\n");
 
 	errno = 0;
 	is_int(engine_submit(w->engine, &other, "t.conf", team_spec, strlen(team_spec), &id, &err), -1, "a team that is not the caller's is refused");
@@ -991,13 +1003,8 @@ static void test_admission(struct world *w)
 	has(err, "t.conf:2: team = not-my-team: 4242 may use the teams ", "with the spec's line and the user");
 	free(err);
 	err = NULL;
-	is_int(engine_submit(w->engine, &(struct caller){ .uid = 0, .gid = getgid() }, "t.conf",
-			     team_spec, strlen(team_spec), &id, &err),
-	       0, "root may name any team");
-	text = job_text(w, id, 0);
-	has(text, "\nteam: not-my-team\n", "and the job is accounted there");
-	free(text);
-	wait_job(w, id, "a", 10000);
+	accepted(w, &(struct caller){ .uid = 0, .gid = getgid() }, "t.conf", team_spec,
+		 "root may name any team", "\nteam: not-my-team\n");
 
 	errno = 0;
 	is_int(engine_submit(w->engine, &w->me, "big.conf", big_spec, strlen(big_spec), &id, &err), -1, "more instances than the default instances_per_job");
