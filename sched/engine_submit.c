@@ -43,7 +43,7 @@ int engine_check_limits(struct engine *e, uid_t uid, const char *user, const cha
 			theirs.instances += n;
 		}
 	}
-	return policy_check_limits(e->policy, user, team, job_instances, added, new_job, &mine,
+	return policy_check_limits(e->policy, user, uid == 0, team, job_instances, added, new_job, &mine,
 				   &theirs, file, err);
 }
 

@@ -131,9 +131,10 @@ out:
 
 /* The limit of kind for a user (or a team: scope), and where it comes from
  * into where. A team has no limit but its own lines (-1): the defaults are
- * each user's. */
+ * each user's; and none for root without a line of its own (own_only). */
 static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
-			enum parsa_limit_scope scope, const char *name, char *where, size_t len)
+			enum parsa_limit_scope scope, const char *name, bool own_only, char *where,
+			size_t len)
 {
 	const struct parsa_limit *dflt = NULL, *own = NULL;
 
@@ -154,7 +155,7 @@ static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
 			 p->conf.path, own->line);
 		return own->value;
 	}
-	if (scope == PARSA_SCOPE_TEAM)
+	if (scope == PARSA_SCOPE_TEAM || own_only)
 		return -1;
 	if (dflt) {
 		snprintf(where, len, "%s in [limits] of %s:%d", parsa_limit_name(kind), p->conf.path,
@@ -167,7 +168,7 @@ static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
 	return builtin[kind];
 }
 
-int policy_check_limits(const struct policy *p, const char *user, const char *team,
+int policy_check_limits(const struct policy *p, const char *user, bool root, const char *team,
 			int64_t job_instances, int64_t added, bool new_job,
 			const struct policy_usage *user_use, const struct policy_usage *team_use,
 			const char *file, char **err)
@@ -181,23 +182,27 @@ int policy_check_limits(const struct policy *p, const char *user, const char *te
 	for (size_t s = 0; s < ARRAY_LEN(scopes); s++) {
 		const char *name = scopes[s].scope == PARSA_SCOPE_USER ? user : team;
 		const struct policy_usage *use = scopes[s].scope == PARSA_SCOPE_USER ? user_use : team_use;
+		bool own_only = root && scopes[s].scope == PARSA_SCOPE_USER;
 		int64_t max;
 
-		max = limit_of(p, PARSA_LIMIT_INSTANCES_PER_JOB, scopes[s].scope, name, where, sizeof where);
+		max = limit_of(p, PARSA_LIMIT_INSTANCES_PER_JOB, scopes[s].scope, name, own_only, where,
+			       sizeof where);
 		if (max >= 0 && job_instances > max) {
 			errno = EDQUOT;
 			return errprintf(err, "%s: %lld instances in one job of %s %s, more than "
 					 "instances_per_job = %lld (%s)", file,
 					 (long long)job_instances, scopes[s].what, name, (long long)max, where);
 		}
-		max = limit_of(p, PARSA_LIMIT_QUEUED_JOBS, scopes[s].scope, name, where, sizeof where);
+		max = limit_of(p, PARSA_LIMIT_QUEUED_JOBS, scopes[s].scope, name, own_only, where,
+			       sizeof where);
 		if (max >= 0 && new_job && use->jobs + 1 > max) {
 			errno = EDQUOT;
 			return errprintf(err, "%s: %s %s has %lld unfinished jobs, and queued_jobs = %lld (%s): "
 					 "wait for some to end, or cancel some", file,
 					 scopes[s].what, name, (long long)use->jobs, (long long)max, where);
 		}
-		max = limit_of(p, PARSA_LIMIT_QUEUED_INSTANCES, scopes[s].scope, name, where, sizeof where);
+		max = limit_of(p, PARSA_LIMIT_QUEUED_INSTANCES, scopes[s].scope, name, own_only, where,
+			       sizeof where);
 		if (max >= 0 && use->instances + added > max) {
 			errno = EDQUOT;
 			return errprintf(err, "%s: %lld more instances would give %s %s %lld unfinished, more "

@@ -41,10 +41,11 @@ struct policy_usage {
 
 /* Would a job of user and team with job_instances (known so far) pass
  * instances_per_job, and would adding added instances (and, new_job, one
- * more job) to what they hold pass queued_instances and queued_jobs? 0, or
- * -1 with errno EDQUOT and *err naming the limit, its value and where it is
- * set. */
-int policy_check_limits(const struct policy *p, const char *user, const char *team,
+ * more job) to what they hold pass queued_instances and queued_jobs? root
+ * (uid 0, the operator) has no default limits, only its own user.root.
+ * lines, and its team's. 0, or -1 with errno EDQUOT and *err naming the
+ * limit, its value and where it is set. */
+int policy_check_limits(const struct policy *p, const char *user, bool root, const char *team,
 			int64_t job_instances, int64_t added, bool new_job,
 			const struct policy_usage *user_use, const struct policy_usage *team_use,
 			const char *file, char **err);

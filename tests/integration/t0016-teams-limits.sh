@@ -76,7 +76,10 @@ if out=$(as_user $A parsa submit --sched "unix:$SOCK" "$TEST_DIR/big.conf" 2>&1)
 fi
 check "parsa submit prints the limit" sh -c "printf '%s' \"\$1\" | grep -qF 'instances_per_job = 50'" _ "$out"
 spec fifty.conf "" 50 true
-id=$(submit "$TEST_DIR/fifty.conf") || fail "50 instances were refused"
+as_user $A cp "$TEST_DIR/fifty.conf" "$MNT/queue/fifty.conf" || fail "50 instances were refused"
+wait_job "$(as_user $A readlink "$MNT/jobs/last")" 60 succeeded
+id=$(submit "$TEST_DIR/big.conf") || fail "root was held to the default instances_per_job"
+pass "root has no default limits"
 wait_job "$id" 60 succeeded
 cat >"$TEST_DIR/fan.conf" <<'SPEC'
 [stage make]
@@ -87,7 +90,10 @@ after = make
 foreach = make/*
 run = true
 SPEC
-id=$(submit "$TEST_DIR/fan.conf") || fail "fan.conf refused at submission (its instances are not known yet)"
+chmod 644 "$TEST_DIR/fan.conf"
+as_user $A cp "$TEST_DIR/fan.conf" "$MNT/queue/fan.conf" ||
+	fail "fan.conf refused at submission (its instances are not known yet)"
+id=$(as_user $A readlink "$MNT/jobs/last")
 wait_job "$id" 60 failed
 check "the foreach stage fails with the limit" grep -q \
 	"^reason: stage use: foreach = make/\* matched 60 entries: .*more than instances_per_job = 50" \

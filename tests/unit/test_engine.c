@@ -1007,7 +1007,7 @@ static void test_admission(struct world *w)
 		 "root may name any team", "\nteam: not-my-team\n");
 
 	errno = 0;
-	is_int(engine_submit(w->engine, &w->me, "big.conf", big_spec, strlen(big_spec), &id, &err), -1, "more instances than the default instances_per_job");
+	is_int(engine_submit(w->engine, &other, "big.conf", big_spec, strlen(big_spec), &id, &err), -1, "more instances than the default instances_per_job");
 	is_int(errno, EDQUOT, "EDQUOT");
 	has(err, "more than instances_per_job = 100000 (the built-in default", "names the limit and where");
 	free(err);

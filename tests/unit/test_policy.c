@@ -110,11 +110,11 @@ static void test_limits(void)
 	char *err = NULL;
 
 	p = policy_create(NULL);
-	is_int(policy_check_limits(p, "alice", "arch", POLICY_DEFAULT_INSTANCES_PER_JOB,
+	is_int(policy_check_limits(p, "alice", false, "arch", POLICY_DEFAULT_INSTANCES_PER_JOB,
 				   POLICY_DEFAULT_INSTANCES_PER_JOB, true, &none, &none, "s.conf", &err), 0,
 	       "the built-in instances_per_job is allowed");
 	errno = 0;
-	is_int(policy_check_limits(p, "alice", "arch", POLICY_DEFAULT_INSTANCES_PER_JOB + 1,
+	is_int(policy_check_limits(p, "alice", false, "arch", POLICY_DEFAULT_INSTANCES_PER_JOB + 1,
 				   POLICY_DEFAULT_INSTANCES_PER_JOB + 1, true, &none, &none, "s.conf", &err),
 	       -1, "one more is refused");
 	is_int(errno, EDQUOT, "EDQUOT");
@@ -123,44 +123,59 @@ static void test_limits(void)
 	   err ? err : "(null)");
 	free(err);
 	err = NULL;
+	is_int(policy_check_limits(p, "root", true, "arch", POLICY_DEFAULT_INSTANCES_PER_JOB + 1,
+				   POLICY_DEFAULT_INSTANCES_PER_JOB + 1, true, &none, &none, "s.conf", &err),
+	       0, "root has no default limits");
 	policy_destroy(p);
 
 	is_int(load("[limits]\nqueued_jobs = 10\ninstances_per_job = 50\nuser.alice.queued_jobs = 20\n"
-		    "team.arch.queued_instances = 100\nuser.bob.instances_per_job = 5\n", &c, &err), 0,
+		    "team.arch.queued_instances = 100\nuser.bob.instances_per_job = 5\n"
+		    "user.root.queued_jobs = 3\n", &c, &err), 0,
 	       "[limits] loads");
-	is_int(c.nlimits, 5, "five limits");
+	is_int(c.nlimits, 6, "six limits");
 	p = policy_create(&c);
 	parsa_conf_free(&c);
-	is_int(policy_check_limits(p, "carol", "x", 1, 1, true, &nine, &none, "s.conf", &err), 0,
+	is_int(policy_check_limits(p, "carol", false, "x", 1, 1, true, &nine, &none, "s.conf", &err), 0,
 	       "the tenth job of a user is allowed");
 	nine.jobs = 10;
-	is_int(policy_check_limits(p, "carol", "x", 1, 1, true, &nine, &none, "s.conf", &err), -1,
+	is_int(policy_check_limits(p, "carol", false, "x", 1, 1, true, &nine, &none, "s.conf", &err), -1,
 	       "the eleventh is refused by the default");
 	ok(err && strstr(err, "user carol has 10 unfinished jobs, and queued_jobs = 10 (queued_jobs in "
 			 "[limits] of ") && strstr(err, "parsa.conf:2)"), "with the line: %s",
 	   err ? err : "(null)");
 	free(err);
 	err = NULL;
-	is_int(policy_check_limits(p, "carol", "x", 1, 0, false, &nine, &none, "s.conf", &err), 0,
+	is_int(policy_check_limits(p, "carol", false, "x", 1, 0, false, &nine, &none, "s.conf", &err), 0,
 	       "a foreach expansion is no new job");
-	is_int(policy_check_limits(p, "alice", "x", 1, 1, true, &nine, &none, "s.conf", &err), 0,
+	is_int(policy_check_limits(p, "alice", false, "x", 1, 1, true, &nine, &none, "s.conf", &err), 0,
 	       "user.alice.queued_jobs overrides the default");
-	is_int(policy_check_limits(p, "bob", "x", 6, 6, true, &none, &none, "s.conf", &err), -1,
+	is_int(policy_check_limits(p, "bob", false, "x", 6, 6, true, &none, &none, "s.conf", &err), -1,
 	       "user.bob.instances_per_job = 5 refuses 6");
 	ok(err && strstr(err, "user.bob.instances_per_job in [limits] of ") && strstr(err, "parsa.conf:6"),
 	   "where it is set: %s", err ? err : "(null)");
 	free(err);
 	err = NULL;
-	is_int(policy_check_limits(p, "carol", "arch", 50, 50, true, &none,
+	is_int(policy_check_limits(p, "carol", false, "arch", 50, 50, true, &none,
 				   &(struct policy_usage){ .jobs = 1, .instances = 60 }, "s.conf", &err), -1,
 	       "a team's queued_instances counts all its users");
 	ok(err && strstr(err, "team arch 110 unfinished, more than queued_instances = 100 "
 			 "(team.arch.queued_instances"), "names the team's line: %s", err ? err : "(null)");
 	free(err);
 	err = NULL;
-	is_int(policy_check_limits(p, "carol", "other", 50, 50, true, &none,
+	is_int(policy_check_limits(p, "carol", false, "other", 50, 50, true, &none,
 				   &(struct policy_usage){ .jobs = 500, .instances = 5000000 }, "s.conf", &err),
 	       0, "a team without lines of its own has no limit");
+	nine.jobs = 3;
+	is_int(policy_check_limits(p, "root", true, "x", 1, 1, true, &nine, &none, "s.conf", &err), -1,
+	       "a user.root. line applies to root");
+	ok(err && strstr(err, "user.root.queued_jobs"), "and is named: %s", err ? err : "(null)");
+	free(err);
+	err = NULL;
+	is_int(policy_check_limits(p, "root", true, "x", 60, 60, true, &none, &none, "s.conf", &err), 0,
+	       "but root has no default instances_per_job");
+	is_int(policy_check_limits(p, "root", true, "arch", 150, 150, true, &none, &none, "s.conf", &err), -1,
+	       "its team's lines still apply");
+	free(err);
 	policy_destroy(p);
 }
 
