@@ -55,6 +55,11 @@ code=$(printf '{"name": "x\\nevery: 1h", "spec": "[job]\\nevery = 1h\\n[stage a]
 	curl -s --unix-socket "$SOCK" -o /dev/null -w '%{http_code}' --data-binary @- \
 		http://localhost/v1/schedules)
 check "POST /v1/schedules with a forged name is refused" test "$code" = 400
+code=$(printf '{"name": "evil\\nstate: up", "cpus": 1, "mem": 1000000, "scratch_total": 0, "scratch_free": 0, "cpu_limit": 90, "mem_limit": 90, "features": [], "mount": "/parsa"}' |
+	curl -s --unix-socket "$SOCK" -o "$TEST_DIR/answer" -w '%{http_code}' --data-binary @- \
+		http://localhost/v1/hosts)
+check "a runner's host name with a newline is refused (HTTP 400)" test "$code" = 400
+check "hosts/ has no such host" sh -c "! ls '$MNT/hosts/' | grep -q '^evil'"
 if readlink "$MNT/jobs/last" >/dev/null 2>&1; then
 	fail "the API made a job of a forged name"
 fi
