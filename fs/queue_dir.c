@@ -2,6 +2,7 @@
  * holding the text in memory; the named ones are listed in the folder until
  * they are submitted. The .rejected files live only in memory too. */
 #include "queue_dir.h"
+#include "escape.h"
 #include "proc_fd.h"
 #include "job_cache.h"
 #include "log.h"
@@ -148,6 +149,17 @@ static void invalidate(struct queue_dir *q, const char *name)
 	path = xasprintf("/%s/%s", q->folder, name);
 	fuse_invalidate_path(q->fs->fuse, path);
 	free(path);
+}
+
+/* Caller holds q->lock. uid's spec called name being written, if any: each
+ * user's names are their own, so two people writing job.conf at once get a
+ * job each and one's open file never blocks the other. */
+static struct spec_file *find_open_locked(struct queue_dir *q, const char *name, uid_t uid)
+{
+	for (struct spec_file *f = q->open; f; f = f->next)
+		if (f->who.uid == uid && strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
 }
 
 /* Caller holds q->lock. Students share queue/ and often share file names
@@ -515,12 +527,18 @@ out:
 	return ret;
 }
 
+/* A spec being written shows as the folder's owner's and writable by all:
+ * the kernel may answer another user's open of the same name from its cache
+ * of the writer's lookup (entry_timeout), and its permission checks
+ * (default_permissions, fs.protected_regular for O_CREAT in a sticky folder)
+ * must let that open through to entry_open, which gives them a spec of
+ * their own. */
 static int spec_getattr(struct fs_file *file, struct stat *st)
 {
 	struct spec_file *f = (struct spec_file *)file;
 
-	fs_stat_file(f->q->fs, st, f->clone ? 0666 : 0644, f->clone ? f->q->fs->uid : f->who.uid,
-		     f->clone ? f->q->fs->gid : f->who.gid, f->clone ? 0 : (off_t)atomic_load(&f->size));
+	fs_stat_file(f->q->fs, st, 0666, f->q->fs->uid, f->q->fs->gid,
+		     f->clone ? 0 : (off_t)atomic_load(&f->size));
 	if (!f->clone)
 		st->st_mtim = st->st_ctim = f->created;
 	return 0;
@@ -581,7 +599,7 @@ static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 	return 0;
 }
 
-void queue_dir_names(struct queue_dir *q, char ***out, size_t *nout)
+void queue_dir_names(struct queue_dir *q, uid_t uid, char ***out, size_t *nout)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -589,7 +607,7 @@ void queue_dir_names(struct queue_dir *q, char ***out, size_t *nout)
 	/* Copy the names under the lock; the filler may be slow. */
 	pthread_mutex_lock(&q->lock);
 	for (struct spec_file *f = q->open; f; f = f->next) {
-		bool dup = false;
+		bool dup = f->who.uid != uid;
 
 		for (size_t i = 0; i < n && !dup; i++)
 			dup = strcmp(names[i], f->name) == 0;
@@ -616,11 +634,13 @@ void queue_dir_names(struct queue_dir *q, char ***out, size_t *nout)
 static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
 	struct queue_dir *q = queue_of(fs, p);
+	struct fs_identity who;
 	char **names;
 	size_t n;
 	int ret;
 
-	queue_dir_names(q, &names, &n);
+	fs_identity_basic(fs, &who);
+	queue_dir_names(q, who.uid, &names, &n);
 	ret = fill(arg, ".clone", NULL) ? 1 : 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ret == 0 && fill(arg, names[i], NULL))
@@ -691,6 +711,7 @@ static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 {
 	struct queue_dir *q = queue_of(fs, p);
 	struct fs_identity who;
+	struct spec_file *f;
 	struct rejected *r;
 	int ret = -1;
 
@@ -703,12 +724,11 @@ static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 		ret = 0;
 		goto out;
 	}
-	for (struct spec_file *f = q->open; f; f = f->next) {
-		if (strcmp(f->name, p->name) == 0) {
-			spec_getattr(&f->base, st);
-			ret = 0;
-			goto out;
-		}
+	f = find_open_locked(q, p->name, who.uid);
+	if (f) {
+		spec_getattr(&f->base, st);
+		ret = 0;
+		goto out;
 	}
 	errno = take_recently_gone_locked(q, p->name) ? ESTALE : ENOENT;
 out:
@@ -721,6 +741,7 @@ static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, m
 {
 	struct queue_dir *q = queue_of(fs, p);
 	struct spec_file *f;
+	char *err = NULL;
 
 	(void)flags;
 	(void)mode;
@@ -731,6 +752,19 @@ static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, m
 	/* Its errors must be able to land in <name>.rejected. */
 	if (strlen(p->name) + strlen(REJECTED_SUFFIX) > NAME_MAX) {
 		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* The name is shown in views (spec:) and logs: a newline in it could
+	 * forge their lines. Refused before a byte is written, with the reason
+	 * where a refusal's reason always is. */
+	if (escape_check_file_name(p->name, &err) < 0) {
+		struct fs_identity who;
+
+		fs_identity_current(fs, &who);
+		add_rejected(q, p->name, &who, err);
+		fs_identity_clear(&who);
+		free(err);
+		errno = EINVAL;
 		return -1;
 	}
 	f = spec_file_new(q, p->name, false);
@@ -759,8 +793,7 @@ static int entry_open(struct fs_ctx *fs, const struct fs_path *p, int flags, str
 		copy = xstrdup(r->text);
 		len = r->len;
 	}
-	for (struct spec_file *f = q->open; f && !r; f = f->next)
-		pending = pending || strcmp(f->name, p->name) == 0;
+	pending = !r && find_open_locked(q, p->name, who.uid);
 	pthread_mutex_unlock(&q->lock);
 	if (copy) {
 		if (fs_check_read_only(flags) < 0) {
@@ -794,8 +827,7 @@ static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 		err = EACCES;
 	if (r)
 		owner = r->uid;
-	for (struct spec_file *f = q->open; f && !r; f = f->next)
-		pending = pending || strcmp(f->name, p->name) == 0;
+	pending = !r && find_open_locked(q, p->name, who.uid);
 	pthread_mutex_unlock(&q->lock);
 	fs_identity_clear(&who);
 	if (!err && !r)

@@ -12,6 +12,8 @@
 struct queue_dir;
 
 /* How many .rejected files are kept at most; the oldest go first. */
+#include <sys/types.h>
+
 #define QUEUE_MAX_REJECTED 1024
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs);
@@ -20,8 +22,9 @@ struct queue_dir *queue_dir_create(struct fs_ctx *fs);
 struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path);
 void queue_dir_destroy(struct queue_dir *q);
 
-/* The names being written and the .rejected reports (malloc'ed, with *out). */
-void queue_dir_names(struct queue_dir *q, char ***out, size_t *n);
+/* The names uid is writing (each user's names are their own) and the
+ * .rejected reports (malloc'ed, with *out). */
+void queue_dir_names(struct queue_dir *q, uid_t uid, char ***out, size_t *n);
 
 extern const struct node_ops queue_root_ops;   /* queue/ */
 extern const struct node_ops queue_clone_ops;  /* queue/.clone */

@@ -145,6 +145,7 @@ static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
 	struct schedules_dir *s = fs->schedules;
+	struct fs_identity who;
 	char **names = NULL;
 	size_t n = 0, total;
 	int full = 0;
@@ -152,7 +153,8 @@ static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn f
 	(void)p;
 	if (refresh(s, false) < 0)
 		return -1;
-	queue_dir_names(fs->schedules_queue, &names, &n);
+	fs_identity_basic(fs, &who);
+	queue_dir_names(fs->schedules_queue, who.uid, &names, &n);
 	pthread_mutex_lock(&s->lock);
 	total = n + s->n;
 	names = xrealloc(names, (total ? total : 1) * sizeof *names);

@@ -307,6 +307,8 @@ int api_status_errno(long status)
 		return EBUSY;
 	case 413:
 		return EFBIG;
+	case 429:
+		return EDQUOT;
 	case 503:
 		return EAGAIN;
 	case 507:

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #define CONF_MAX_BYTES (64 * 1024)
+/* Feature, user, group and team names. */
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 /* K_AMOUNT: 0 to 1024, where 0 means none (the field is -1 when absent). */
 enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST };
@@ -92,8 +94,8 @@ static int parse_list(struct reader *r, const char *value, char ***out, size_t *
 			*--end = '\0';
 		if (!*tok)
 			continue;
-		if (strspn(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(tok)) {
-			fail(r, "'%s' is not a feature name (letters, digits, '.', '_', '-')%s", tok, "");
+		if (strspn(tok, NAME_CHARS) != strlen(tok)) {
+			fail(r, "'%s' is not a name (letters, digits, '.', '_', '-')%s", tok, "");
 			free(copy);
 			return 0;
 		}
@@ -101,6 +103,104 @@ static int parse_list(struct reader *r, const char *value, char ***out, size_t *
 		(*out)[(*n)++] = xstrdup(tok);
 	}
 	free(copy);
+	return 1;
+}
+
+static const char *const limit_names[PARSA_LIMIT_NKINDS] = {
+	[PARSA_LIMIT_INSTANCES_PER_JOB] = "instances_per_job",
+	[PARSA_LIMIT_QUEUED_INSTANCES] = "queued_instances",
+	[PARSA_LIMIT_QUEUED_JOBS] = "queued_jobs",
+};
+
+const char *parsa_limit_name(enum parsa_limit_kind kind)
+{
+	return kind < PARSA_LIMIT_NKINDS ? limit_names[kind] : "?";
+}
+
+static bool good_name(const char *s, size_t n)
+{
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(NAME_CHARS, s[i]) || !s[i])
+			return false;
+	return true;
+}
+
+/* [teams] NAME = team, team or @GROUP = team, ... */
+static int on_team(struct reader *r, const char *name, const char *value)
+{
+	struct parsa_conf *c = r->conf;
+	struct parsa_team_grant *g;
+	bool group = name[0] == '@';
+	const char *who = group ? name + 1 : name;
+	char **teams = NULL;
+	size_t nteams = 0;
+
+	if (!good_name(who, strlen(who)))
+		return fail(r, "[teams] %s: want a user name, or @ and a group name%s", name, "");
+	if (!parse_list(r, value, &teams, &nteams))
+		goto bad;
+	if (nteams == 0) {
+		fail(r, "[teams] %s: give the teams it may use (%s = arch, vlsi)", name, name);
+		goto bad;
+	}
+	c->grants = xrealloc(c->grants, (c->ngrants + 1) * sizeof *c->grants);
+	g = &c->grants[c->ngrants++];
+	*g = (struct parsa_team_grant){ .who = xstrdup(who), .group = group, .teams = teams,
+					.nteams = nteams, .line = r->line };
+	return 1;
+bad:
+	for (size_t i = 0; i < nteams; i++)
+		free(teams[i]);
+	free(teams);
+	return 0;
+}
+
+/* [limits] KIND = N, user.NAME.KIND = N or team.NAME.KIND = N. */
+static int on_limit(struct reader *r, const char *name, const char *value)
+{
+	static const struct {
+		const char *prefix;
+		enum parsa_limit_scope scope;
+	} scopes[] = { { "user.", PARSA_SCOPE_USER }, { "team.", PARSA_SCOPE_TEAM } };
+	struct parsa_limit l = { .scope = PARSA_SCOPE_DEFAULT, .line = r->line };
+	const char *kind = name, *dot;
+	char *end;
+	long long v;
+	size_t k;
+
+	for (size_t i = 0; i < ARRAY_LEN(scopes); i++) {
+		size_t n = strlen(scopes[i].prefix);
+
+		if (strncmp(name, scopes[i].prefix, n) != 0)
+			continue;
+		dot = strrchr(name + n, '.');
+		if (!dot || !good_name(name + n, (size_t)(dot - name - n)))
+			return fail(r, "[limits] %s: want %sNAME.KIND (e.g. user.alice.queued_jobs)",
+				    name, scopes[i].prefix);
+		l.scope = scopes[i].scope;
+		l.name = xasprintf("%.*s", (int)(dot - name - n), name + n);
+		kind = dot + 1;
+	}
+	for (k = 0; k < PARSA_LIMIT_NKINDS; k++)
+		if (strcmp(kind, limit_names[k]) == 0)
+			break;
+	if (k == PARSA_LIMIT_NKINDS) {
+		free(l.name);
+		return fail(r, "[limits] unknown limit '%s' (limits: instances_per_job, queued_instances, "
+			    "queued_jobs, each also as user.NAME.KIND or team.NAME.KIND)%s", name, "");
+	}
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (errno || end == value || *end || v < 1 || v > 1000000000LL) {
+		free(l.name);
+		return fail(r, "[limits] %s = %s: expected a number from 1 to 1000000000", name, value);
+	}
+	l.kind = (enum parsa_limit_kind)k;
+	l.value = v;
+	r->conf->limits = xrealloc(r->conf->limits, (r->conf->nlimits + 1) * sizeof *r->conf->limits);
+	r->conf->limits[r->conf->nlimits++] = l;
 	return 1;
 }
 
@@ -167,6 +267,11 @@ static int on_entry(void *arg, const char *section, const char *name, const char
 
 	if (r->err)
 		return 0;
+	/* Their keys are names the admin chooses, not a fixed table. */
+	if (strcmp(section, "teams") == 0)
+		return on_team(r, name, value ? value : "");
+	if (strcmp(section, "limits") == 0)
+		return on_limit(r, name, value ? value : "");
 	for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
@@ -175,7 +280,7 @@ static int on_entry(void *arg, const char *section, const char *name, const char
 			return set_value(r, &keys[i], value ? value : "");
 	}
 	if (!section_known)
-		return fail(r, "unknown section [%s] (sections: [cluster], [sched], [host])%s",
+		return fail(r, "unknown section [%s] (sections: [cluster], [sched], [host], [teams], [limits])%s",
 			    *section ? section : "(none)", "");
 	return fail(r, "unknown key '%s' in [%s] (see docs/operators.md)", name, section);
 }
@@ -284,6 +389,16 @@ void parsa_conf_free(struct parsa_conf *conf)
 	for (size_t i = 0; i < conf->nfeatures; i++)
 		free(conf->features[i]);
 	free(conf->features);
+	for (size_t i = 0; i < conf->ngrants; i++) {
+		for (size_t t = 0; t < conf->grants[i].nteams; t++)
+			free(conf->grants[i].teams[t]);
+		free(conf->grants[i].teams);
+		free(conf->grants[i].who);
+	}
+	free(conf->grants);
+	for (size_t i = 0; i < conf->nlimits; i++)
+		free(conf->limits[i].name);
+	free(conf->limits);
 	free(conf->path);
 	memset(conf, 0, sizeof *conf);
 }

@@ -7,11 +7,44 @@
 #ifndef PARSA_CONFIG_H
 #define PARSA_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define PARSA_CONF_DEFAULT "/etc/parsa/parsa.conf"
 #define PARSA_MUNGE_KEY_DEFAULT "/etc/munge/munge.key"
+
+/* [limits]: what one user (or one team) may have the scheduler hold. */
+enum parsa_limit_kind {
+	PARSA_LIMIT_INSTANCES_PER_JOB, /* instances of one job */
+	PARSA_LIMIT_QUEUED_INSTANCES,  /* unfinished instances of all unfinished jobs */
+	PARSA_LIMIT_QUEUED_JOBS,       /* unfinished jobs */
+	PARSA_LIMIT_NKINDS
+};
+
+/* Whom a limit line is for: everybody's default, one user, one team. */
+enum parsa_limit_scope { PARSA_SCOPE_DEFAULT, PARSA_SCOPE_USER, PARSA_SCOPE_TEAM };
+
+struct parsa_limit {
+	enum parsa_limit_kind kind;
+	enum parsa_limit_scope scope;
+	char *name;                 /* the user or team; NULL for a default */
+	int64_t value;
+	int line;                   /* in the file, for "where it is set" */
+};
+
+/* [teams]: "alice = arch, vlsi" (a user) or "@students = teaching" (the
+ * members of a group) may name these teams besides their own groups. */
+struct parsa_team_grant {
+	char *who;                  /* user name, or group name when group is set */
+	bool group;
+	char **teams;
+	size_t nteams;
+	int line;
+};
+
+/* The name of a limit kind as parsa.conf spells it ("queued_jobs"). */
+const char *parsa_limit_name(enum parsa_limit_kind kind);
 
 /* Unset strings are NULL, unset numbers 0 (gpus: -1, since 0 says none). */
 struct parsa_conf {
@@ -42,6 +75,11 @@ struct parsa_conf {
 	char *runner_state;
 	double cpu_limit, mem_limit;
 	int64_t grace_ms;
+	/* [teams] and [limits] (the scheduler's policy, sched/policy.h) */
+	struct parsa_team_grant *grants;
+	size_t ngrants;
+	struct parsa_limit *limits;
+	size_t nlimits;
 };
 
 /* Read path into conf (zeroed first). A missing file is not an error when

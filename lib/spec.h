@@ -59,6 +59,7 @@ struct spec_stage {
 struct spec {
 	char *name;          /* [job] name, or the file name without extension */
 	char *team;          /* NULL when not given: the submitter's primary group */
+	int team_line;       /* its line, for the error when it is not the submitter's */
 	int priority;        /* default 0; higher runs first */
 	int64_t *after_jobs; /* ids of jobs this one waits for */
 	size_t nafter_jobs;

@@ -290,6 +290,7 @@ static void job_team(struct parser *p, struct spec *spec, const struct entry *e,
 		return;
 	}
 	spec->team = xstrdup(v);
+	spec->team_line = e->line;
 }
 
 static void job_priority(struct parser *p, struct spec *spec, const struct entry *e, const char *v)

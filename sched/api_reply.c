@@ -25,6 +25,9 @@ unsigned int api_status_for_errno(int err)
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	case ENOSPC:
 		return MHD_HTTP_INSUFFICIENT_STORAGE;
+	case EDQUOT:
+		/* Over a [limits] line of parsa.conf (sched/policy.h). */
+		return MHD_HTTP_TOO_MANY_REQUESTS;
 	default:
 		return MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}

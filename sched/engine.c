@@ -7,6 +7,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "notify.h"
+#include "policy.h"
 #include "schedules.h"
 #include "space.h"
 #include "storage_queue.h"
@@ -112,6 +113,9 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	if (e->cfg.lease_ms <= 0)
 		e->cfg.lease_ms = 30000;
 	e->fair = fairshare_create(e->cfg.half_life_ms);
+	e->policy = policy_create(cfg->conf);
+	/* The engine reads the config only here: the caller may free it. */
+	e->cfg.conf = NULL;
 	e->store = store;
 	e->storage = storage;
 	e->model = model;
@@ -126,6 +130,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		errno = rc;
 		errprintf(err, "cannot create condition variables: %s", strerror(rc));
 		fairshare_destroy(e->fair);
+		policy_destroy(e->policy);
 		free(e);
 		return NULL;
 	}
@@ -225,6 +230,7 @@ void engine_destroy(struct engine *e)
 	pthread_cond_destroy(&e->changed);
 	pthread_mutex_destroy(&e->lock);
 	fairshare_destroy(e->fair);
+	policy_destroy(e->policy);
 	free(e);
 }
 

@@ -32,6 +32,8 @@ struct engine_config {
 	const char *sendmail;      /* for notify = mail:... (NULL: /usr/sbin/sendmail) */
 	int64_t retention_ms;      /* outputs of finished, un-kept jobs older than this are
 				    * deleted (sched/lifecycle.h); 0 = never */
+	const struct parsa_conf *conf; /* [teams] and [limits] (sched/policy.h), read at
+				    * engine_create; NULL: the built-in limits only */
 };
 
 /* Who is acting: the socket peer, or whom a trusted peer acts for. */

@@ -80,9 +80,24 @@ static int list_upstream(struct engine *e, struct listing *l)
 static void expand(struct engine *e, struct stage *stage, const struct listing *l, int64_t now)
 {
 	const struct spec_stage *ss = stage->spec;
-	int64_t next_id = model_next_instance_id(e->model);
-	char item[1024], reason[600];
+	const struct job *job = stage->job;
+	int64_t next_id = model_next_instance_id(e->model), total = (int64_t)l->found.n;
+	char item[1024], reason[1200];
+	char *over = NULL;
 
+	/* The instances a foreach makes were unknown at submission: [limits]
+	 * (sched/policy.h) apply to them now, the job's and its owner's. */
+	for (size_t s = 0; s < job->nstages; s++)
+		total += (int64_t)job->stages[s].ninst;
+	if (!l->failed && engine_check_limits(e, job->uid, job->user, job->team, total,
+					      (int64_t)l->found.n, false, job->spec_file, &over) < 0) {
+		snprintf(reason, sizeof reason, "stage %s: foreach = %s/%s matched %zu entries: %s",
+			 ss->name, ss->foreach_stage, l->glob, l->found.n, over);
+		free(over);
+		engine_begin_ending(e, stage->job, ENDING_FAIL, reason, now);
+		engine_set_stage_state(e, stage, STAGE_FAILED, now);
+		return;
+	}
 	if (l->failed) {
 		snprintf(reason, sizeof reason, "stage %s: %s", ss->name,
 			 l->err ? l->err : "cannot expand foreach");

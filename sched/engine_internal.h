@@ -21,6 +21,7 @@
 
 struct fairshare;
 struct lifecycle;
+struct policy;
 struct notify;
 struct space;
 struct schedules;
@@ -53,6 +54,7 @@ struct engine {
 	struct space *space;          /* free space on the volume (sched/space.h) */
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
+	struct policy *policy;        /* teams and limits; read-only after create */
 };
 
 static inline bool job_ended(const struct job *job)
@@ -111,6 +113,14 @@ static inline struct timespec engine_deadline_in(int64_t ms)
 	}
 	return ts;
 }
+
+/* Would a job of user (uid) and team with job_instances in all, added of
+ * them new, pass [limits] given what they hold? new_job: it is one more
+ * unfinished job (a submission); else a job that already counts grows (a
+ * foreach expansion). 0, or -1 with errno EDQUOT and *err (engine_submit.c). */
+int engine_check_limits(struct engine *e, uid_t uid, const char *user, const char *team,
+			int64_t job_instances, int64_t added, bool new_job, const char *file,
+			char **err);
 
 /* Root, or a member of the admin group (engine_config.admin_gid). */
 static inline bool engine_is_admin(const struct engine *e, const struct caller *who)

@@ -2,6 +2,7 @@
  * use, what it runs, progress) and reports on instances, long-polls for work
  * and leaves when its runner stops; an instance posts its progress. */
 #include "engine_internal.h"
+#include "escape.h"
 #include "proto.h"
 #include "api_client.h"
 #include "log.h"
@@ -50,12 +51,15 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 {
 	struct timewin *win = NULL;
 	struct host *h;
-	char *why = NULL;
+	char *why = NULL, shown[8];
 	int ret = -1, saved;
 
-	if (!info->name || !*info->name || strchr(info->name, '/') || info->cpus <= 0) {
+	/* The name is a folder of hosts/ and a field of every view that
+	 * mentions the host: no '/' and no control character. */
+	if (!info->name || !*info->name || strchr(info->name, '/') ||
+	    escape_find_control(info->name, shown, sizeof shown) || info->cpus <= 0) {
 		errno = EINVAL;
-		return errprintf(err, "a host needs a name (no '/') and cpus > 0");
+		return errprintf(err, "a host needs a name (no '/', no control character) and cpus > 0");
 	}
 	if (info->window && *info->window && !(win = timewin_parse(info->window, &why))) {
 		errno = EINVAL;

@@ -2,8 +2,10 @@
  * made outside the lock, and what a mount needs to know of it at once. Jobs
  * of recurring pipelines are built and adopted here too. */
 #include "engine_internal.h"
+#include "escape.h"
 #include "ident.h"
 #include "log.h"
+#include "policy.h"
 #include "schedules.h"
 #include "spec.h"
 #include "util.h"
@@ -16,6 +18,55 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+int engine_check_limits(struct engine *e, uid_t uid, const char *user, const char *team,
+			int64_t job_instances, int64_t added, bool new_job, const char *file, char **err)
+{
+	struct policy_usage mine = { 0 }, theirs = { 0 };
+
+	for (size_t j = 0; j < model_nactive(e->model); j++) {
+		const struct job *job = model_active_at(e->model, j);
+		int64_t n = 0;
+
+		if (job_ended(job))
+			continue;
+		for (size_t s = 0; s < job->nstages; s++) {
+			const int *c = job->stages[s].counts;
+
+			n += c[INST_QUEUED] + c[INST_ASSIGNED] + c[INST_RUNNING];
+		}
+		if (job->uid == uid) {
+			mine.jobs++;
+			mine.instances += n;
+		}
+		if (strcmp(job->team, team) == 0) {
+			theirs.jobs++;
+			theirs.instances += n;
+		}
+	}
+	return policy_check_limits(e->policy, user, uid == 0, team, job_instances, added, new_job, &mine,
+				   &theirs, file, err);
+}
+
+/* May who submit spec as user, accounted to team? The file name, the team
+ * rule and [limits] (sched/policy.h); instances of foreach stages are not
+ * known yet and are checked again when the stage expands. */
+static int admit(struct engine *e, const struct caller *who, const char *user, const char *team,
+		 const struct spec *spec, const char *filename, char **err)
+{
+	int64_t instances = 0;
+
+	/* The API can be called without a mount (queue_dir.c refuses these too). */
+	if (escape_check_file_name(filename, err) < 0)
+		return -1;
+	if (spec->team && policy_check_team(e->policy, who, user, engine_is_admin(e, who), spec->team,
+					    filename, spec->team_line, err) < 0)
+		return -1;
+	for (size_t s = 0; s < spec->nstages; s++)
+		if (!spec->stages[s].foreach_stage)
+			instances += spec->stages[s].instances;
+	return engine_check_limits(e, who->uid, user, team, instances, instances, true, filename, err);
+}
+
 /* A new job of who for spec (which it takes, also on failure), not yet
  * committed nor in the model. user names who; team NULL means the spec's or
  * who's primary group. NULL with errno and *err (e.g. after = a job that does
@@ -25,6 +76,7 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 			 const char *text, size_t len, int64_t now, char **err)
 {
 	struct job *job;
+	char *owner, *account;
 	int64_t next_inst;
 
 	for (size_t i = 0; i < spec->nafter_jobs; i++) {
@@ -35,6 +87,17 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 			spec_destroy(spec);
 			return NULL;
 		}
+	}
+	owner = user ? xstrdup(user) : ident_user_name(who->uid);
+	account = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+	if (admit(e, who, owner, account, spec, filename, err) < 0) {
+		int saved = errno;
+
+		free(owner);
+		free(account);
+		spec_destroy(spec);
+		errno = saved;
+		return NULL;
 	}
 	job = model_job_new(model_next_job_id(e->model), spec);
 	job->name = xstrdup(spec->name ? spec->name : filename);
@@ -49,8 +112,8 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 	job->groups = xcalloc(who->ngroups ? who->ngroups : 1, sizeof *job->groups);
 	if (who->ngroups)
 		memcpy(job->groups, who->groups, who->ngroups * sizeof *job->groups);
-	job->user = user ? xstrdup(user) : ident_user_name(who->uid);
-	job->team = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+	job->user = owner;
+	job->team = account;
 	job->priority = spec->priority;
 	job->state = JOB_QUEUED;
 	job->submitted_ms = now;

@@ -305,6 +305,7 @@ int main(int argc, char **argv)
 		log_info("time comes from the clock file %s (a test facility)", s.clock_file);
 	cfg.clock = s.clock;
 	cfg.sendmail = s.sendmail;
+	cfg.conf = &s.conf;
 	s.engine = engine_create(&cfg, s.store, s.storage, s.model, &err);
 	if (!s.engine || engine_start(s.engine, &err) < 0)
 		goto fail;

@@ -1,4 +1,5 @@
 #include "schedules.h"
+#include "escape.h"
 
 #include "cron.h"
 #include "ctl.h"
@@ -665,7 +666,7 @@ json_t *schedules_json(struct schedules *s, const char *name)
 char *schedules_status(struct schedules *s, const char *name)
 {
 	struct schedule *sc;
-	char *buf = NULL, when[128], at[64];
+	char *buf = NULL, when[128], at[64], *name_esc, *user_esc, *file_esc, *error_esc;
 	size_t len = 0;
 	int64_t now;
 	FILE *f;
@@ -681,8 +682,13 @@ char *schedules_status(struct schedules *s, const char *name)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		abort();
-	fprintf(f, "name: %s\nowner: %s\nspec: %s\nevery: %s\nstate: %s\n", sc->name, sc->user,
-		sc->spec_file, sc->every ? every_text(sc->every) : "?", sc->paused ? "paused" : "active");
+	/* Names and errors as user text that cannot start a line (escape.h). */
+	name_esc = escape_text(sc->name);
+	user_esc = escape_text(sc->user);
+	file_esc = escape_text(sc->spec_file);
+	error_esc = escape_text(sc->last_error);
+	fprintf(f, "name: %s\nowner: %s\nspec: %s\nevery: %s\nstate: %s\n", name_esc, user_esc,
+		file_esc, sc->every ? every_text(sc->every) : "?", sc->paused ? "paused" : "active");
 	if (sc->paused || sc->next_ms <= 0) {
 		fprintf(f, "next run: -%s\n", sc->paused ? " (paused: write resume to ctl)" : "");
 	} else {
@@ -692,18 +698,26 @@ char *schedules_status(struct schedules *s, const char *name)
 	time_format_iso(sc->created_ms, at, sizeof at);
 	fprintf(f, "created: %s\nruns: %lld\n", at, (long long)sc->total_runs);
 	if (*sc->last_error)
-		fprintf(f, "last error: %s\n", sc->last_error);
+		fprintf(f, "last error: %s\n", error_esc);
 	for (size_t i = sc->nruns; i-- > 0; ) {
 		const struct run *r = &sc->runs[(sc->runs_head + i) % SCHEDULE_RUNS_KEPT];
 
 		time_format_iso(r->ms, at, sizeof at);
 		fprintf(f, "run: job %lld submitted %s %s", (long long)r->job, at, run_state(s, r));
-		if (*r->note)
-			fprintf(f, " (%s)", r->note);
+		if (*r->note) {
+			char *note = escape_text(r->note);
+
+			fprintf(f, " (%s)", note);
+			free(note);
+		}
 		fprintf(f, "\n");
 	}
 	s->ops.unlock(s->ops.arg);
 	fclose(f);
+	free(name_esc);
+	free(user_esc);
+	free(file_esc);
+	free(error_esc);
 	return buf;
 }
 

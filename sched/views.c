@@ -1,4 +1,5 @@
 #include "views.h"
+#include "escape.h"
 #include "proto.h"
 #include "stage_progress.h"
 #include "timewin.h"
@@ -12,17 +13,22 @@
 #include <string.h>
 #include <time.h>
 
-/* A growing text buffer on open_memstream. */
+/* A growing text buffer on open_memstream, and the escaped copies of the
+ * user strings written into it (freed with it). */
 struct text {
 	FILE *f;
 	char *buf;
 	size_t len;
+	char **held;
+	size_t nheld;
 };
 
 static void text_open(struct text *t)
 {
 	t->buf = NULL;
 	t->len = 0;
+	t->held = NULL;
+	t->nheld = 0;
 	t->f = open_memstream(&t->buf, &t->len);
 	if (!t->f)
 		abort();
@@ -31,7 +37,27 @@ static void text_open(struct text *t)
 static char *text_close(struct text *t)
 {
 	fclose(t->f);
+	for (size_t i = 0; i < t->nheld; i++)
+		free(t->held[i]);
+	free(t->held);
 	return t->buf;
+}
+
+/* s as a view may write it (escape.h): a file name, a name, a reason or
+ * anything else a user or a runner chose cannot start a line or a field of
+ * the view. s itself when nothing needs escaping, else a copy t frees. */
+static const char *esc(struct text *t, const char *s)
+{
+	char *e;
+
+	if (!s)
+		return "";
+	if (!escape_needed(s))
+		return s;
+	e = escape_text(s);
+	t->held = xrealloc(t->held, (t->nheld + 1) * sizeof *t->held);
+	t->held[t->nheld++] = e;
+	return e;
 }
 
 static const char *iso(int64_t ms, char *buf, size_t len)
@@ -310,17 +336,17 @@ char *views_job_status(const struct job *job, int64_t now)
 
 	text_open(&t);
 	fprintf(t.f, "id: %lld\nname: %s\nowner: %s\nteam: %s\nstate: %s\n", (long long)job->id,
-		job->name, job->user, job->team, job_state_name(job->state));
+		esc(&t, job->name), esc(&t, job->user), esc(&t, job->team), job_state_name(job->state));
 	fprintf(t.f, "held: %s\npriority: %d\n", job->held ? "yes" : "no", job->priority);
 	if (*job->reason)
-		fprintf(t.f, "reason: %s\n", job->reason);
+		fprintf(t.f, "reason: %s\n", esc(&t, job->reason));
 	if (job->spec->nafter_jobs) {
 		fprintf(t.f, "after:");
 		for (size_t i = 0; i < job->spec->nafter_jobs; i++)
 			fprintf(t.f, " %lld", (long long)job->spec->after_jobs[i]);
 		fprintf(t.f, "\n");
 	}
-	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", job->spec_file,
+	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", esc(&t, job->spec_file),
 		iso(job->submitted_ms, a, sizeof a), iso(job->started_ms, b, sizeof b),
 		iso(job->ended_ms, c, sizeof c));
 	if (start > 0) {
@@ -328,16 +354,16 @@ char *views_job_status(const struct job *job, int64_t now)
 		fprintf(t.f, "start: %s\n", line);
 	}
 	if (job->spec->window)
-		fprintf(t.f, "window: %s\n", job->spec->window);
+		fprintf(t.f, "window: %s\n", esc(&t, job->spec->window));
 	for (size_t s = 0; s < job->nstages; s++) {
 		views_stage_summary(&job->stages[s], line, sizeof line);
-		fprintf(t.f, "stage %s: %s\n", job->stages[s].spec->name, line);
+		fprintf(t.f, "stage %s: %s\n", esc(&t, job->stages[s].spec->name), esc(&t, line));
 		/* Progress while it matters: a running stage, or one that ended with
 		 * reports (its last figures). */
 		stage_progress_get(&job->stages[s], now, &p);
 		stage_progress_format(&p, now, line, sizeof line);
 		if (*line)
-			fprintf(t.f, "progress %s: %s\n", job->stages[s].spec->name, line);
+			fprintf(t.f, "progress %s: %s\n", esc(&t, job->stages[s].spec->name), line);
 	}
 	return text_close(&t);
 }
@@ -350,7 +376,7 @@ char *views_job_events(const struct job *job)
 	text_open(&t);
 	for (size_t e = 0; e < job->nevents; e++)
 		fprintf(t.f, "%s  %s\n", iso_ms(job->events[e].ms, stamp, sizeof stamp),
-			job->events[e].text);
+			esc(&t, job->events[e].text));
 	return text_close(&t);
 }
 
@@ -379,15 +405,16 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 	char a[64], b[64], line[256];
 
 	text_open(&t);
-	fprintf(t.f, "job: %lld\nstage: %s\nstate: %s\n", (long long)stage->job->id, ss->name,
+	fprintf(t.f, "job: %lld\nstage: %s\nstate: %s\n", (long long)stage->job->id, esc(&t, ss->name),
 		stage_state_name(stage->state));
 	fprintf(t.f, "after:");
 	for (size_t i = 0; i < ss->nafter; i++)
-		fprintf(t.f, " %s", ss->after[i]);
+		fprintf(t.f, " %s", esc(&t, ss->after[i]));
 	fprintf(t.f, "\n");
 	if (ss->foreach_stage)
-		fprintf(t.f, "foreach: %s/%s\n", ss->foreach_stage, ss->foreach_glob ? ss->foreach_glob : "*");
-	fprintf(t.f, "run: %s\n", ss->run ? ss->run : "");
+		fprintf(t.f, "foreach: %s/%s\n", esc(&t, ss->foreach_stage),
+			esc(&t, ss->foreach_glob ? ss->foreach_glob : "*"));
+	fprintf(t.f, "run: %s\n", esc(&t, ss->run));
 	fprintf(t.f, "cpus: %d\nmem: %s\n", ss->cpus, size(ss->mem, a, sizeof a));
 	fprintf(t.f, "disk: %s\nscratch: %s\n", size(ss->disk, a, sizeof a), size(ss->scratch, b, sizeof b));
 	format_duration(ss->walltime, a, sizeof a);
@@ -400,7 +427,7 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 		fprintf(t.f, "max_running: none\n");
 	fprintf(t.f, "hosts:");
 	for (size_t i = 0; i < ss->nhosts; i++)
-		fprintf(t.f, " %s", ss->hosts[i]);
+		fprintf(t.f, " %s", esc(&t, ss->hosts[i]));
 	fprintf(t.f, "\n");
 	fprintf(t.f, "instances: %zu\nwaiting: %d\nqueued: %d\nrunning: %d\nsucceeded: %d\n"
 		"failed: %d\ncancelled: %d\n", stage->ninst, waiting, c[INST_QUEUED] - waiting,
@@ -408,7 +435,7 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 		c[INST_CANCELLED]);
 	views_stage_failures(stage, line, sizeof line);
 	if (*line)
-		fprintf(t.f, "failures: %s\n", line);
+		fprintf(t.f, "failures: %s\n", esc(&t, line));
 	fprintf(t.f, "started: %s\nended: %s\n", iso(stage->started_ms, a, sizeof a),
 		iso(stage->ended_ms, b, sizeof b));
 	if (w)
@@ -437,15 +464,15 @@ char *views_instance_status(const struct instance *inst)
 
 	text_open(&t);
 	fprintf(t.f, "job: %lld\nstage: %s\nindex: %d\nid: %lld\n", (long long)inst->job->id,
-		inst->stage->spec->name, inst->index, (long long)inst->id);
+		esc(&t, inst->stage->spec->name), inst->index, (long long)inst->id);
 	if (*inst->item)
-		fprintf(t.f, "item: %s\n", inst->item);
+		fprintf(t.f, "item: %s\n", esc(&t, inst->item));
 	fprintf(t.f, "state: %s\nattempt: %d\n", inst_state_name(inst->state), inst->attempt);
 	instance_progress_format(inst, a, sizeof a);
 	if (*a)
 		fprintf(t.f, "progress: %s\n", a);
 	if (*inst->host_name)
-		fprintf(t.f, "host: %s\n", inst->host_name);
+		fprintf(t.f, "host: %s\n", esc(&t, inst->host_name));
 	if (inst->pid > 0)
 		fprintf(t.f, "pid: %d\n", inst->pid);
 	if (inst->exit_code >= 0)
@@ -453,7 +480,7 @@ char *views_instance_status(const struct instance *inst)
 	if (inst->signal > 0)
 		fprintf(t.f, "signal: %d\n", inst->signal);
 	if (*inst->reason)
-		fprintf(t.f, "reason: %s\n", inst->reason);
+		fprintf(t.f, "reason: %s\n", esc(&t, inst->reason));
 	if (inst->cancel_requested && (inst->state == INST_ASSIGNED || inst->state == INST_RUNNING))
 		fprintf(t.f, "cancel: requested\n");
 	fprintf(t.f, "assigned: %s\n", iso_ms(inst->assigned_ms, a, sizeof a));
@@ -468,9 +495,9 @@ char *views_instance_status(const struct instance *inst)
 	if ((inst->state == INST_ASSIGNED || inst->state == INST_RUNNING) && inst->rss >= 0)
 		fprintf(t.f, "mem: %s\n", size((uint64_t)inst->rss, a, sizeof a));
 	if (*inst->cpu_list)
-		fprintf(t.f, "cores: %s\n", inst->cpu_list);
+		fprintf(t.f, "cores: %s\n", esc(&t, inst->cpu_list));
 	if (*inst->gpu_list)
-		fprintf(t.f, "gpus: %s\n", inst->gpu_list);
+		fprintf(t.f, "gpus: %s\n", esc(&t, inst->gpu_list));
 	return text_close(&t);
 }
 
@@ -532,7 +559,7 @@ static void why_failing(struct text *t, const struct stage *stage)
 		return;
 	views_stage_failures(stage, line, sizeof line);
 	fprintf(t->f, "  %s, more than max_failed = %zu: the others run to the end (on_failure = %s), "
-		"then the stage fails\n", line, max, spec_on_failure_name(ss->on_failure));
+		"then the stage fails\n", esc(t, line), max, spec_on_failure_name(ss->on_failure));
 }
 
 static void why_stage(struct text *t, struct model *m, const struct stage *stage,
@@ -547,19 +574,19 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 
 	(void)m;
 	if (stage_ended(stage)) {
-		fprintf(t->f, "stage %s: %s\n", ss->name, stage_state_name(stage->state));
+		fprintf(t->f, "stage %s: %s\n", esc(t, ss->name), stage_state_name(stage->state));
 		return;
 	}
 	if (stage->state == STAGE_WAITING) {
 		int first = 1;
 
-		fprintf(t->f, "stage %s: waiting for", ss->name);
+		fprintf(t->f, "stage %s: waiting for", esc(t, ss->name));
 		for (size_t i = 0; i < ss->nafter; i++) {
 			int up = spec_stage_index(job->spec, ss->after[i]);
 
 			if (up >= 0 && job->stages[up].state == STAGE_SUCCEEDED)
 				continue;
-			fprintf(t->f, "%s stage %s", first ? "" : ",", ss->after[i]);
+			fprintf(t->f, "%s stage %s", first ? "" : ",", esc(t, ss->after[i]));
 			first = 0;
 		}
 		for (size_t i = 0; i < job->spec->nafter_jobs; i++) {
@@ -575,12 +602,12 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		return;
 	}
 	if (c[INST_QUEUED] == 0) {
-		fprintf(t->f, "stage %s: %d running, nothing queued\n", ss->name,
+		fprintf(t->f, "stage %s: %d running, nothing queued\n", esc(t, ss->name),
 			c[INST_RUNNING] + c[INST_ASSIGNED]);
 		why_failing(t, stage);
 		return;
 	}
-	fprintf(t->f, "stage %s: %d queued, %d running\n", ss->name, c[INST_QUEUED],
+	fprintf(t->f, "stage %s: %d queued, %d running\n", esc(t, ss->name), c[INST_QUEUED],
 		c[INST_RUNNING] + c[INST_ASSIGNED]);
 	why_failing(t, stage);
 	if (ss->max_running > 0 && c[INST_RUNNING] + c[INST_ASSIGNED] >= ss->max_running &&
@@ -594,7 +621,7 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		return;
 	}
 	if (!timing_stage_open(stage, now, line, sizeof line)) {
-		fprintf(t->f, "  %s\n", line);
+		fprintf(t->f, "  %s\n", esc(t, line));
 		return;
 	}
 	for (size_t i = stage->queued_hint; i < stage->ninst && !next; i++)
@@ -604,13 +631,13 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		return;
 	instance_req(next, &req);
 	if (placement_never_fits(hosts, nhosts, &req, line, sizeof line)) {
-		fprintf(t->f, "  %s\n", line);
+		fprintf(t->f, "  %s\n", esc(t, line));
 		if (nhosts == 0)
 			return;
 	}
 	if (next->failures > 0 && *next->reason)
 		fprintf(t->f, "  instance %d is retried after attempt %d: %s\n", next->index,
-			next->attempt, next->reason);
+			next->attempt, esc(t, next->reason));
 	for (size_t h = 0; h < nhosts; h++) {
 		const struct placement_host *ph = &hosts[h];
 		enum placement_verdict v = placement_check(ph, &req);
@@ -618,11 +645,11 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		placement_explain(ph, &req, line, sizeof line);
 		if (ph->up && v != PLACE_CPU_LIVE && v != PLACE_MEM_LIVE)
 			fprintf(t->f, "  %s (live cpu %.0f%%: parsa %.0f%%, outside %.0f%%; mem %.0f%%: "
-				"parsa %.0f%%, outside %.0f%%)\n", line, ph->cpu_pct,
+				"parsa %.0f%%, outside %.0f%%)\n", esc(t, line), ph->cpu_pct,
 				share(ph->cpu_pct, ph->outside_cpu_pct), ph->outside_cpu_pct, ph->mem_pct,
 				share(ph->mem_pct, ph->outside_mem_pct), ph->outside_mem_pct);
 		else
-			fprintf(t->f, "  %s\n", line);
+			fprintf(t->f, "  %s\n", esc(t, line));
 	}
 	for (size_t h = 0; h < nhosts; h++) {
 		/* A reservation whose time has come is not one any more. */
@@ -631,7 +658,7 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 			timing_when(hosts[h].held_ms, now, line, sizeof line);
 			fprintf(t->f, "  next in line: %s is held for it from %s, when what runs there "
 				"reaches its walltime (smaller jobs go ahead only if they end by then)\n",
-				hosts[h].name, line);
+				esc(t, hosts[h].name), line);
 		}
 	}
 }
@@ -644,13 +671,13 @@ char *views_job_why(struct model *m, const struct job *job,
 	text_open(&t);
 	if (job_ended(job)) {
 		fprintf(t.f, "job %lld has ended: %s%s%s\n", (long long)job->id,
-			job_state_name(job->state), *job->reason ? ": " : "", job->reason);
+			job_state_name(job->state), *job->reason ? ": " : "", esc(&t, job->reason));
 		return text_close(&t);
 	}
 	fprintf(t.f, "job %lld: %s%s\n", (long long)job->id, job_state_name(job->state),
 		job->held ? " (held: write 'release' to ctl to let it start)" : "");
 	if (job->ending != ENDING_NONE)
-		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", job->reason);
+		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", esc(&t, job->reason));
 	for (size_t s = 0; s < job->nstages; s++)
 		why_stage(&t, m, &job->stages[s], hosts, nhosts, now);
 	return text_close(&t);
@@ -665,7 +692,7 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 				h->scratch_free - h->reserved_scratch : 0;
 
 	text_open(&t);
-	fprintf(t.f, "name: %s\nstate: %s\n", h->name, host_state(h, up));
+	fprintf(t.f, "name: %s\nstate: %s\n", esc(&t, h->name), host_state(h, up));
 	fprintf(t.f, "capacity: %d cpus, %s mem, %s scratch\n", h->cpus, size(h->mem, a, sizeof a),
 		size(h->scratch_total, b, sizeof b));
 	fprintf(t.f, "reserved: %d cpus, %s mem, %s scratch\n", h->reserved_cpus,
@@ -687,13 +714,13 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 
 		if (change > 0)
 			timing_when(change, now_ms, c, sizeof c);
-		fprintf(t.f, "window: %s (%s%s%s; at its end running work %s)\n", h->window,
+		fprintf(t.f, "window: %s (%s%s%s; at its end running work %s)\n", esc(&t, h->window),
 			open ? "open" : "closed", change > 0 ? " until " : "",
 			change > 0 ? c : "", h->window_drain ? "finishes" : "is stopped and requeued");
 	}
 	fprintf(t.f, "features:");
 	for (size_t i = 0; i < h->nfeatures; i++)
-		fprintf(t.f, " %s", h->features[i]);
+		fprintf(t.f, " %s", esc(&t, h->features[i]));
 	fprintf(t.f, "\n");
 	if (h->last_heartbeat_ms)
 		fprintf(t.f, "last heartbeat: %s (%.1f s ago)\n", iso_ms(h->last_heartbeat_ms, c, sizeof c),
@@ -705,7 +732,7 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 		const struct instance *inst = h->active[i];
 
 		fprintf(t.f, "instance %lld: job %lld stage %s index %d %s", (long long)inst->id,
-			(long long)inst->job->id, inst->stage->spec->name, inst->index,
+			(long long)inst->job->id, esc(&t, inst->stage->spec->name), inst->index,
 			inst_state_name(inst->state));
 		if (inst->pid > 0)
 			fprintf(t.f, " (pid %d)", inst->pid);
@@ -766,7 +793,7 @@ char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
 				 (double)(now_ms - h->last_heartbeat_ms) / 1000.0);
 		fprintf(t.f, "host %s: %s, cpus %d/%d reserved, mem %s/%s reserved, live cpu %.0f%% "
 			"(outside %.0f%%) mem %.0f%% (outside %.0f%%) load %.2f, running %zu, last "
-			"heartbeat %s\n", h->name, host_state(h, up[i]), h->reserved_cpus, h->cpus,
+			"heartbeat %s\n", esc(&t, h->name), host_state(h, up[i]), h->reserved_cpus, h->cpus,
 			size(h->reserved_mem, a, sizeof a), size(h->mem, b, sizeof b), h->cpu_pct,
 			h->outside_cpu_pct, h->mem_pct, h->outside_mem_pct, h->load1, h->nactive, seen);
 	}

@@ -78,7 +78,7 @@ static void test_errors(void)
 		{ "[sched]\nlease = soon\n", "bad.conf:2: lease = soon: expected a duration" },
 		{ "[host]\ncpus = -1\n", "bad.conf:2: cpus = -1: expected a number" },
 		{ "[host]\ngpus = two\n", "bad.conf:2: gpus = two: expected a number from 0 to 1024" },
-		{ "[host]\nfeatures = ok, b@d\n", "bad.conf:2: 'b@d' is not a feature name" },
+		{ "[host]\nfeatures = ok, b@d\n", "bad.conf:2: 'b@d' is not a name" },
 		{ "[host]\nmount = parsa\n", "bad.conf:2: mount = parsa: give an absolute path" },
 		{ "[host]\nthis is not ini\n", "bad.conf:2: not a KEY = VALUE line" },
 	};

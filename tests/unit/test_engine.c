@@ -961,6 +961,59 @@ static void test_truth(struct world *w)
 	free(text);
 }
 
+/* spec is taken from who as file (what), its status holds shown, it runs. */
+static void accepted(struct world *w, const struct caller *who, const char *file, const char *spec,
+		     const char *what, const char *shown)
+{
+	char *err = NULL, *text;
+	int64_t id = 0;
+
+	if (!ok(engine_submit(w->engine, who, file, spec, strlen(spec), &id, &err) == 0, "%s", what))
+		diag("%s", err ? err : "?");
+	free(err);
+	text = job_text(w, id, 0);
+	has(text, shown, "its status shows it as it should");
+	free(text);
+	wait_job(w, id, "a", 10000);
+}
+
+/* Issue 15: names that could forge view lines, teams, limits at submission. */
+static void test_admission(struct world *w)
+{
+	const char *ok_spec = "[stage a]\nrun = true\n";
+	const char *team_spec = "[job]\nteam = not-my-team\n[stage a]\nrun = true\n";
+	const char *big_spec = "[stage a]\ninstances = 100001\nrun = true\n";
+	struct caller other = { .uid = 4242, .gid = getgid() };
+	char *err = NULL;
+	int64_t id = 0;
+
+	errno = 0;
+	is_int(engine_submit(w->engine, &w->me, "x\nstate: failed", ok_spec, strlen(ok_spec), &id, &err),
+	       -1, "a file name with a newline is refused at the API's edge");
+	is_int(errno, EINVAL, "EINVAL");
+	has(err, "x\\nstate: failed: the file name holds a control character", "the name escaped in the reason");
+	free(err);
+	err = NULL;
+
+	accepted(w, &w->me, "back\\slash.conf", ok_spec, "a backslash is a good file name",
+		 "\nspec: back\\\\slash.conf\n");
+
+	errno = 0;
+	is_int(engine_submit(w->engine, &other, "t.conf", team_spec, strlen(team_spec), &id, &err), -1, "a team that is not the caller's is refused");
+	is_int(errno, EACCES, "EACCES");
+	has(err, "t.conf:2: team = not-my-team: 4242 may use the teams ", "with the spec's line and the user");
+	free(err);
+	err = NULL;
+	accepted(w, &(struct caller){ .uid = 0, .gid = getgid() }, "t.conf", team_spec,
+		 "root may name any team", "\nteam: not-my-team\n");
+
+	errno = 0;
+	is_int(engine_submit(w->engine, &other, "big.conf", big_spec, strlen(big_spec), &id, &err), -1, "more instances than the default instances_per_job");
+	is_int(errno, EDQUOT, "EDQUOT");
+	has(err, "more than instances_per_job = 100000 (the built-in default", "names the limit and where");
+	free(err);
+}
+
 int main(void)
 {
 	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
@@ -987,6 +1040,7 @@ int main(void)
 	test_max_running(&w);
 	test_truth(&w);
 	test_failure_cancel_restart(&w);
+	test_admission(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);

@@ -179,6 +179,61 @@ static void test_job_cache_fallback(struct fs_ctx *fs)
 	backend_remove_tree(fs->backend, "jobs");
 }
 
+/* A name with a control character is refused at its creation, with the
+ * reason in NAME.rejected. */
+static void test_control_names(struct fs_ctx *fs)
+{
+	const char *name = "/queue/x\nstate: failed.conf";
+	char *text;
+
+	errno = 0;
+	ok(create(fs, name) == NULL, "a name with a newline cannot be created");
+	is_int(errno, EINVAL, "EINVAL");
+	ok(!listed(fs, "x\nstate: failed.conf"), "and is not listed as being written");
+	ok(listed(fs, "x\nstate: failed.conf.rejected"), "its .rejected is");
+	text = read_all_of(fs, "/queue/x\nstate: failed.conf.rejected");
+	ok(strstr(text, "x\\nstate: failed.conf: the file name holds a control character (\\n)") != NULL,
+	   "which says why, the name escaped: %s", text);
+	free(text);
+}
+
+/* Each user's names are their own: another user neither sees nor is
+ * blocked by a name being written. Needs root to act as another uid. */
+static void test_per_user_names(struct fs_ctx *fs)
+{
+	struct fs_file *mine, *theirs = NULL;
+	struct fs_path p;
+	struct stat st;
+
+	if (geteuid() != 0) {
+		diag("skipped the per-user names: not root");
+		return;
+	}
+	mine = create(fs, "/queue/shared.conf");
+	ok(mine != NULL, "root writes shared.conf");
+	if (seteuid(4242) < 0) {
+		diag("seteuid: %s", strerror(errno));
+		goto out;
+	}
+	ok(!listed(fs, "shared.conf"), "another user does not see it");
+	fs_match("/queue/shared.conf", &p);
+	errno = 0;
+	ok(p.ops->getattr(fs, &p, &st) < 0 && errno == ENOENT, "nor finds it");
+	theirs = create(fs, "/queue/shared.conf");
+	ok(theirs != NULL, "and writes a shared.conf of their own");
+	ok(listed(fs, "shared.conf"), "which they see");
+	if (seteuid(0) < 0)
+		diag("seteuid(0): %s", strerror(errno));
+	ok(p.ops->getattr(fs, &p, &st) == 0 && st.st_mode == (S_IFREG | 0666),
+	   "a name being written is open to all (%o): the kernel's cached lookup must not refuse "
+	   "another user's open", (unsigned)st.st_mode);
+out:
+	if (theirs)
+		theirs->ops->release(theirs);
+	if (mine)
+		mine->ops->release(mine);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/parsa-test-queue.XXXXXX";
@@ -201,6 +256,8 @@ int main(void)
 	test_limits(&fs);
 	test_clone(&fs);
 	test_job_cache_fallback(&fs);
+	test_control_names(&fs);
+	test_per_user_names(&fs);
 	queue_dir_destroy(fs.queue);
 	job_cache_destroy(fs.jobs);
 	sched_link_destroy(fs.link);
