@@ -93,6 +93,14 @@ static struct api_client *thread_client(struct sched_link *link)
 	return client;
 }
 
+/* After a transport failure: a fresh connection next time, the old one may
+ * be half-dead. */
+static void forget_client(struct sched_link *link, struct api_client *client)
+{
+	api_client_destroy(client);
+	pthread_setspecific(link->client_key, NULL);
+}
+
 int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply)
@@ -110,12 +118,45 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 	status = api_call(client, method, path, body, len, &as, timeout_ms, reply, NULL);
 	if (status < 0) {
 		err = errno;
-		/* A fresh connection next time: the old one may be half-dead. */
-		api_client_destroy(client);
-		pthread_setspecific(link->client_key, NULL);
+		forget_client(link, client);
 		log_debug("%s %s: %s", method, path, strerror(err));
 		/* The contract of the mount: unreachable is ENOTCONN, anything else EIO. */
 		errno = err == ENOTCONN ? ENOTCONN : EIO;
+		return -1;
+	}
+	err = api_status_errno(status);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int sched_link_submit(struct sched_link *link, const struct fs_identity *who, const char *path,
+		      const char *body, size_t len, struct api_reply *reply, bool *unconfirmed)
+{
+	struct api_identity as = {
+		.uid = who->uid, .gid = who->gid, .groups = who->groups, .ngroups = who->ngroups,
+	};
+	struct api_submit_policy policy = {
+		.call_timeout_ms = SCHED_CALL_TIMEOUT_MS,
+		.deadline_ms = SCHED_SUBMIT_DEADLINE_MS,
+		.grace_ms = SCHED_RESTART_GRACE_MS,
+	};
+	struct api_client *client;
+	int status, err;
+
+	memset(reply, 0, sizeof *reply);
+	*unconfirmed = false;
+	client = thread_client(link);
+	if (!client)
+		return -1;
+	status = api_submit(client, path, body, len, &as, &policy, reply, unconfirmed);
+	if (status < 0) {
+		err = errno;
+		forget_client(link, client);
+		log_debug("POST %s: %s", path, strerror(err));
+		errno = err;
 		return -1;
 	}
 	err = api_status_errno(status);
