@@ -72,13 +72,13 @@ stop_daemon fs
 stop_daemon sched
 
 # The reduced soak.
-PARSA_BIN=$PARSA_BIN timeout 240 bash "$PARSA_SRC/bench/submit-soak" --submissions 800 --kills 8 \
+PARSA_BIN=$PARSA_BIN timeout 240 bash "$PARSA_SRC/bench/submit-soak" --submissions 2000 --kills 10 \
 	--loops 4 >"$TEST_DIR/soak.out" 2>&1 || { sed 's/^/#   /' "$TEST_DIR/soak.out"; fail "the soak failed"; }
 sed 's/^/# /' "$TEST_DIR/soak.out"
 val() { sed -n "s/^$1: //p" "$TEST_DIR/soak.out"; }
-check "soak: 800 submissions" [ "$(val submissions)" = 800 ]
-check "soak: 8 kills" [ "$(val kills)" = 8 ]
-check "soak: most were acknowledged" [ "$(val acknowledged)" -ge 700 ]
+check "soak: 2000 submissions" [ "$(val submissions)" = 2000 ]
+check "soak: 10 kills" [ "$(val kills)" = 10 ]
+check "soak: most were acknowledged" [ "$(val acknowledged)" -ge 1800 ]
 for k in failed_but_committed acknowledged_but_missing wrong_id duplicates; do
 	check "soak: $k is 0" [ "$(val "$k")" = 0 ]
 done
