@@ -150,6 +150,8 @@ static int find_token(struct engine *e, const struct caller *who, const char *fi
 		return errprintf(err, "%s: job %lld of this submission is still being made: ask again",
 				 filename, (long long)*id);
 	}
+	log_info("job %lld: its submission was sent again (the answer was lost): the same job",
+		 (long long)*id);
 	return 1;
 }
 
