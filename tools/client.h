@@ -35,7 +35,7 @@ int client_call(struct client *c, const char *method, const char *path, const ch
 /* How client_submit() asks again when the answer is lost (api_submit). */
 #define CLIENT_SUBMIT_CALL_MS 10000L
 #define CLIENT_SUBMIT_DEADLINE_MS 30000L
-#define CLIENT_SUBMIT_GRACE_MS 2000L
+#define CLIENT_SUBMIT_GRACE_MS 5000L
 
 /* POST a submission that carries its token (api_submit): as client_call,
  * and when no answer settled it, -1 with errno ETIMEDOUT and *err saying it
