@@ -327,8 +327,8 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			errprintf(err, "%s", text_err);
 			free(text_err);
 		} else if (unconfirmed) {
-			errprintf(err, "%s: the scheduler at %s took the request and then gave no answer "
-				  "for %ld s: the job may or may not have been submitted; look in jobs/ "
+			errprintf(err, "%s: the scheduler at %s may have taken the request but gave no "
+				  "answer for %ld s: the job may or may not have been submitted; look in jobs/ "
 				  "before you submit it again", name, sched_link_endpoint(q->fs->link),
 				  SCHED_SUBMIT_DEADLINE_MS / 1000);
 		} else if (saved == ENOTCONN) {

@@ -4,13 +4,13 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <sys/random.h>
 #include <jansson.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 struct api_client {
@@ -338,6 +338,9 @@ int api_submit(struct api_client *client, const char *path, const char *body, si
 		saved = errno;
 		if (status < 0 && !(saved == ENOTCONN && client->refused))
 			sent = true;
+		/* Another thread stopped it (api_client_set_cancel_fd): no retry. */
+		if (status < 0 && saved == ECANCELED)
+			break;
 		now = time_mono_ms();
 		until = start + (sent ? policy->deadline_ms : policy->grace_ms);
 		if (now + pause_ms >= until)

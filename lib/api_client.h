@@ -74,7 +74,8 @@ struct api_submit_policy {
  * settles it, with reply filled in, as api_call(). Or -1 with errno: ENOTCONN
  * when nothing listened for grace_ms, so nothing was sent; ETIMEDOUT with
  * *unconfirmed set when an attempt may have reached the scheduler and no
- * answer settled it by deadline_ms (it may have committed); EIO. The caller
+ * answer settled it by deadline_ms, or when it was cancelled after such an
+ * attempt (it may have committed); ECANCELED; EIO. The caller
  * clears the reply in every case. */
 int api_submit(struct api_client *client, const char *path, const char *body, size_t len,
 	       const struct api_identity *as, const struct api_submit_policy *policy,

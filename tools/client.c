@@ -110,7 +110,7 @@ int client_submit(struct client *c, const char *path, const char *body, size_t l
 	int status = api_submit(c->api, path, body, len, NULL, &policy, reply, &unconfirmed);
 
 	if (unconfirmed)
-		return errprintf(err, "the scheduler at %s took the submission and then gave no answer for %ld s: the job may or may not have been submitted; see `parsa status` before you submit it again",
+		return errprintf(err, "the scheduler at %s may have taken the submission but gave no answer for %ld s: the job may or may not have been submitted; see `parsa status` before you submit it again",
 				 c->endpoint, CLIENT_SUBMIT_DEADLINE_MS / 1000);
 	return settle(c, status, policy.call_timeout_ms, reply, err);
 }
