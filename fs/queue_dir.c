@@ -78,6 +78,7 @@ struct queue_dir {
 	struct fs_ctx *fs;
 	const char *folder;        /* "queue", or "schedules" (fs/schedules_dir.c) */
 	const char *post_path;     /* where a spec is sent: "/v1/jobs", "/v1/schedules" */
+	bool once;                 /* a token per submission, asked again until answered */
 	pthread_mutex_t lock;
 	struct gone_name gone[GONE_SLOTS]; /* ring; protected by lock */
 	unsigned next_gone;        /* protected by lock */
@@ -88,7 +89,13 @@ struct queue_dir {
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs)
 {
-	return queue_dir_create_at(fs, "queue", "/v1/jobs");
+	struct queue_dir *q = queue_dir_create_at(fs, "queue", "/v1/jobs");
+
+	/* A job must be submitted exactly once even when the answer is lost
+	 * (docs/design.md, "Exactly-once submission"); a schedule is created
+	 * under a unique name, which makes its retry by hand safe already. */
+	q->once = true;
+	return q;
 }
 
 struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path)
@@ -282,7 +289,8 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 	struct api_reply reply = { 0 };
 	json_t *body = NULL, *spec, *answer = NULL;
 	char *dump = NULL;
-	int ret = -1, saved = 0;
+	bool unconfirmed = false;
+	int ret = -1, saved = 0, rc;
 
 	if (too_big) {
 		saved = EFBIG;
@@ -307,15 +315,34 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		errprintf(err, "%s: the file name is not UTF-8 text: rename it", name);
 		goto out;
 	}
+	if (q->once) {
+		char token[API_TOKEN_SIZE];
+
+		if (api_new_token(token) < 0) {
+			saved = EIO;
+			errprintf(err, "%s: no random bytes for the submission's token (%s): nothing was "
+				  "submitted", name, strerror(errno));
+			goto out;
+		}
+		json_object_set_new(body, "token", json_string(token));
+	}
 	dump = json_dumps(body, JSON_COMPACT);
-	if (sched_link_call(q->fs->link, who, "POST", q->post_path, dump, strlen(dump),
-			    SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
+	rc = q->once ? sched_link_submit(q->fs->link, who, q->post_path, dump, strlen(dump), &reply,
+					 &unconfirmed)
+		     : sched_link_call(q->fs->link, who, "POST", q->post_path, dump, strlen(dump),
+				       SCHED_CALL_TIMEOUT_MS, &reply);
+	if (rc < 0) {
 		saved = errno;
-		if (reply.status) {
+		if (reply.status && !unconfirmed) {
 			char *text_err = api_reply_error(&reply);
 
 			errprintf(err, "%s", text_err);
 			free(text_err);
+		} else if (unconfirmed) {
+			errprintf(err, "%s: the scheduler at %s may have taken the request but gave no "
+				  "answer for %ld s: the job may or may not have been submitted; look in jobs/ "
+				  "before you submit it again", name, sched_link_endpoint(q->fs->link),
+				  SCHED_SUBMIT_DEADLINE_MS / 1000);
 		} else if (saved == ENOTCONN) {
 			errprintf(err, "%s: the scheduler at %s is not running: nothing was submitted",
 				  name, sched_link_endpoint(q->fs->link));

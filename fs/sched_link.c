@@ -93,37 +93,74 @@ static struct api_client *thread_client(struct sched_link *link)
 	return client;
 }
 
+static struct api_identity identity_of(const struct fs_identity *who)
+{
+	return (struct api_identity){
+		.uid = who->uid, .gid = who->gid, .groups = who->groups, .ngroups = who->ngroups,
+	};
+}
+
+/* The end of one call for the mount: 0 for a 2xx status; a non-2xx status
+ * becomes its errno; a transport failure (status < 0, errno set) also drops
+ * the client, so the next call opens a fresh connection (the old one may be
+ * half-dead). */
+static int settle(struct sched_link *link, struct api_client *client, const char *method,
+		  const char *path, int status)
+{
+	int err;
+
+	if (status < 0) {
+		err = errno;
+		api_client_destroy(client);
+		pthread_setspecific(link->client_key, NULL);
+		log_debug("%s %s: %s", method, path, strerror(err));
+		errno = err;
+		return -1;
+	}
+	err = api_status_errno(status);
+	errno = err;
+	return err ? -1 : 0;
+}
+
 int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply)
 {
-	struct api_identity as = {
-		.uid = who->uid, .gid = who->gid, .groups = who->groups, .ngroups = who->ngroups,
-	};
+	struct api_identity as = identity_of(who);
 	struct api_client *client;
-	int status, err;
+	int status;
 
 	memset(reply, 0, sizeof *reply);
 	client = thread_client(link);
 	if (!client)
 		return -1;
 	status = api_call(client, method, path, body, len, &as, timeout_ms, reply, NULL);
-	if (status < 0) {
-		err = errno;
-		/* A fresh connection next time: the old one may be half-dead. */
-		api_client_destroy(client);
-		pthread_setspecific(link->client_key, NULL);
-		log_debug("%s %s: %s", method, path, strerror(err));
-		/* The contract of the mount: unreachable is ENOTCONN, anything else EIO. */
-		errno = err == ENOTCONN ? ENOTCONN : EIO;
+	if (settle(link, client, method, path, status) == 0)
+		return 0;
+	/* The contract of the mount: unreachable is ENOTCONN, anything else EIO. */
+	if (status < 0)
+		errno = errno == ENOTCONN ? ENOTCONN : EIO;
+	return -1;
+}
+
+int sched_link_submit(struct sched_link *link, const struct fs_identity *who, const char *path,
+		      const char *body, size_t len, struct api_reply *reply, bool *unconfirmed)
+{
+	struct api_identity as = identity_of(who);
+	const struct api_submit_policy policy = {
+		.call_timeout_ms = SCHED_CALL_TIMEOUT_MS,
+		.deadline_ms = SCHED_SUBMIT_DEADLINE_MS,
+		.grace_ms = SCHED_RESTART_GRACE_MS,
+	};
+	struct api_client *client;
+
+	memset(reply, 0, sizeof *reply);
+	*unconfirmed = false;
+	client = thread_client(link);
+	if (!client)
 		return -1;
-	}
-	err = api_status_errno(status);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return settle(link, client, "POST", path,
+		      api_submit(client, path, body, len, &as, &policy, reply, unconfirmed));
 }
 
 char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,

@@ -17,6 +17,15 @@ struct sched_link;
 
 /* Timeout of an ordinary call: the mount must fail fast, never hang. */
 #define SCHED_CALL_TIMEOUT_MS 5000L
+/* How long a submission whose answer was lost keeps asking (the same
+ * request, the same token) before it gives up: a scheduler that `parsa up`
+ * restarts is back in well under a second. */
+#define SCHED_SUBMIT_DEADLINE_MS 30000L
+/* How long a submission that reached nobody (refused: nothing listens) waits
+ * for a restarting scheduler before it fails with nothing submitted. A
+ * restart on a loaded machine takes seconds: with 2 s, 8 of 10,000
+ * submissions of bench/submit-soak at a load of 30 gave up. */
+#define SCHED_RESTART_GRACE_MS 5000L
 /* How long one long-poll of .../wait asks the scheduler to hold it. */
 #define SCHED_WAIT_POLL_MS 1000L
 
@@ -45,6 +54,16 @@ const char *sched_link_endpoint(const struct sched_link *link);
 int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply);
+
+/* POST a submission whose body carries its token with api_submit() (asked
+ * again until answered, within SCHED_SUBMIT_DEADLINE_MS, or
+ * SCHED_RESTART_GRACE_MS while nothing listens). 0 with *reply on a 2xx
+ * answer. -1 with errno otherwise: the scheduler's answer mapped as for
+ * sched_link_call (the reply kept); ENOTCONN when nothing was sent;
+ * ETIMEDOUT with *unconfirmed when it may have committed; EIO. The caller
+ * clears the reply in every case. */
+int sched_link_submit(struct sched_link *link, const struct fs_identity *who, const char *path,
+		      const char *body, size_t len, struct api_reply *reply, bool *unconfirmed);
 
 /* GET path and return its body as a malloc'ed NUL-terminated text; with
  * add_newline, one is added when the body does not end with one (a JSON

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 struct api_client {
 	CURL *curl;
@@ -283,6 +285,80 @@ out:
 	curl_slist_free_all(headers);
 	free(url);
 	return ret;
+}
+
+int api_new_token(char token[API_TOKEN_SIZE])
+{
+	unsigned char raw[(API_TOKEN_SIZE - 1) / 2];
+	size_t got = 0;
+
+	while (got < sizeof raw) {
+		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(token + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+/* A lost answer, for api_submit: nothing came back, or "busy", or an error
+ * of the scheduler's own after an attempt that may have committed (the next
+ * attempt's lookup of the token tells). */
+static bool answer_lost(int status, bool sent)
+{
+	return status < 0 || status == 503 || (sent && status >= 500);
+}
+
+int api_submit(struct api_client *client, const char *path, const char *body, size_t len,
+	       const struct api_identity *as, const struct api_submit_policy *policy,
+	       struct api_reply *reply, bool *unconfirmed)
+{
+	int64_t start = time_mono_ms(), now, until;
+	long pause_ms = 20, timeout_ms;
+	bool sent = false;
+	int status, saved;
+
+	*unconfirmed = false;
+	for (;;) {
+		/* An attempt that times out may have been sent: it counts
+		 * against the long deadline, never past it. */
+		timeout_ms = (long)(start + policy->deadline_ms - time_mono_ms());
+		if (timeout_ms > policy->call_timeout_ms)
+			timeout_ms = policy->call_timeout_ms;
+		if (timeout_ms < 100)
+			timeout_ms = 100;
+		status = api_call(client, "POST", path, body, len, as, timeout_ms, reply, NULL);
+		if (!answer_lost(status, sent))
+			return status;
+		saved = errno;
+		if (status < 0 && !(saved == ENOTCONN && client->refused))
+			sent = true;
+		/* Another thread stopped it (api_client_set_cancel_fd): no retry. */
+		if (status < 0 && saved == ECANCELED)
+			break;
+		now = time_mono_ms();
+		until = start + (sent ? policy->deadline_ms : policy->grace_ms);
+		if (now + pause_ms >= until)
+			break;
+		api_reply_clear(reply);
+		usleep((useconds_t)pause_ms * 1000);
+		pause_ms = pause_ms * 2 > 500 ? 500 : pause_ms * 2;
+	}
+	if (sent) {
+		*unconfirmed = true;
+		saved = ETIMEDOUT;
+	} else if (status >= 0) {
+		/* "Busy" to the end, and nothing committed: that answer stands. */
+		return status;
+	}
+	api_reply_clear(reply);
+	errno = saved;
+	return -1;
 }
 
 void api_reply_clear(struct api_reply *reply)

@@ -4,6 +4,7 @@
 #ifndef PARSA_API_CLIENT_H
 #define PARSA_API_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -55,6 +56,31 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	     long timeout_ms, struct api_reply *reply, char **err);
 void api_reply_clear(struct api_reply *reply);
 
+/* How api_submit() asks again: each attempt waits at most call_timeout_ms;
+ * once an attempt may have reached the scheduler it keeps asking until
+ * deadline_ms after the first, and while every attempt found nothing
+ * listening (a scheduler restarting), until grace_ms. */
+struct api_submit_policy {
+	long call_timeout_ms;
+	long deadline_ms;
+	long grace_ms;
+};
+
+/* POST body, a submission that carries its token ("token", docs/api.md), to
+ * path, and send the same request again whenever its answer is lost (no
+ * answer, a 503, or a 5xx after an attempt that may have committed): the
+ * scheduler answers a token it already committed with that job, so the
+ * submission commits once. Returns the HTTP status of the answer that
+ * settles it, with reply filled in, as api_call(). Or -1 with errno: ENOTCONN
+ * when nothing listened for grace_ms, so nothing was sent; ETIMEDOUT with
+ * *unconfirmed set when an attempt may have reached the scheduler and no
+ * answer settled it by deadline_ms, or when it was cancelled after such an
+ * attempt (it may have committed); ECANCELED; EIO. The caller
+ * clears the reply in every case. */
+int api_submit(struct api_client *client, const char *path, const char *body, size_t len,
+	       const struct api_identity *as, const struct api_submit_policy *policy,
+	       struct api_reply *reply, bool *unconfirmed);
+
 /* Over TCP, requests carry a munge credential (auth.h) from munged at path;
  * the default is $PARSA_MUNGE_SOCKET, else libmunge's own. No effect on unix
  * sockets, where the scheduler reads the caller from the socket. */
@@ -77,6 +103,13 @@ int api_status_errno(long status);
 /* The "error" member of a JSON error body, or the body itself, or the status
  * line when the body is empty: a malloc'ed string the caller frees. */
 char *api_reply_error(const struct api_reply *reply);
+
+/* A submission's token (docs/api.md, "token"): 128 random bits in hex, made
+ * anew for each submission and sent again with its retries, so that the
+ * scheduler commits it once. 0, or -1 with errno when the kernel gives no
+ * random bytes. */
+#define API_TOKEN_SIZE 33
+int api_new_token(char token[API_TOKEN_SIZE]);
 
 /* Percent-encode s for a path component or a query value of an API URL (a
  * stage or host name): unreserved characters are kept. Malloc'ed. */

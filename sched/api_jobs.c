@@ -8,6 +8,7 @@
 #include "views.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,29 +44,50 @@ static struct stage *stage_arg(struct call *c, struct model *m)
 	return &job->stages[idx];
 }
 
+/* A token is the submitter's own unique text (docs/api.md): short, and
+ * plain, since it is stored and compared as given. */
+#define TOKEN_MAX 64
+
+static bool token_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > TOKEN_MAX)
+		return false;
+	return strspn(t, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == n;
+}
+
 void api_jobs_submit(struct call *c)
 {
-	json_t *json = api_body_json(c), *name, *spec;
+	json_t *json = api_body_json(c), *name, *spec, *token;
 	char *err = NULL;
 	int64_t id;
+	bool existed = false;
 
 	if (!json)
 		return;
 	name = json_object_get(json, "name");
 	spec = json_object_get(json, "spec");
+	token = json_object_get(json, "token");
 	if (!json_is_string(spec)) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"spec\": the spec's text");
+		goto out;
+	}
+	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)))) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
 		goto out;
 	}
 	api_caller_groups(c);
 	if (engine_submit(c->engine, &c->who,
 			  json_is_string(name) && *json_string_value(name) ? json_string_value(name) : "spec",
-			  json_string_value(spec), json_string_length(spec), &id, &err) < 0) {
+			  token ? json_string_value(token) : NULL,
+			  json_string_value(spec), json_string_length(spec), &id, &existed, &err) < 0) {
 		reply_errno(c, errno, err);
 		goto out;
 	}
-	reply_json(c, MHD_HTTP_CREATED, json_pack("{s:I,s:o}", "id", (json_int_t)id,
-						      "job", engine_job_meta_json(c->engine, id)));
+	/* 200 for a submission already committed under this token: the same job. */
+	reply_json(c, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED,
+		   json_pack("{s:I,s:o}", "id", (json_int_t)id, "job", engine_job_meta_json(c->engine, id)));
 out:
 	json_decref(json);
 }

@@ -72,9 +72,15 @@ int engine_host_up(struct engine *e, const struct host *h);
  * EFBIG (too large), EACCES (not allowed), ENOENT (no such thing), EBUSY (not
  * possible in this state), EAGAIN/ENOSPC/EIO (could not commit). */
 
-/* Parse, check and commit a spec; *id is the new job's. */
+/* Parse, check and commit a spec; *id is the new job's. token (NULL: none)
+ * makes the submission idempotent: it is committed with the job, and a
+ * submission whose token a job of who already has commits nothing and gives
+ * that job's id with *existed set (existed may be NULL). The same token of
+ * another user is EACCES; EAGAIN while that job's own submission is still
+ * making its folders (it may yet be taken back: ask again). */
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
-		  const char *text, size_t len, int64_t *id, char **err);
+		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
+		  char **err);
 
 /* What a mount needs to know of job id at once (uid, gid, submitted_ms, the
  * stages' names and instances): the answer to a submission carries it. An

@@ -191,16 +191,46 @@ static int take_back(struct engine *e, int64_t id, const char *filename, int why
 	return ret;
 }
 
+/* Lock held. 1 when token is already a job's: *id is it (see engine_submit).
+ * 0 when it is new, -1 with errno and *err. */
+static int find_token(struct engine *e, const struct caller *who, const char *filename,
+		      const char *token, int64_t *id, char **err)
+{
+	const struct job *job;
+	uid_t uid;
+	int found = store_job_by_token(e->store, token, id, &uid, err);
+
+	if (found <= 0)
+		return found;
+	if (uid != who->uid) {
+		errno = EACCES;
+		return errprintf(err, "%s: the submission's token belongs to another user's job: "
+				 "a token is made anew for each submission", filename);
+	}
+	job = model_job(e->model, *id);
+	if (job && job->folders_pending) {
+		errno = EAGAIN;
+		return errprintf(err, "%s: job %lld of this submission is still being made: ask again",
+				 filename, (long long)*id);
+	}
+	log_info("job %lld: its submission was sent again (the answer was lost): the same job",
+		 (long long)*id);
+	return 1;
+}
+
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
-		  const char *text, size_t len, int64_t *id, char **err)
+		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
+		  char **err)
 {
 	struct folder_plan *plan = NULL;
 	struct spec *spec;
 	struct job *job = NULL;
 	char *user = NULL, *team = NULL;
 	int64_t now;
-	int ret = -1, saved;
+	int ret = -1, saved, found;
 
+	if (existed)
+		*existed = false;
 	if (len > SPEC_MAX_BYTES) {
 		errno = EFBIG;
 		return errprintf(err, "%s: %zu bytes is larger than the limit of %d bytes", filename,
@@ -220,10 +250,21 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	team = spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
 
 	pthread_mutex_lock(&e->lock);
+	/* Under the lock, so a retry and its original cannot both miss: the
+	 * UNIQUE index would refuse the second insert anyway. */
+	found = token ? find_token(e, who, filename, token, id, err) : 0;
+	if (found != 0) {
+		spec_destroy(spec);
+		if (found > 0 && existed)
+			*existed = true;
+		ret = found > 0 ? 0 : -1;
+		goto out;
+	}
 	now = engine_now(e);
 	job = build(e, who, user, team, spec, filename, text, len, now, err);
 	if (!job)
 		goto out;
+	job->token = token ? xstrdup(token) : NULL;
 	if (store_insert_job(e->store, job, err) < 0)
 		goto out;
 	*id = job->id;

@@ -92,6 +92,7 @@ void model_job_free(struct job *job)
 	spec_destroy(job->spec);
 	free(job->name);
 	free(job->spec_file);
+	free(job->token);
 	free(job->spec_text);
 	free(job->groups);
 	free(job->user);

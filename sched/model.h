@@ -85,6 +85,7 @@ struct job {
 	int64_t id;
 	char *name;
 	char *spec_file;          /* the file name given at submission */
+	char *token;              /* the submitter's token (NULL: none), written with the row */
 	char *spec_text;          /* byte for byte */
 	size_t spec_len;
 	struct spec *spec;

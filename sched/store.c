@@ -37,6 +37,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE instances ADD COLUMN cpu_list TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE instances ADD COLUMN gpu_list TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE hosts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;",
+	/* 4: the submitter's token, so a submission retried after a lost answer
+	 * finds the job it committed instead of making a second one. NULL for
+	 * jobs from before and for runs of schedules; NULLs are distinct. */
+	"ALTER TABLE jobs ADD COLUMN token TEXT;"
+	"CREATE UNIQUE INDEX jobs_token ON jobs(token);",
 };
 #define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 
@@ -82,10 +87,11 @@ static const char sql_commit[] = "COMMIT";
 static const char sql_rollback[] = "ROLLBACK";
 static const char sql_upsert_job[] =
 	"INSERT INTO jobs(id, name, spec_file, spec_json, uid, gid, groups, user, team, priority,"
-	"  state, held, ending, reason, submitted_ms, started_ms, ended_ms)"
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+	"  state, held, ending, reason, submitted_ms, started_ms, ended_ms, token)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
 	" ON CONFLICT(id) DO UPDATE SET priority = ?10, state = ?11, held = ?12, ending = ?13,"
 	"  reason = ?14, started_ms = ?16, ended_ms = ?17";
+static const char sql_job_by_token[] = "SELECT id, uid FROM jobs WHERE token = ?1";
 static const char sql_insert_spec[] = "INSERT INTO specs(job_id, text) VALUES(?1, ?2)";
 static const char sql_upsert_stage[] =
 	"INSERT INTO stages(job_id, idx, state, expanded, started_ms, ended_ms)"
@@ -130,6 +136,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_COMMIT] = sql_commit,
 	[ST_ROLLBACK] = sql_rollback,
 	[ST_UPSERT_JOB] = sql_upsert_job,
+	[ST_JOB_BY_TOKEN] = sql_job_by_token,
 	[ST_INSERT_SPEC] = sql_insert_spec,
 	[ST_UPSERT_STAGE] = sql_upsert_stage,
 	[ST_UPSERT_INSTANCE] = sql_upsert_instance,

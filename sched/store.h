@@ -21,6 +21,11 @@ int store_load(struct store *st, struct model *m, char **err);
  * transaction. On success the job's objects are clean and persisted. */
 int store_insert_job(struct store *st, struct job *job, char **err);
 
+/* The job submitted with token (a submitter's unique text, job->token):
+ * 1 with *id and its submitter's *uid, 0 when no job has it, -1 with errno
+ * and *err when the database cannot be read. */
+int store_job_by_token(struct store *st, const char *token, int64_t *id, uid_t *uid, char **err);
+
 /* Write everything model_dirty() lists in one transaction, then model_clean().
  * On failure nothing is written and the objects stay dirty. */
 int store_flush(struct store *st, struct model *m, char **err);

@@ -40,6 +40,12 @@ static int put_job(struct store *st, struct job *job, char **err)
 	sqlite3_bind_int64(s, 15, job->submitted_ms);
 	sqlite3_bind_int64(s, 16, job->started_ms);
 	sqlite3_bind_int64(s, 17, job->ended_ms);
+	/* Written with the row only: a later upsert of the row must not meet
+	 * the token's own UNIQUE index. */
+	if (job->token && !job->persisted)
+		sqlite3_bind_text(s, 18, job->token, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 18);
 	if (store_step_done(st, ST_UPSERT_JOB, err) < 0)
 		goto out;
 	if (!job->persisted) {
@@ -167,6 +173,27 @@ out:
 	job->persisted = true;
 	job->nflushed_events = job->nevents;
 	return 0;
+}
+
+int store_job_by_token(struct store *st, const char *token, int64_t *id, uid_t *uid, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_JOB_BY_TOKEN];
+	int rc, ret = -1;
+
+	sqlite3_bind_text(s, 1, token, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s, 0);
+		*uid = (uid_t)sqlite3_column_int64(s, 1);
+		ret = 1;
+	} else if (rc == SQLITE_DONE) {
+		ret = 0;
+	} else {
+		store_db_error(st, rc, "job by token", err);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return ret;
 }
 
 int store_flush(struct store *st, struct model *m, char **err)

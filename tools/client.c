@@ -62,10 +62,10 @@ void client_close(struct client *c)
 	memset(c, 0, sizeof *c);
 }
 
-int client_call(struct client *c, const char *method, const char *path, const char *body,
-		size_t len, long timeout_ms, struct api_reply *reply, char **err)
+/* The sentence for a failed call, or 0 for a 2xx answer (see client_call). */
+static int settle(struct client *c, int status, long timeout_ms, struct api_reply *reply,
+		  char **err)
 {
-	int status = api_call(c->api, method, path, body, len, NULL, timeout_ms, reply, NULL);
 	char *text;
 
 	if (status < 0) {
@@ -88,6 +88,31 @@ int client_call(struct client *c, const char *method, const char *path, const ch
 	free(text);
 	errno = api_status_errno(reply->status);
 	return -1;
+}
+
+int client_call(struct client *c, const char *method, const char *path, const char *body,
+		size_t len, long timeout_ms, struct api_reply *reply, char **err)
+{
+	int status = api_call(c->api, method, path, body, len, NULL, timeout_ms, reply, NULL);
+
+	return settle(c, status, timeout_ms, reply, err);
+}
+
+int client_submit(struct client *c, const char *path, const char *body, size_t len,
+		  struct api_reply *reply, char **err)
+{
+	const struct api_submit_policy policy = {
+		.call_timeout_ms = CLIENT_SUBMIT_CALL_MS,
+		.deadline_ms = CLIENT_SUBMIT_DEADLINE_MS,
+		.grace_ms = CLIENT_SUBMIT_GRACE_MS,
+	};
+	bool unconfirmed = false;
+	int status = api_submit(c->api, path, body, len, NULL, &policy, reply, &unconfirmed);
+
+	if (unconfirmed)
+		return errprintf(err, "the scheduler at %s may have taken the submission but gave no answer for %ld s: the job may or may not have been submitted; see `parsa status` before you submit it again",
+				 c->endpoint, CLIENT_SUBMIT_DEADLINE_MS / 1000);
+	return settle(c, status, policy.call_timeout_ms, reply, err);
 }
 
 int client_call_json(struct client *c, const char *method, const char *path, json_t *body,

@@ -32,6 +32,17 @@ void client_close(struct client *c);
 int client_call(struct client *c, const char *method, const char *path, const char *body,
 		size_t len, long timeout_ms, struct api_reply *reply, char **err);
 
+/* How client_submit() asks again when the answer is lost (api_submit). */
+#define CLIENT_SUBMIT_CALL_MS 10000L
+#define CLIENT_SUBMIT_DEADLINE_MS 30000L
+#define CLIENT_SUBMIT_GRACE_MS 5000L
+
+/* POST a submission that carries its token (api_submit): as client_call,
+ * and when no answer settled it, -1 with errno ETIMEDOUT and *err saying it
+ * may have been submitted. */
+int client_submit(struct client *c, const char *path, const char *body, size_t len,
+		  struct api_reply *reply, char **err);
+
 /* client_call for an answer that must be a JSON object: *json is set on
  * success (the caller json_decref()s it). */
 int client_call_json(struct client *c, const char *method, const char *path, json_t *body,

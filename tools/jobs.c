@@ -17,9 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A request that answers at once; submit waits longer for the commit. */
+/* A request that answers at once (submit: CLIENT_SUBMIT_*, client.h). */
 #define CALL_TIMEOUT_MS 10000L
-#define SUBMIT_TIMEOUT_MS 30000L
 /* parsa wait long-polls in slices so that a restarted scheduler is noticed. */
 #define WAIT_SLICE_MS 10000L
 /* ...and keeps retrying an unreachable scheduler this long (a restart). */
@@ -184,7 +183,7 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 	struct api_reply reply = { 0 };
 	struct opts o;
 	json_t *body = NULL, *answer = NULL, *spec_text;
-	char *text = NULL, *payload = NULL, *err = NULL;
+	char *text = NULL, *payload = NULL, *err = NULL, token[API_TOKEN_SIZE];
 	size_t len = 0;
 	const char *path;
 	int rc = CLI_FAIL, i;
@@ -209,12 +208,18 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 	body = json_object();
 	json_object_set_new(body, "name", json_string(spec_name(path, o.name)));
 	json_object_set_new(body, "spec", spec_text);
+	/* One token per submission: a retry after a lost answer finds its job. */
+	if (api_new_token(token) < 0) {
+		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
+		goto out;
+	}
+	json_object_set_new(body, "token", json_string(token));
 	payload = json_dumps(body, JSON_COMPACT);
 	if (client_open(&c, o.sched, &err) < 0) {
 		rc = cli_fail("%s", err);
 		goto out;
 	}
-	if (client_call(&c, "POST", "/v1/jobs", payload, strlen(payload), SUBMIT_TIMEOUT_MS, &reply, &err) < 0) {
+	if (client_submit(&c, "/v1/jobs", payload, strlen(payload), &reply, &err) < 0) {
 		if (reply.status == 400)
 			print_lines(stderr, err); /* every file:line: message, as the scheduler wrote them */
 		else

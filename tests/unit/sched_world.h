@@ -127,7 +127,7 @@ static inline int64_t sched_world_submit(struct sched_world *w, const char *text
 	char *err = NULL;
 	int64_t id = -1;
 
-	if (engine_submit(w->engine, &me, "test.conf", text, strlen(text), &id, &err) < 0) {
+	if (engine_submit(w->engine, &me, "test.conf", NULL, text, strlen(text), &id, NULL, &err) < 0) {
 		printf("# submit: %s\n", err ? err : strerror(errno));
 		id = -1;
 	}

@@ -4,7 +4,7 @@
  * a stage's on_failure (finish, stop, ignore), max_failed and max_running; and
  * status that tells the truth (a job runs from its first assignment, an ended
  * stage's rate, no reservation from a time gone by, a failed notification in
- * the job's events). */
+ * the job's events); a submission retried with its token commits once. */
 #include "engine.h"
 #include "stage_progress.h"
 #include "tap.h"
@@ -60,7 +60,7 @@ static int64_t submit(struct world *w, const char *text, char **err)
 {
 	int64_t id = 0;
 
-	if (engine_submit(w->engine, &w->me, "test.conf", text, strlen(text), &id, err) < 0)
+	if (engine_submit(w->engine, &w->me, "test.conf", NULL, text, strlen(text), &id, NULL, err) < 0)
 		return -1;
 	return id;
 }
@@ -458,6 +458,54 @@ static void test_lost_and_restart(struct world *w)
 	confirm(w, ids[0], 2);
 	report(w, ids[0], 2, REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the job ends after the restart");
+}
+
+/* Jobs ever made: a forgotten job keeps its slot. */
+static size_t job_slots(struct world *w)
+{
+	size_t n;
+
+	engine_lock(w->engine);
+	n = model_njobs(w->model);
+	engine_unlock(w->engine);
+	return n;
+}
+
+/* The same submission sent again with its token (its answer was lost) gives
+ * the job it committed, also after a restart; a fresh token is a new job, and
+ * another user's token is refused. */
+static void test_token(struct world *w)
+{
+	const char *text = "[stage s]\nrun = x\n";
+	struct caller other = w->me;
+	int64_t id1 = 0, id2 = 0, id3 = 0;
+	bool existed = true;
+	char *err = NULL;
+	size_t before = job_slots(w);
+
+	ok(engine_submit(w->engine, &w->me, "t.conf", "tok-A1", text, strlen(text), &id1, &existed,
+			 &err) == 0 && !existed, "a new token commits a job");
+	ok(engine_submit(w->engine, &w->me, "t.conf", "tok-A1", text, strlen(text), &id2, &existed,
+			 &err) == 0 && existed, "the same token again is answered as existing");
+	is_int(id2, id1, "with the same id");
+	is_int(job_slots(w), before + 1, "and one job, not two");
+	/* A later write of the job's row (its state) leaves the token alone. */
+	is_int(engine_ctl(w->engine, &w->me, id1, "hold", &err), 0, "the job's row is written again");
+	world_stop(w);
+	world_start(w);
+	host_up(w, "h1", 2, 1);
+	ok(engine_submit(w->engine, &w->me, "t.conf", "tok-A1", text, strlen(text), &id3, &existed,
+			 &err) == 0 && existed && id3 == id1, "after a restart the token still finds it");
+	is_int(job_slots(w), before + 1, "still one job");
+	ok(engine_submit(w->engine, &w->me, "t.conf", "tok-B2", text, strlen(text), &id2, &existed,
+			 &err) == 0 && !existed && id2 != id1, "another token is another job");
+	other.uid = w->me.uid + 1;
+	ok(engine_submit(w->engine, &other, "t.conf", "tok-A1", text, strlen(text), &id3, &existed,
+			 &err) < 0 && errno == EACCES, "another user's token is refused");
+	free(err);
+	err = NULL;
+	engine_ctl(w->engine, &w->me, id1, "cancel", NULL);
+	engine_ctl(w->engine, &w->me, id2, "cancel", NULL);
 }
 
 struct poller {
@@ -968,7 +1016,7 @@ static void accepted(struct world *w, const struct caller *who, const char *file
 	char *err = NULL, *text;
 	int64_t id = 0;
 
-	if (!ok(engine_submit(w->engine, who, file, spec, strlen(spec), &id, &err) == 0, "%s", what))
+	if (!ok(engine_submit(w->engine, who, file, NULL, spec, strlen(spec), &id, NULL, &err) == 0, "%s", what))
 		diag("%s", err ? err : "?");
 	free(err);
 	text = job_text(w, id, 0);
@@ -988,7 +1036,7 @@ static void test_admission(struct world *w)
 	int64_t id = 0;
 
 	errno = 0;
-	is_int(engine_submit(w->engine, &w->me, "x\nstate: failed", ok_spec, strlen(ok_spec), &id, &err),
+	is_int(engine_submit(w->engine, &w->me, "x\nstate: failed", NULL, ok_spec, strlen(ok_spec), &id, NULL, &err),
 	       -1, "a file name with a newline is refused at the API's edge");
 	is_int(errno, EINVAL, "EINVAL");
 	has(err, "x\\nstate: failed: the file name holds a control character", "the name escaped in the reason");
@@ -999,7 +1047,7 @@ static void test_admission(struct world *w)
 		 "\nspec: back\\\\slash.conf\n");
 
 	errno = 0;
-	is_int(engine_submit(w->engine, &other, "t.conf", team_spec, strlen(team_spec), &id, &err), -1, "a team that is not the caller's is refused");
+	is_int(engine_submit(w->engine, &other, "t.conf", NULL, team_spec, strlen(team_spec), &id, NULL, &err), -1, "a team that is not the caller's is refused");
 	is_int(errno, EACCES, "EACCES");
 	has(err, "t.conf:2: team = not-my-team: 4242 may use the teams ", "with the spec's line and the user");
 	free(err);
@@ -1008,7 +1056,7 @@ static void test_admission(struct world *w)
 		 "root may name any team", "\nteam: not-my-team\n");
 
 	errno = 0;
-	is_int(engine_submit(w->engine, &other, "big.conf", big_spec, strlen(big_spec), &id, &err), -1, "more instances than the default instances_per_job");
+	is_int(engine_submit(w->engine, &other, "big.conf", NULL, big_spec, strlen(big_spec), &id, NULL, &err), -1, "more instances than the default instances_per_job");
 	is_int(errno, EDQUOT, "EDQUOT");
 	has(err, "more than instances_per_job = 100000 (the built-in default", "names the limit and where");
 	free(err);
@@ -1041,6 +1089,7 @@ int main(void)
 	test_truth(&w);
 	test_failure_cancel_restart(&w);
 	test_admission(&w);
+	test_token(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);

@@ -97,8 +97,19 @@ int main(void)
 		sqlite3_stmt *s = NULL;
 
 		sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL);
-		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "3") == 0,
-		   "the database is at the newest version (3)");
+		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "4") == 0,
+		   "the database is at the newest version (4)");
+		sqlite3_finalize(s);
+		s = NULL;
+		/* Version 4: jobs carry their submission's token, one job a token. */
+		ok(sqlite3_prepare_v2(db, "SELECT token FROM jobs", -1, &s, NULL) == SQLITE_OK,
+		   "jobs have a token column");
+		sqlite3_finalize(s);
+		s = NULL;
+		sqlite3_prepare_v2(db, "SELECT \"unique\" FROM pragma_index_list('jobs') WHERE name = 'jobs_token'",
+				   -1, &s, NULL);
+		ok(s && sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1,
+		   "with a UNIQUE index");
 		sqlite3_finalize(s);
 		sqlite3_close(db);
 	}
