@@ -15,8 +15,9 @@
 
 enum {
 	CACHE_BUCKETS = 1024,
-	CACHE_MAX = 8192,           /* past this, old entries are dropped */
+	CACHE_MAX = 8192,           /* the most entries the cache holds */
 	CACHE_KEEP_MS = 600000,     /* how long an entry may serve in an outage */
+	JOB_SUMMARY_BYTES = 150,    /* about the size of one job in GET /v1/jobs */
 };
 
 struct slot {
@@ -110,8 +111,8 @@ static struct slot *find_locked(struct job_cache *cache, int64_t id)
 	return NULL;
 }
 
-/* Caller holds the lock. Drops entries too old to serve even in an outage. */
-static void sweep_locked(struct job_cache *cache, int64_t now)
+/* Caller holds the lock. Drops the entries fetched more than max_age ms ago. */
+static void sweep_locked(struct job_cache *cache, int64_t now, int64_t max_age)
 {
 	for (size_t b = 0; b < CACHE_BUCKETS; b++) {
 		struct slot **pp = &cache->buckets[b];
@@ -119,7 +120,7 @@ static void sweep_locked(struct job_cache *cache, int64_t now)
 		while (*pp) {
 			struct slot *s = *pp;
 
-			if (now - s->meta->fetched_ms > CACHE_KEEP_MS) {
+			if (now - s->meta->fetched_ms > max_age) {
 				*pp = s->next;
 				job_meta_put(s->meta);
 				free(s);
@@ -131,8 +132,36 @@ static void sweep_locked(struct job_cache *cache, int64_t now)
 	}
 }
 
-/* Takes over the caller's reference to m. */
-static void store(struct job_cache *cache, struct job_meta *m)
+/* Caller holds the lock. Makes room for one more entry: first drops what is
+ * too old to serve even in an outage, then what is past its ttl, then, when
+ * every entry is young (more than CACHE_MAX jobs read within a ttl), the
+ * entries of one bucket after another. The cache never holds more than
+ * CACHE_MAX. */
+static void make_room_locked(struct job_cache *cache)
+{
+	int64_t now = time_mono_ms();
+
+	if (cache->count < CACHE_MAX)
+		return;
+	sweep_locked(cache, now, CACHE_KEEP_MS);
+	if (cache->count >= CACHE_MAX)
+		sweep_locked(cache, now, cache->ttl_ms);
+	for (size_t b = 0; cache->count >= CACHE_MAX && b < CACHE_BUCKETS; b++) {
+		while (cache->buckets[b] && cache->count >= CACHE_MAX) {
+			struct slot *s = cache->buckets[b];
+
+			cache->buckets[b] = s->next;
+			job_meta_put(s->meta);
+			free(s);
+			cache->count--;
+		}
+	}
+}
+
+/* Takes over the caller's reference to m. With if_room, m is stored only
+ * where it replaces an entry or fits without dropping one (a listing's owners
+ * must not push out the entries of the jobs being read); otherwise it is put. */
+static void store(struct job_cache *cache, struct job_meta *m, bool if_room)
 {
 	struct slot *s;
 
@@ -141,9 +170,10 @@ static void store(struct job_cache *cache, struct job_meta *m)
 	if (s) {
 		job_meta_put(s->meta);
 		s->meta = m;
+	} else if (if_room && cache->count >= CACHE_MAX) {
+		job_meta_put(m);
 	} else {
-		if (cache->count >= CACHE_MAX)
-			sweep_locked(cache, time_mono_ms());
+		make_room_locked(cache);
 		s = xcalloc(1, sizeof *s);
 		s->meta = m;
 		s->next = cache->buckets[bucket_of(m->id)];
@@ -235,7 +265,7 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
 {
 	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
-		store(cache, meta_from_json(id, job));
+		store(cache, meta_from_json(id, job), false);
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */
@@ -276,7 +306,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 		/* Our reference first: once stored, a concurrent refresh or
 		 * forget of the same job may drop the cache's at any moment. */
 		meta_get(m);
-		store(cache, m);
+		store(cache, m, false);
 		return m;
 	}
 	saved = errno;
@@ -294,7 +324,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 		m = from_storage(cache, id);
 		if (m) {
 			atomic_store(&m->refs, 2);
-			store(cache, m);
+			store(cache, m, false);
 			return m;
 		}
 	}
@@ -378,11 +408,14 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 
 			owner_from_json(m, job);
 			m->fetched_ms = now;
-			store(cache, m);
+			store(cache, m, true);
 		}
 		job_meta_put(old);
 	}
 	json_decref(root);
+	/* The answer and its tree were several MB past some thousand jobs. */
+	if (d.n * JOB_SUMMARY_BYTES >= MEM_LARGE)
+		mem_give_back();
 	*ids = d.ids;
 	*n = d.n;
 	return 0;

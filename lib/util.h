@@ -40,6 +40,17 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* An answer of at least this many bytes is large: once it is freed, give the
+ * memory back (mem_give_back). */
+#define MEM_LARGE ((size_t)1 << 20)
+
+/* Hand the memory malloc keeps free back to the system (malloc_trim). glibc
+ * keeps freed heap pages for reuse, in every thread's arena and below
+ * M_TRIM_THRESHOLD, so one multi-megabyte answer (a listing of jobs/) built
+ * and freed on a connection thread grows the daemon for good. Call it after
+ * freeing something large, never on a hot path: it walks every arena. */
+void mem_give_back(void);
+
 /* text without leading blanks and with every run of blanks (spaces, tabs) as
  * one space, for display. Malloc'ed. */
 char *squeeze_blanks(const char *text);
