@@ -371,9 +371,10 @@ static int cmp_id(const void *a, const void *b)
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
 {
 	struct dir_ids d = { 0 };
+	struct job_meta *owners;
 	json_t *root, *jobs, *job;
 	int64_t now = time_mono_ms();
-	size_t i;
+	size_t i, nowners = 0;
 	int saved;
 
 	*ids = NULL;
@@ -393,29 +394,42 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
+	/* The owners first, into one block, and the tree freed before the cache
+	 * is primed: cache entries made while walking the tree sat between its
+	 * nodes, and no page of a freed 7 MB tree could go back to the system. */
 	jobs = json_object_get(root, "jobs");
+	owners = xcalloc(json_array_size(jobs) + 1, sizeof *owners);
 	json_array_foreach(jobs, i, job) {
-		int64_t id = json_integer_value(json_object_get(job, "id"));
+		struct job_meta *o = &owners[nowners];
+
+		o->id = json_integer_value(json_object_get(job, "id"));
+		if (o->id <= 0)
+			continue;
+		owner_from_json(o, job);
+		nowners++;
+	}
+	json_decref(root);
+	if (nowners * JOB_SUMMARY_BYTES >= MEM_LARGE)
+		mem_give_back();
+	d.ids = xcalloc(nowners + 1, sizeof *d.ids);
+	for (i = 0; i < nowners; i++) {
 		const struct job_meta *old;
 
-		if (id <= 0)
-			continue;
-		add_id(&d.ids, &d.n, &d.cap, id);
+		d.ids[d.n++] = owners[i].id;
 		/* Keep a young entry (it may know the stages); refresh the owner otherwise. */
-		old = lookup(cache, id);
+		old = lookup(cache, owners[i].id);
 		if (!old || !old->fetched_ms || now - old->fetched_ms >= cache->ttl_ms) {
-			struct job_meta *m = meta_new(id);
+			struct job_meta *m = meta_new(owners[i].id);
 
-			owner_from_json(m, job);
+			m->uid = owners[i].uid;
+			m->gid = owners[i].gid;
+			m->submitted_ms = owners[i].submitted_ms;
 			m->fetched_ms = now;
 			store(cache, m, true);
 		}
 		job_meta_put(old);
 	}
-	json_decref(root);
-	/* The answer and its tree were several MB past some thousand jobs. */
-	if (d.n * JOB_SUMMARY_BYTES >= MEM_LARGE)
-		mem_give_back();
+	free(owners);
 	*ids = d.ids;
 	*n = d.n;
 	return 0;

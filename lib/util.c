@@ -186,6 +186,11 @@ void mem_give_back(void)
 	malloc_trim(0);
 }
 
+void mem_one_arena(void)
+{
+	mallopt(M_ARENA_MAX, 1);
+}
+
 void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);
