@@ -17,7 +17,6 @@ enum {
 	CACHE_BUCKETS = 1024,
 	CACHE_MAX = 8192,           /* the most entries the cache holds */
 	CACHE_KEEP_MS = 600000,     /* how long an entry may serve in an outage */
-	JOB_SUMMARY_BYTES = 150,    /* about the size of one job in GET /v1/jobs */
 };
 
 struct slot {
@@ -409,8 +408,6 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		nowners++;
 	}
 	json_decref(root);
-	if (nowners * JOB_SUMMARY_BYTES >= MEM_LARGE)
-		mem_give_back();
 	d.ids = xcalloc(nowners + 1, sizeof *d.ids);
 	for (i = 0; i < nowners; i++) {
 		const struct job_meta *old;
