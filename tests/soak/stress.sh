@@ -28,87 +28,67 @@ printf '[stage a]\nrun = true\ncpu = 2\n' >"$TEST_DIR/bad.conf"
 chmod 644 "$TEST_DIR/ok.conf" "$TEST_DIR/bad.conf"
 END_AT=$(($(date +%s) + SECONDS_TO_RUN))
 
-# Each loop counts what it did in ops/NAME.n and keeps the errors it saw in
-# ops/NAME.err; an error is expected now and then (a job read while it is
-# made), a dead mount is not.
+# repeat NAME STEP ARGS...: STEP ARGS until the end, counting the rounds in
+# ops/NAME.n and keeping the errors the steps saw in ops/NAME.err. An error is
+# expected now and then (a job read while it is made); a dead mount is not.
 running() { [ "$(date +%s)" -lt "$END_AT" ]; }
-
-loop_cp() {
-	local n=0
+repeat() {
+	local name=$1 n=0
+	shift
 	while running; do
-		cp "$TEST_DIR/ok.conf" "$MNT/queue/cp$1-$n.conf" 2>>"$OPS/cp$1.err"
+		"$@" "$n" 2>>"$OPS/$name.err"
 		n=$((n + 1))
 	done
-	echo "$n" >"$OPS/cp$1.n"
+	echo "$n" >"$OPS/$name.n"
 }
 
-loop_clone() {
-	local n=0 id
-	while running; do
-		{
-			exec 3<>"$MNT/queue/.clone" && cat "$TEST_DIR/ok.conf" >&3 && read -r id <&3
-			exec 3>&-
-		} 2>>"$OPS/clone$1.err"
-		n=$((n + 1))
-	done
-	echo "$n" >"$OPS/clone$1.n"
+step_cp() {
+	cp "$TEST_DIR/ok.conf" "$MNT/queue/cp$1-$2.conf"
 }
 
-loop_rejected() {
-	local n=0 f
-	while running; do
-		f=$MNT/queue/bad$1-$((n % 4)).conf
-		# A shell redirect cannot see the refusal: the .rejected tells it.
-		{ cat "$TEST_DIR/bad.conf" >"$f"; } 2>/dev/null
-		cat "$f.rejected" >/dev/null 2>>"$OPS/rej$1.err"
-		ls "$MNT/queue" >/dev/null 2>>"$OPS/rej$1.err"
-		rm -f "$f.rejected" 2>>"$OPS/rej$1.err"
-		n=$((n + 1))
-	done
-	echo "$n" >"$OPS/rej$1.n"
+step_clone() {
+	local id
+	exec 3<>"$MNT/queue/.clone" && cat "$TEST_DIR/ok.conf" >&3 && read -r id <&3
+	exec 3>&-
 }
 
-loop_last() {
-	local n=0 id v
-	while running; do
-		id=$(readlink "$MNT/jobs/last" 2>>"$OPS/last$1.err")
-		for v in status status.json why events stages/a/status; do
-			cat "$MNT/jobs/$id/$v" >/dev/null 2>>"$OPS/last$1.err"
-		done
-		n=$((n + 1))
-	done
-	echo "$n" >"$OPS/last$1.n"
+step_rejected() {
+	local f=$MNT/queue/bad$1-$(($2 % 4)).conf
+	# A shell redirect cannot see the refusal: the .rejected tells it.
+	{ cat "$TEST_DIR/bad.conf" >"$f"; } 2>/dev/null
+	cat "$f.rejected" >/dev/null
+	ls "$MNT/queue" >/dev/null
+	rm -f "$f.rejected"
 }
 
-loop_list() {
-	local n=0
-	while running; do
-		ls "$MNT/jobs" >/dev/null 2>>"$OPS/list.err"
-		n=$((n + 1))
+step_last() {
+	local id v
+	id=$(readlink "$MNT/jobs/last")
+	for v in status status.json why events stages/a/status; do
+		cat "$MNT/jobs/$id/$v" >/dev/null
 	done
-	echo "$n" >"$OPS/list.n"
 }
 
-loop_instance() {
-	local n=0 id v
-	while running; do
-		id=$(readlink "$MNT/jobs/last" 2>>"$OPS/inst.err")
-		for v in status status.json; do
-			cat "$MNT/jobs/$id/stages/a/instances/0/$v" >/dev/null 2>>"$OPS/inst.err"
-		done
-		ls "$MNT/jobs/$id/stages/a/instances" >/dev/null 2>>"$OPS/inst.err"
-		n=$((n + 1))
+step_list() {
+	ls "$MNT/jobs" >/dev/null
+}
+
+step_instance() {
+	local id v
+	id=$(readlink "$MNT/jobs/last")
+	for v in status status.json; do
+		cat "$MNT/jobs/$id/stages/a/instances/0/$v" >/dev/null
 	done
-	echo "$n" >"$OPS/inst.n"
+	ls "$MNT/jobs/$id/stages/a/instances" >/dev/null
 }
 
 pids=()
-for i in 1 2 3; do loop_cp "$i" & pids+=($!); done
-for i in 1 2; do loop_clone "$i" & pids+=($!); done
-for i in 1 2; do loop_rejected "$i" & pids+=($!); done
-for i in 1 2 3; do loop_last "$i" & pids+=($!); done
-loop_list & pids+=($!)
-loop_instance & pids+=($!)
+for i in 1 2 3; do repeat "cp$i" step_cp "$i" & pids+=($!); done
+for i in 1 2; do repeat "clone$i" step_clone & pids+=($!); done
+for i in 1 2; do repeat "rej$i" step_rejected "$i" & pids+=($!); done
+for i in 1 2 3; do repeat "last$i" step_last & pids+=($!); done
+repeat list step_list & pids+=($!)
+repeat inst step_instance & pids+=($!)
 on_cleanup "kill ${pids[*]}"
 log "stress: ${#pids[@]} loops for ${SECONDS_TO_RUN}s against $PARSA_BIN"
 
