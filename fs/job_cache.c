@@ -15,7 +15,7 @@
 
 enum {
 	CACHE_BUCKETS = 1024,
-	CACHE_MAX = 8192,           /* the most entries the cache holds */
+	CACHE_MAX = JOB_CACHE_MAX,
 	CACHE_KEEP_MS = 600000,     /* how long an entry may serve in an outage */
 };
 
@@ -430,4 +430,14 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 	*ids = d.ids;
 	*n = d.n;
 	return 0;
+}
+
+size_t job_cache_count(struct job_cache *cache)
+{
+	size_t n;
+
+	pthread_mutex_lock(&cache->lock);
+	n = cache->count;
+	pthread_mutex_unlock(&cache->lock);
+	return n;
 }
