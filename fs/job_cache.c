@@ -15,7 +15,7 @@
 
 enum {
 	CACHE_BUCKETS = 1024,
-	CACHE_MAX = 8192,           /* past this, old entries are dropped */
+	CACHE_MAX = JOB_CACHE_MAX,
 	CACHE_KEEP_MS = 600000,     /* how long an entry may serve in an outage */
 };
 
@@ -110,8 +110,8 @@ static struct slot *find_locked(struct job_cache *cache, int64_t id)
 	return NULL;
 }
 
-/* Caller holds the lock. Drops entries too old to serve even in an outage. */
-static void sweep_locked(struct job_cache *cache, int64_t now)
+/* Caller holds the lock. Drops the entries fetched more than max_age ms ago. */
+static void sweep_locked(struct job_cache *cache, int64_t now, int64_t max_age)
 {
 	for (size_t b = 0; b < CACHE_BUCKETS; b++) {
 		struct slot **pp = &cache->buckets[b];
@@ -119,7 +119,7 @@ static void sweep_locked(struct job_cache *cache, int64_t now)
 		while (*pp) {
 			struct slot *s = *pp;
 
-			if (now - s->meta->fetched_ms > CACHE_KEEP_MS) {
+			if (now - s->meta->fetched_ms > max_age) {
 				*pp = s->next;
 				job_meta_put(s->meta);
 				free(s);
@@ -131,8 +131,36 @@ static void sweep_locked(struct job_cache *cache, int64_t now)
 	}
 }
 
-/* Takes over the caller's reference to m. */
-static void store(struct job_cache *cache, struct job_meta *m)
+/* Caller holds the lock. Makes room for one more entry: first drops what is
+ * too old to serve even in an outage, then what is past its ttl, then, when
+ * every entry is young (more than CACHE_MAX jobs read within a ttl), the
+ * entries of one bucket after another. The cache never holds more than
+ * CACHE_MAX. */
+static void make_room_locked(struct job_cache *cache)
+{
+	int64_t now = time_mono_ms();
+
+	if (cache->count < CACHE_MAX)
+		return;
+	sweep_locked(cache, now, CACHE_KEEP_MS);
+	if (cache->count >= CACHE_MAX)
+		sweep_locked(cache, now, cache->ttl_ms);
+	for (size_t b = 0; cache->count >= CACHE_MAX && b < CACHE_BUCKETS; b++) {
+		while (cache->buckets[b] && cache->count >= CACHE_MAX) {
+			struct slot *s = cache->buckets[b];
+
+			cache->buckets[b] = s->next;
+			job_meta_put(s->meta);
+			free(s);
+			cache->count--;
+		}
+	}
+}
+
+/* Takes over the caller's reference to m. With if_room, m is stored only
+ * where it replaces an entry or fits without dropping one (a listing's owners
+ * must not push out the entries of the jobs being read); otherwise it is put. */
+static void store(struct job_cache *cache, struct job_meta *m, bool if_room)
 {
 	struct slot *s;
 
@@ -141,9 +169,10 @@ static void store(struct job_cache *cache, struct job_meta *m)
 	if (s) {
 		job_meta_put(s->meta);
 		s->meta = m;
+	} else if (if_room && cache->count >= CACHE_MAX) {
+		job_meta_put(m);
 	} else {
-		if (cache->count >= CACHE_MAX)
-			sweep_locked(cache, time_mono_ms());
+		make_room_locked(cache);
 		s = xcalloc(1, sizeof *s);
 		s->meta = m;
 		s->next = cache->buckets[bucket_of(m->id)];
@@ -235,7 +264,7 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
 {
 	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
-		store(cache, meta_from_json(id, job));
+		store(cache, meta_from_json(id, job), false);
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */
@@ -276,7 +305,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 		/* Our reference first: once stored, a concurrent refresh or
 		 * forget of the same job may drop the cache's at any moment. */
 		meta_get(m);
-		store(cache, m);
+		store(cache, m, false);
 		return m;
 	}
 	saved = errno;
@@ -294,7 +323,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 		m = from_storage(cache, id);
 		if (m) {
 			atomic_store(&m->refs, 2);
-			store(cache, m);
+			store(cache, m, false);
 			return m;
 		}
 	}
@@ -341,9 +370,10 @@ static int cmp_id(const void *a, const void *b)
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
 {
 	struct dir_ids d = { 0 };
+	struct job_meta *owners;
 	json_t *root, *jobs, *job;
 	int64_t now = time_mono_ms();
-	size_t i;
+	size_t i, nowners = 0;
 	int saved;
 
 	*ids = NULL;
@@ -363,27 +393,51 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
+	/* The owners first, into one block, and the tree freed before the cache
+	 * is primed: cache entries made while walking the tree sat between its
+	 * nodes, and no page of a freed 7 MB tree could go back to the system. */
 	jobs = json_object_get(root, "jobs");
+	owners = xcalloc(json_array_size(jobs) + 1, sizeof *owners);
 	json_array_foreach(jobs, i, job) {
-		int64_t id = json_integer_value(json_object_get(job, "id"));
+		struct job_meta *o = &owners[nowners];
+
+		o->id = json_integer_value(json_object_get(job, "id"));
+		if (o->id <= 0)
+			continue;
+		owner_from_json(o, job);
+		nowners++;
+	}
+	json_decref(root);
+	d.ids = xcalloc(nowners + 1, sizeof *d.ids);
+	for (i = 0; i < nowners; i++) {
 		const struct job_meta *old;
 
-		if (id <= 0)
-			continue;
-		add_id(&d.ids, &d.n, &d.cap, id);
+		d.ids[d.n++] = owners[i].id;
 		/* Keep a young entry (it may know the stages); refresh the owner otherwise. */
-		old = lookup(cache, id);
+		old = lookup(cache, owners[i].id);
 		if (!old || !old->fetched_ms || now - old->fetched_ms >= cache->ttl_ms) {
-			struct job_meta *m = meta_new(id);
+			struct job_meta *m = meta_new(owners[i].id);
 
-			owner_from_json(m, job);
+			m->uid = owners[i].uid;
+			m->gid = owners[i].gid;
+			m->submitted_ms = owners[i].submitted_ms;
 			m->fetched_ms = now;
-			store(cache, m);
+			store(cache, m, true);
 		}
 		job_meta_put(old);
 	}
-	json_decref(root);
+	free(owners);
 	*ids = d.ids;
 	*n = d.n;
 	return 0;
+}
+
+size_t job_cache_count(struct job_cache *cache)
+{
+	size_t n;
+
+	pthread_mutex_lock(&cache->lock);
+	n = cache->count;
+	pthread_mutex_unlock(&cache->lock);
+	return n;
 }

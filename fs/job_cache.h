@@ -66,4 +66,10 @@ int job_meta_stage(const struct job_meta *meta, const char *name);
  * the storage. *ids is malloc'ed. */
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n);
 
+/* The most entries the cache holds, whatever the length of jobs/. */
+enum { JOB_CACHE_MAX = 8192 };
+
+/* How many entries the cache holds now. */
+size_t job_cache_count(struct job_cache *cache);
+
 #endif

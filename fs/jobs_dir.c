@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { JOB_SUMMARY_BYTES = 150 };  /* about one job's share of GET /v1/jobs */
+
 static const char *const job_entries[] = {
 	"spec", "status", "status.json", "why", "wait", "ctl", "events", "stages", "out",
 };
@@ -165,6 +167,10 @@ static int root_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn f
 		}
 	}
 	free(ids);
+	/* The answer, its tree, the owners and the ids were several MB past
+	 * some thousand jobs: all freed now. */
+	if (n * JOB_SUMMARY_BYTES >= MEM_LARGE)
+		mem_give_back();
 	return 0;
 }
 

@@ -306,6 +306,7 @@ int main(int argc, char *argv[])
 	 * memory is reused, rather than mmap'ing (and zeroing) fresh pages each time. */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mem_one_arena();
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	fs.page_cache = opt.page_cache != 0;
 	fs.uid = geteuid();

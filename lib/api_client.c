@@ -155,7 +155,16 @@ static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 	struct api_reply *reply = arg;
 	size_t n = size * nmemb;
 
-	reply->body = xrealloc(reply->body, reply->len + n + 1);
+	/* Doubling: a 7 MB answer comes in 16 kB pieces, and a realloc per
+	 * piece left a trail of freed blocks behind it. */
+	if (reply->len + n + 1 > reply->cap) {
+		size_t cap = reply->cap ? reply->cap * 2 : 4096;
+
+		while (cap < reply->len + n + 1)
+			cap *= 2;
+		reply->body = xrealloc(reply->body, cap);
+		reply->cap = cap;
+	}
 	memcpy(reply->body + reply->len, data, n);
 	reply->len += n;
 	reply->body[reply->len] = '\0';
@@ -366,6 +375,7 @@ void api_reply_clear(struct api_reply *reply)
 	free(reply->body);
 	reply->body = NULL;
 	reply->len = 0;
+	reply->cap = 0;
 }
 
 int api_status_errno(long status)

@@ -35,6 +35,7 @@ struct api_reply {
 	long status;   /* HTTP status */
 	char *body;    /* NUL-terminated, malloc'ed */
 	size_t len;
+	size_t cap;    /* bytes allocated at body */
 };
 
 struct api_client *api_client_create(const char *endpoint, char **err);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -178,6 +179,16 @@ void *xcalloc(size_t n, size_t size)
 	if (!p)
 		fatalx("out of memory allocating %zu x %zu bytes", n, size);
 	return p;
+}
+
+void mem_give_back(void)
+{
+	malloc_trim(0);
+}
+
+void mem_one_arena(void)
+{
+	mallopt(M_ARENA_MAX, 1);
 }
 
 void *xrealloc(void *p, size_t n)

@@ -40,6 +40,25 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* An answer of at least this many bytes is large: once it is freed, give the
+ * memory back (mem_give_back). */
+#define MEM_LARGE ((size_t)256 << 10)
+
+/* Hand the memory malloc keeps free back to the system (malloc_trim). glibc
+ * keeps freed heap pages for reuse, in every thread's arena and below
+ * M_TRIM_THRESHOLD, so one multi-megabyte answer (a listing of jobs/) built
+ * and freed on a connection thread grows the daemon for good. Call it after
+ * freeing something large, never on a hot path: it walks every arena. */
+void mem_give_back(void);
+
+/* One malloc arena for every thread of a daemon (mallopt M_ARENA_MAX), so
+ * that mem_give_back reaches the memory. malloc_trim returns the top of a
+ * thread's arena only past M_TRIM_THRESHOLD (256 MB in parsafs), and glibc
+ * makes up to 8 arenas a core: each connection or FUSE thread that built one
+ * listing kept its peak. The daemons' threads mostly wait on sockets and
+ * locks, so they do not queue on malloc's lock. Call before any thread. */
+void mem_one_arena(void);
+
 /* text without leading blanks and with every run of blanks (spaces, tabs) as
  * one space, for display. Malloc'ed. */
 char *squeeze_blanks(const char *text);

@@ -151,12 +151,23 @@ static void dispatch(struct call *c, const char *method, const char *url)
 		reply_error(c, MHD_HTTP_NOT_FOUND, "no such path");
 }
 
+/* libmicrohttpd is done with a large answer: free it and give the memory
+ * back (util.h, mem_give_back). */
+static void free_large(void *buf)
+{
+	free(buf);
+	mem_give_back();
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *conn, struct call *c)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	resp = MHD_create_response_from_buffer(c->out_len, c->out, MHD_RESPMEM_MUST_FREE);
+	if (c->out_len >= MEM_LARGE)
+		resp = MHD_create_response_from_buffer_with_free_callback(c->out_len, c->out, free_large);
+	else
+		resp = MHD_create_response_from_buffer(c->out_len, c->out, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(c->out);
 		return MHD_NO;

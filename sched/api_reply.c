@@ -52,6 +52,14 @@ void reply_bytes(struct call *c, char *bytes, size_t len)
 	c->type = "text/plain; charset=utf-8";
 }
 
+void reply_json_text(struct call *c, unsigned int status, char *text, size_t len)
+{
+	c->status = status;
+	c->out = text;
+	c->out_len = len;
+	c->type = "application/json";
+}
+
 void reply_text(struct call *c, char *text)
 {
 	reply_bytes(c, text, strlen(text));

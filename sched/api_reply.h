@@ -15,6 +15,8 @@ void reply_json(struct call *c, unsigned int status, json_t *json);
 void reply_text(struct call *c, char *text);
 /* 200 with len bytes of text/plain (malloc'ed), byte for byte, NULs and all. */
 void reply_bytes(struct call *c, char *bytes, size_t len);
+/* A JSON answer already written as text (len bytes, malloc'ed, taken over). */
+void reply_json_text(struct call *c, unsigned int status, char *text, size_t len);
 void reply_error(struct call *c, unsigned int status, const char *msg);
 /* The status for err and the engine's text msg (freed here; NULL: strerror). */
 void reply_errno(struct call *c, int err, char *msg);

@@ -157,6 +157,25 @@ static void test_clone(struct fs_ctx *fs)
 	ok(!listed(fs, "clone.rejected"), "the clone leaves no .rejected");
 }
 
+/* Past JOB_CACHE_MAX young entries the cache drops some: it is bounded. */
+static void test_job_cache_bound(struct fs_ctx *fs)
+{
+	struct fs_identity who = { getuid(), getgid(), NULL, 0 };
+	json_t *job = json_pack("{s:i,s:i,s:I,s:[]}", "uid", (int)getuid(), "gid", (int)getgid(),
+				"submitted_ms", (json_int_t)1, "stages");
+	const struct job_meta *m;
+	int64_t last = 100 + JOB_CACHE_MAX + 1000;
+
+	for (int64_t id = 100; id <= last; id++)
+		job_cache_prime(fs->jobs, id, job);
+	json_decref(job);
+	ok(job_cache_count(fs->jobs) <= JOB_CACHE_MAX, "%d entries primed, %zu kept (at most %d)",
+	   JOB_CACHE_MAX + 1001, job_cache_count(fs->jobs), JOB_CACHE_MAX);
+	m = job_cache_get(fs->jobs, &who, last, JOB_NEED_STAGES);
+	ok(m && m->full && m->id == last, "the newest entry is kept");
+	job_meta_put(m);
+}
+
 static void test_job_cache_fallback(struct fs_ctx *fs)
 {
 	struct backend_cred cred = { getuid(), getgid() };
@@ -255,6 +274,7 @@ int main(void)
 	test_submit_while_down(&fs);
 	test_limits(&fs);
 	test_clone(&fs);
+	test_job_cache_bound(&fs);
 	test_job_cache_fallback(&fs);
 	test_control_names(&fs);
 	test_per_user_names(&fs);
