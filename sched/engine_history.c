@@ -16,6 +16,7 @@ enum {
 	SWEEP_EVERY_MS = 2000,      /* how often the resident jobs are looked over */
 	RETENTION_BATCH = 100,      /* jobs deleted per transaction */
 	RETENTION_IDLE_MS = 60000,  /* after a batch that found nothing */
+	RETENTION_SLICE_MS = 50,    /* batches per pass: as many as fit in this */
 };
 
 /* The job waiters hold: never evicted before this, whatever keep_finished. */
@@ -145,24 +146,28 @@ static bool may_delete(void *arg, int64_t id)
 
 void engine_history_retention(struct engine *e, int64_t now, int64_t mono)
 {
-	int deleted = 0;
+	int deleted = 0, total = 0;
 	char *err = NULL;
 
-	(void)mono;
 	/* By the engine's clock, so that a moved clock (tests) counts too. */
 	if (e->cfg.record_retention_ms <= 0 || now < e->history.retention_next_ms)
 		return;
-	if (store_delete_old_jobs(e->store, now - e->cfg.record_retention_ms, RETENTION_BATCH,
-				  may_delete, e, &deleted, &err) < 0) {
-		log_warnx("record retention: %s", err ? err : "?");
-		free(err);
-		e->history.retention_next_ms = now + RETENTION_IDLE_MS;
-		return;
-	}
-	e->history.records_deleted += (uint64_t)deleted;
-	if (deleted)
-		log_info("record retention: deleted %d job records that ended over %lld s ago",
-			 deleted, (long long)(e->cfg.record_retention_ms / 1000));
+	/* Small transactions, and no more of them per pass than fit in a few
+	 * milliseconds: the pass is never held up for long. */
+	do {
+		if (store_delete_old_jobs(e->store, now - e->cfg.record_retention_ms, RETENTION_BATCH,
+					  may_delete, e, &deleted, &err) < 0) {
+			log_warnx("record retention: %s", err ? err : "?");
+			free(err);
+			e->history.retention_next_ms = now + RETENTION_IDLE_MS;
+			return;
+		}
+		total += deleted;
+	} while (deleted >= RETENTION_BATCH && time_mono_ms() - mono < RETENTION_SLICE_MS);
+	e->history.records_deleted += (uint64_t)total;
+	if (total)
+		log_info("record retention: deleted the records of %d jobs that ended over %lld s ago",
+			 total, (long long)(e->cfg.record_retention_ms / 1000));
 	/* A full batch: more may wait, go on next pass; else rest a while. */
 	e->history.retention_next_ms = deleted >= RETENTION_BATCH ? now : now + RETENTION_IDLE_MS;
 }
