@@ -48,5 +48,6 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv);     /* jobs.c *
 int cmd_why(const struct cli_cmd *self, int argc, char **argv);      /* jobs.c */
 int cmd_events(const struct cli_cmd *self, int argc, char **argv);   /* jobs.c */
 int cmd_hosts(const struct cli_cmd *self, int argc, char **argv);    /* jobs.c */
+int cmd_admin(const struct cli_cmd *self, int argc, char **argv);    /* admin.c */
 
 #endif
