@@ -36,7 +36,7 @@ for page in "$build"/dist/man/man*/*; do
 	[ -z "$out" ] && ok "man --warnings -l $(basename "$page")" ||
 		notok "man --warnings -l $(basename "$page"): $out"
 done
-[ "$pages" -eq 6 ] && ok "six man pages" || notok "$pages man pages, expected 6"
+[ "$pages" -eq 7 ] && ok "seven man pages" || notok "$pages man pages, expected 7"
 
 for p in parsa parsa-sched parsa-runner parsa-supervise parsafs; do
 	v=$("$build/bin/$p" --version 2>&1 | head -n 1)
