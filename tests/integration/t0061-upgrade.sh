@@ -1,0 +1,54 @@
+#!/bin/bash
+# Upgrades: the database of every earlier release (tests/fixtures/parsa-*.db,
+# written by tests/fixtures/make-db.sh) opens with this scheduler and shows
+# every job as the scheduler of that release did; and the version handshake:
+# a client of another protocol is refused with a message naming the versions
+# to install, while this release's clients and foreign ones (curl) pass.
+export TZ=UTC
+. "$(dirname "$0")/../lib/common.sh"
+. "$PARSA_SRC/tests/lib/views.sh"
+
+fixtures=("$PARSA_SRC"/tests/fixtures/parsa-*.db)
+[ -e "${fixtures[0]}" ] || fail "no fixture database in tests/fixtures"
+for db in "${fixtures[@]}"; do
+	release=$(basename "$db" .db)
+	cp "$db" "$STATE/parsa.db"
+	start_sched
+	dump_views "$SOCK" "$TEST_DIR/$release.views" || fail "$release: dump the views"
+	if ! diff -u "${db%.db}.views" "$TEST_DIR/$release.views" >"$TEST_DIR/$release.diff"; then
+		sed 's/^/# /' "$TEST_DIR/$release.diff" | head -n 40
+		fail "$release: the jobs read differently with this scheduler"
+	fi
+	pass "$release: $(grep -c '^=== job' "$TEST_DIR/$release.views") jobs read the same with $(parsa-sched --version)"
+	stop_daemon sched
+	rm -f "$STATE"/parsa.db*
+done
+
+start_sched
+ours=$(parsa-sched --version | awk '{ print $2 }')
+protocol=$(parsa-sched --version | sed -n 's/.*(protocol \([0-9]*\)).*/\1/p')
+code=$(curl -s -o "$TEST_DIR/refused" -w '%{http_code}' --unix-socket "$SOCK" \
+	-A "parsa-runner/99.0.0 (protocol $((protocol + 1)))" http://localhost/v1/status)
+[ "$code" = 426 ] || fail "a runner of protocol $((protocol + 1)) got HTTP $code, expected 426"
+msg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["error"])' "$TEST_DIR/refused")
+case $msg in
+*"parsa-runner 99.0.0"*"parsa-sched $ours"*"upgrade the scheduler first"*) ;;
+*) fail "the refusal does not name the versions: $msg" ;;
+esac
+pass "a newer runner is refused: $msg"
+code=$(curl -s -o "$TEST_DIR/refused" -w '%{http_code}' --unix-socket "$SOCK" \
+	-A "parsafs/0.0.1 (protocol 0)" http://localhost/v1/status)
+[ "$code" = 426 ] || fail "a mount of protocol 0 got HTTP $code, expected 426"
+grep -q 'parsafs 0.0.1' "$TEST_DIR/refused" && grep -q 'upgrade this host' "$TEST_DIR/refused" ||
+	fail "the refusal of an older mount: $(cat "$TEST_DIR/refused")"
+pass "an older mount is refused: $(cat "$TEST_DIR/refused")"
+code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
+	-A "parsa-runner/$ours (protocol $protocol)" http://localhost/v1/status)
+[ "$code" = 200 ] || fail "this release's runner got HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" http://localhost/v1/status)
+[ "$code" = 200 ] || fail "curl without a parsa User-Agent got HTTP $code"
+pass "this release's clients and curl are served"
+start_fs
+start_runner local
+parsa status >/dev/null || fail "parsa status against this scheduler"
+pass "this release's mount, runner and CLI work with it"
