@@ -397,6 +397,8 @@ int api_status_errno(long status)
 		return ENOENT;
 	case 409:
 		return EBUSY;
+	case 426: /* the handshake: another protocol (handshake.h) */
+		return EPROTO;
 	case 413:
 		return EFBIG;
 	case 429:
