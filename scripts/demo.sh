@@ -10,14 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
 if [ "$(id -u)" -eq 0 ]; then
 	prefix=/usr/local
 else
 	prefix=$HOME/.local
 fi
-cmake --install build --prefix "$prefix" >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+cmake --install build >/dev/null
 parsa=$prefix/bin/parsa
 if [ "$(command -v parsa || true)" != "$parsa" ]; then
 	path_hint="parsa is installed in $prefix/bin, which is not first on your PATH; add it with:
