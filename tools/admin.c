@@ -238,18 +238,11 @@ int cmd_admin(const struct cli_cmd *self, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			cli_help(self, stdout);
-			return CLI_OK;
-		case 's':
+	while ((c = cli_next_option(self, argc, argv, longopts, &rc)) > 0)
+		if (c == 's')
 			state = optarg;
-			break;
-		default:
-			return cli_usage_error(self, "unknown option or missing value: '%s'", argv[optind - 1]);
-		}
-	}
+	if (c < 0)
+		return rc;
 	if (argc - optind != 2)
 		return cli_usage_error(self, "expected backup FILE or restore FILE");
 	for (size_t i = 0; i < ARRAY_LEN(admin_cmds); i++)
