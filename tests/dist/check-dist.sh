@@ -47,6 +47,20 @@ for p in parsa parsa-sched parsa-runner parsa-supervise parsafs; do
 	"$build/bin/$p" --help >/dev/null 2>&1 && ok "$p --help" || notok "$p --help fails"
 done
 
+# The example /etc/parsa/parsa.conf parses and sets nothing: a command reads
+# it and fails only on the missing scheduler.
+confdir=$(mktemp -d /tmp/parsa-check-dist-conf.XXXXXX)
+conf=$confdir/parsa.conf
+cp "$src/dist/parsa.conf" "$conf"
+chmod 0644 "$conf"
+out=$(PARSA_CONFIG=$conf PARSA_SCHED=unix:/nonexistent/sched.sock "$build/bin/parsa" status 2>&1)
+rm -rf "$confdir"
+case $out in
+*parsa.conf:*) notok "the example parsa.conf does not parse: $out" ;;
+*/nonexistent/sched.sock*) ok "the example parsa.conf parses" ;;
+*) notok "parsa status with the example parsa.conf: $out" ;;
+esac
+
 # The completion offers what parsa --help lists.
 commands=$("$build/bin/parsa" --help | awk '/^  [a-z]+ / { print $1 }')
 offered=$(bash -c '. "$1"; COMP_WORDS=(parsa ""); COMP_CWORD=1; _parsa; printf "%s\n" "${COMPREPLY[@]}"' _ \

@@ -23,6 +23,9 @@ export PARSA_SCHED=unix:$SOCK
 # command without PARSA_SCHED falls back to this folder's socket, which no
 # test makes (lib/defaults.h).
 export PARSA_SYSTEM_STATE=$TEST_DIR/no-system-parsa
+# Nor the machine's /etc/parsa/parsa.conf: a test passes --config FILE when it
+# wants one (lib/config.h).
+export PARSA_CONFIG=
 mkdir -p "$MNT" "$STATE" "$STORAGE" "$LOGS" "$SCRATCH"
 
 # name -> pid of each daemon this test started
