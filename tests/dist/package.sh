@@ -77,7 +77,7 @@ trap 'exit 1' INT TERM
 t0=$(date +%s)
 rsync -a --exclude '/build*/' --exclude '/.git' --exclude '/obj-*/' \
 	--exclude '/debian/.debhelper/' "$PARSA_SRC/" "$W/src/"
-(cd "$W/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" timeout 400 \
+(cd "$W/src" && DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=2" timeout 400 \
 	dpkg-buildpackage -b -us -uc >"$W/build.log" 2>&1) ||
 	{ tail -n 30 "$W/build.log" | sed 's/^/# /'; fail "dpkg-buildpackage -b -us -uc"; }
 pass "dpkg-buildpackage -b -us -uc in $(($(date +%s) - t0)) s"
