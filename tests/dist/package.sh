@@ -4,8 +4,10 @@
 # an error, `apt-get install ./*.deb`, nothing enabled or started by the
 # install, --version of every installed program, the installed units and man
 # pages checked, the lab's pipeline run with the installed programs (not the
-# build folder), a backup with the installed `parsa admin backup`, then purge:
-# no file of theirs and no daemon left behind. Needs root; skips (77) on a
+# build folder), a backup with the installed `parsa admin backup`, an upgrade
+# to the same packages repacked as the next version (the admin's edit of the
+# conffile kept), remove (settings and state kept), then purge: no file of
+# theirs and no daemon left behind. Needs root; skips (77) on a
 # machine where parsa is installed or /etc/parsa or /var/lib/parsa exist, so
 # that it never touches a real installation.
 set -u
@@ -166,8 +168,37 @@ timeout 60 /usr/bin/parsa down --mount "$W/mnt" >/dev/null 2>&1 || fail "/usr/bi
 [ -z "$(installed_daemons)" ] || fail "daemons left after parsa down: $(installed_daemons)"
 pass "parsa down stopped every installed daemon"
 
-# Purge: no file of theirs left.
+# An upgrade over the installed packages (the same ones repacked as the next
+# version): the admin's edit of the conffile stays, nothing is started.
+echo "; edited by the admin" >>/etc/parsa/parsa.conf
+next="$version+next1"
+up=()
+mkdir -p "$W/repack"
+for deb in "${debs[@]}"; do
+	d=$W/repack/$(basename "$deb" .deb)
+	dpkg-deb -R "$deb" "$d" || fail "dpkg-deb -R $deb"
+	sed -i "s/^Version: .*/Version: $next/; s/(= $version)/(= $next)/" "$d/DEBIAN/control"
+	dpkg-deb -b "$d" "$d.deb" >/dev/null || fail "dpkg-deb -b $d"
+	up+=("$d.deb")
+done
+DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends \
+	"${up[@]}" >"$W/upgrade.log" 2>&1 || { tail -n 20 "$W/upgrade.log"; fail "upgrade to $next"; }
+for p in $PACKAGES; do
+	[ "$(dpkg-query -W -f '${Version}' "$p")" = "$next" ] || fail "$p was not upgraded to $next"
+done
+grep -q 'edited by the admin' /etc/parsa/parsa.conf || fail "the upgrade replaced the edited parsa.conf"
+[ -z "$(installed_daemons)" ] || fail "the upgrade started daemons: $(installed_daemons)"
+/usr/bin/parsa --version >/dev/null || fail "parsa after the upgrade"
+pass "upgrade to $next: the edited conffile kept, nothing started"
+
+# Remove keeps the admin's settings and the state; purge leaves no file of theirs.
 dpkg -L $PACKAGES >"$W/files" 2>/dev/null || fail "dpkg -L"
+DEBIAN_FRONTEND=noninteractive timeout 120 apt-get remove -y -qq $PACKAGES >"$W/remove.log" 2>&1 ||
+	{ cat "$W/remove.log"; fail "apt-get remove"; }
+[ ! -e /usr/bin/parsa ] || fail "apt-get remove left /usr/bin/parsa"
+grep -q 'edited by the admin' /etc/parsa/parsa.conf 2>/dev/null || fail "apt-get remove did not keep the edited parsa.conf"
+[ -d /var/lib/parsa ] || fail "apt-get remove did not keep /var/lib/parsa"
+pass "apt-get remove keeps the edited /etc/parsa/parsa.conf and /var/lib/parsa"
 DEBIAN_FRONTEND=noninteractive timeout 120 apt-get purge -y -qq $PACKAGES >"$W/purge.log" 2>&1 ||
 	{ cat "$W/purge.log"; fail "apt-get purge"; }
 installed=0
