@@ -54,3 +54,37 @@ start_fs
 start_runner local
 parsa status >/dev/null || fail "parsa status against this scheduler"
 pass "this release's mount, runner and CLI work with it"
+
+# The runner, mount and CLI of the release before, when the caller has a build
+# of it (PARSA_PREVIOUS_BIN, e.g. a Release build of the previous tag): a job
+# submitted through the old mount runs on the old runner under this scheduler.
+if [ -z "${PARSA_PREVIOUS_BIN:-}" ]; then
+	log "PARSA_PREVIOUS_BIN not set: the previous release's runner and mount not tried"
+else
+	prev=$("$PARSA_PREVIOUS_BIN/parsa" --version)
+	mkdir -p "$TEST_DIR/oldmnt" "$SCRATCH/old" "$STATE/runner-old"
+	opts=()
+	[ "$(id -u)" -eq 0 ] && opts=(-o allow_other)
+	"$PARSA_PREVIOUS_BIN/parsafs" "$TEST_DIR/oldmnt" --sched "unix:$SOCK" --storage "$STORAGE" -f \
+		"${opts[@]}" >>"$LOGS/fs-old.log" 2>&1 &
+	DAEMON_PID[fs-old]=$!
+	MOUNTS+=("$TEST_DIR/oldmnt")
+	wait_for "the old mount answers" 20 test -e "$TEST_DIR/oldmnt/status"
+	stop_daemon runner-local
+	"$PARSA_PREVIOUS_BIN/parsa-runner" --sched "unix:$SOCK" --name old --mount "$TEST_DIR/oldmnt" \
+		--scratch "$SCRATCH/old" --state "$STATE/runner-old" --cpu-limit 100 \
+		>>"$LOGS/runner-old.log" 2>&1 &
+	DAEMON_PID[runner-old]=$!
+	wait_for "the old runner registered" 20 test -e "$MNT/hosts/old/status"
+	cat >"$TEST_DIR/old.conf" <<'SPEC'
+[stage s]
+run = echo from-the-old-runner > "$PARSA_OUT/out"
+SPEC
+	cp "$TEST_DIR/old.conf" "$TEST_DIR/oldmnt/queue/" || fail "submit through the old mount"
+	id=$(readlink "$TEST_DIR/oldmnt/jobs/last")
+	state=$(timeout 60 cat "$TEST_DIR/oldmnt/jobs/$id/wait")
+	[ "$state" = succeeded ] || fail "job $id through $prev's mount and runner: $state"
+	grep -q from-the-old-runner "$MNT/jobs/$id/out/s/out" || fail "job $id's output"
+	"$PARSA_PREVIOUS_BIN/parsa" status "$id" >/dev/null || fail "$prev's parsa status"
+	pass "$prev's mount, runner and CLI work with $(parsa-sched --version)"
+fi
