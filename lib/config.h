@@ -62,6 +62,8 @@ struct parsa_conf {
 	int64_t lease_ms;           /* silent this long: its instances are killed and requeued */
 	int64_t half_life_ms;       /* fair share: how fast past usage is forgotten */
 	int64_t retention_ms;       /* outputs of finished, un-kept jobs are deleted after this */
+	/* [web]: the dashboard and /metrics (parsa-sched) */
+	char *web_listen;           /* HOST:PORT, port 0: any free one; "off": none */
 	/* [host]: this machine */
 	char *name;
 	char **features;

@@ -121,6 +121,23 @@ int64_t engine_lease_ms(const struct engine *e);
  * ran since the start. */
 size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total);
 
+/* What /metrics counts since the start: attempts ended by result (a failed
+ * attempt that is retried counts as failed), and the scheduling passes'
+ * durations as a histogram. */
+enum engine_ended { ENDED_SUCCEEDED, ENDED_FAILED, ENDED_CANCELLED, ENDED_REQUEUED, ENDED_NKINDS };
+#define ENGINE_PASS_BUCKETS 12
+extern const double engine_pass_bucket_s[ENGINE_PASS_BUCKETS]; /* upper bounds, seconds */
+struct engine_counters {
+	uint64_t ended[ENDED_NKINDS];
+	uint64_t passes;
+	double pass_seconds;                       /* their sum */
+	uint64_t pass_le[ENGINE_PASS_BUCKETS];     /* passes at most that long (cumulative) */
+};
+/* Add a pass of ms to c. */
+void engine_count_pass(struct engine_counters *c, double ms);
+/* A copy of the counters (takes the lock). */
+void engine_get_counters(struct engine *e, struct engine_counters *out);
+
 /* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
 

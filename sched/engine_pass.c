@@ -362,6 +362,7 @@ void engine_pass(struct engine *e)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ms = elapsed_ms(&a, &b);
 	e->pass_ms[e->npasses++ % PASS_HISTORY] = ms;
+	engine_count_pass(&e->counters, ms);
 	if (ms >= SLOW_PASS_MS)
 		log_info("slow pass: %.0f ms (roll-up %.0f, placement %.0f of %zu, commit %.0f)", ms,
 			 elapsed_ms(&a, &c), elapsed_ms(&c, &d), placed, elapsed_ms(&d, &b));
