@@ -160,14 +160,10 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
  * DIR/web.url (written whole, then renamed) for `parsa up` to announce. */
 static int start_web(struct sched *s, char **err)
 {
-	struct web_deps deps = { .engine = s->engine, .storage = s->storage };
+	struct web_deps deps = { .engine = s->engine, .storage = s->storage, .history = s->history };
 	char *tmp = NULL, *text = NULL;
 	int fd, ret = -1;
 
-	s->history = history_open(s->db_path, err);
-	if (!s->history)
-		return -1;
-	deps.history = s->history;
 	s->web = web_create(s->web_listen, &deps, err);
 	if (!s->web)
 		return -1;
@@ -355,10 +351,13 @@ int main(int argc, char **argv)
 	s.engine = engine_create(&cfg, s.store, s.storage, s.model, &err);
 	if (!s.engine || engine_start(s.engine, &err) < 0)
 		goto fail;
+	s.history = history_open(s.db_path, &err);
+	if (!s.history)
+		goto fail;
 	/* Before the API: its socket says "ready", and by then web.url is there. */
 	if (s.web_listen && strcmp(s.web_listen, "off") != 0 && start_web(&s, &err) < 0)
 		goto fail;
-	s.api = api_create(s.socket_path, s.engine, &err);
+	s.api = api_create_with_history(s.socket_path, s.engine, s.history, &err);
 	if (!s.api)
 		goto fail;
 	if (s.listen && api_listen_tcp(s.api, s.listen, s.munge_socket, &err) < 0)

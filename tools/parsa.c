@@ -25,7 +25,7 @@ static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
 
 static const struct cli_cmd commands[] = {
 	{ "up", cmd_up,
-	  "[--mount DIR] [--state DIR] [--storage DIR|URL] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST]",
+	  "[--mount DIR] [--state DIR] [--storage DIR|URL] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST] [--web HOST:PORT|off]",
 	  "start the scheduler, the mount and the runner on this machine",
 	  "  --mount DIR         where the file system appears (default /parsa as root, ~/parsa otherwise)\n"
 	  "  --state DIR         the scheduler's database, sockets and logs (default /var/lib/parsa\n"
@@ -39,6 +39,9 @@ static const struct cli_cmd commands[] = {
 	  "                      no new instances while live use is at or above PCT (default 90;\n"
 	  "                      100 disables)\n"
 	  "  --name HOST         the host's name (default: the host name)\n"
+	  "  --web HOST:PORT     the read-only web page and /metrics (default 127.0.0.1:0: this\n"
+	  "                      machine only, a free port; the banner and STATE/up.json say\n"
+	  "                      which); off: none\n"
 	  "\nIn the foreground, Ctrl-C (or SIGTERM) stops everything and unmounts.\n"
 	  "Logs: STATE/logs/{sched,fs,runner}.log (and up.log with --detach).\n" },
 	{ "down", cmd_down, "[--mount DIR] [--state DIR]",

@@ -30,7 +30,11 @@ const char web_css[] =
 	"form.filters{margin-bottom:.8em}form.filters input,form.filters select{margin-right:.6em}"
 	".error{color:#b3261e}.muted{color:#6b7580}.cards{display:flex;gap:1em;flex-wrap:wrap}"
 	".card{background:#fff;border:1px solid #e3e6ea;padding:.6em 1em;min-width:10em}"
-	".card b{font-size:20px;display:block}svg text{font:12px system-ui,sans-serif}";
+	".card b{font-size:20px;display:block}svg text{font:12px system-ui,sans-serif}"
+	"rect.c-succeeded{fill:#2e9d55}rect.c-running,rect.c-assigned{fill:#2f7fd8}"
+	"rect.c-queued,rect.c-waiting{fill:#c98a14}rect.c-failed{fill:#d0433a}rect.c-cancelled{fill:#8a8d91}"
+	".stagebar{display:inline-block;margin-right:6px;font-size:11px;color:#555}"
+	".stagebar .bar{width:60px;display:flex}";
 
 const char web_log_js[] =
 	"<script>\n"

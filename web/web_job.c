@@ -181,6 +181,8 @@ static void instance_title(FILE *f, const json_t *in)
 		fprintf(f, ": %s", jstr(in, "reason"));
 }
 
+static void bar_title(FILE *f, const json_t *in);
+
 static void instance_grid(FILE *f, int64_t id, const json_t *list)
 {
 	fputs("<div class=\"grid\">", f);
@@ -190,53 +192,76 @@ static void instance_grid(FILE *f, int64_t id, const json_t *list)
 		fprintf(f, "<a class=\"c-%s\" href=\"", jstr(in, "state"));
 		instance_href(f, id, in);
 		fputs("\" title=\"", f);
-		{
-			char *t = NULL;
-			size_t len = 0;
-			FILE *m = open_memstream(&t, &len);
-
-			if (!m)
-				abort();
-			instance_title(m, in);
-			fclose(m);
-			html_esc(f, t);
-			free(t);
-		}
+		bar_title(f, in);
 		fputs("\"></a>", f);
 	}
 	fputs("</div>", f);
 }
 
-/* A Gantt chart: a row per host, a bar per instance from its start to its end
- * (or now). */
+struct bar {
+	const json_t *in;
+	int64_t a, b;
+	size_t host;
+	int lane;
+};
+
+static int by_start(const void *x, const void *y)
+{
+	const struct bar *p = x, *q = y;
+
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+static void bar_title(FILE *f, const json_t *in)
+{
+	char *t = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&t, &len);
+
+	if (!m)
+		abort();
+	instance_title(m, in);
+	fclose(m);
+	html_esc(f, t);
+	free(t);
+}
+
+/* A Gantt chart: a band per host with a lane per instance running at once,
+ * a bar per instance from its start to its end (or now). */
 static void timeline(FILE *f, int64_t id, const json_t *stages, int64_t now)
 {
-	enum { W = 900, ROW = 22, LABEL = 120 };
+	enum { W = 900, LANE = 9, LABEL = 120, MAX_LANES = 64 };
 	json_t *hosts = json_array();
-	int64_t t0 = 0, t1 = 0;
-	size_t nbars = 0;
+	struct bar *bars = NULL;
+	size_t nbars = 0, cap = 0, *lanes, *top;
+	int64_t t0 = 0, t1 = 0, (*ends)[MAX_LANES];
+	size_t y = 0;
 
 	for (size_t s = 0; s < json_array_size(stages); s++) {
 		const json_t *list = json_object_get(json_array_get(stages, s), "list");
 
 		for (size_t i = 0; i < json_array_size(list); i++) {
 			const json_t *in = json_array_get(list, i);
-			int64_t a = jint(in, "started_ms"), b = jint(in, "ended_ms");
-			bool known = false;
+			struct bar b = { .in = in, .a = jint(in, "started_ms"), .b = jint(in, "ended_ms") };
 
-			if (a <= 0)
+			if (b.a <= 0)
 				continue;
-			if (b <= 0)
-				b = now;
-			if (!t0 || a < t0)
-				t0 = a;
-			if (b > t1)
-				t1 = b;
-			for (size_t h = 0; h < json_array_size(hosts); h++)
-				known |= strcmp(json_string_value(json_array_get(hosts, h)), jstr(in, "host")) == 0;
-			if (!known)
+			if (b.b <= 0)
+				b.b = now;
+			while (b.host < json_array_size(hosts) &&
+			       strcmp(json_string_value(json_array_get(hosts, b.host)), jstr(in, "host")) != 0)
+				b.host++;
+			if (b.host == json_array_size(hosts))
 				json_array_append_new(hosts, json_string(jstr(in, "host")));
-			nbars++;
+			if (!t0 || b.a < t0)
+				t0 = b.a;
+			if (b.b > t1)
+				t1 = b.b;
+			if (nbars == cap) {
+				cap = cap ? 2 * cap : 64;
+				bars = xrealloc(bars, cap * sizeof *bars);
+			}
+			bars[nbars++] = b;
 		}
 	}
 	if (!nbars) {
@@ -246,55 +271,55 @@ static void timeline(FILE *f, int64_t id, const json_t *stages, int64_t now)
 	}
 	if (t1 <= t0)
 		t1 = t0 + 1;
-	fprintf(f, "<figure><svg class=\"gantt\" width=\"%d\" height=\"%zu\" role=\"img\" aria-label=\"instances per host\">",
-		LABEL + W + 10, json_array_size(hosts) * ROW + 30);
+	qsort(bars, nbars, sizeof *bars, by_start);
+	lanes = xcalloc(json_array_size(hosts), sizeof *lanes);
+	top = xcalloc(json_array_size(hosts), sizeof *top);
+	ends = xcalloc(json_array_size(hosts), sizeof *ends);
+	/* The first lane of its host free at its start (the last one when all are busy). */
+	for (size_t i = 0; i < nbars; i++) {
+		struct bar *b = &bars[i];
+		int l = 0;
+
+		while (l < MAX_LANES - 1 && (size_t)l < lanes[b->host] && ends[b->host][l] > b->a)
+			l++;
+		b->lane = l;
+		ends[b->host][l] = b->b;
+		if ((size_t)l + 1 > lanes[b->host])
+			lanes[b->host] = (size_t)l + 1;
+	}
 	for (size_t h = 0; h < json_array_size(hosts); h++) {
-		fprintf(f, "<text x=\"0\" y=\"%zu\">", h * ROW + 15);
+		top[h] = y;
+		y += lanes[h] * LANE + 8;
+	}
+	fprintf(f, "<figure><svg class=\"gantt\" width=\"%d\" height=\"%zu\" role=\"img\" aria-label=\"instances per host\">",
+		LABEL + W + 10, y + 24);
+	for (size_t h = 0; h < json_array_size(hosts); h++) {
+		fprintf(f, "<text x=\"0\" y=\"%zu\">", top[h] + 12);
 		html_esc(f, json_string_value(json_array_get(hosts, h)));
-		fputs("</text>", f);
+		fprintf(f, "</text><line x1=\"%d\" x2=\"%d\" y1=\"%zu\" y2=\"%zu\" stroke=\"#ddd\"/>",
+			LABEL, LABEL + W, top[h] + lanes[h] * LANE + 4, top[h] + lanes[h] * LANE + 4);
 	}
-	for (size_t s = 0; s < json_array_size(stages); s++) {
-		const json_t *list = json_object_get(json_array_get(stages, s), "list");
+	for (size_t i = 0; i < nbars; i++) {
+		const struct bar *b = &bars[i];
 
-		for (size_t i = 0; i < json_array_size(list); i++) {
-			const json_t *in = json_array_get(list, i);
-			int64_t a = jint(in, "started_ms"), b = jint(in, "ended_ms");
-			size_t h = 0;
-
-			if (a <= 0)
-				continue;
-			if (b <= 0)
-				b = now;
-			while (h < json_array_size(hosts) &&
-			       strcmp(json_string_value(json_array_get(hosts, h)), jstr(in, "host")) != 0)
-				h++;
-			fputs("<a href=\"", f);
-			instance_href(f, id, in);
-			fprintf(f, "\"><rect class=\"c-%s\" x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
-				   "stroke=\"#fff\" stroke-width=\"0.5\"><title>", jstr(in, "state"),
-				LABEL + (double)(a - t0) / (double)(t1 - t0) * W, h * ROW + 3,
-				(double)(b - a) / (double)(t1 - t0) * W + 1, ROW - 6);
-			{
-				char *t = NULL;
-				size_t len = 0;
-				FILE *m = open_memstream(&t, &len);
-
-				if (!m)
-					abort();
-				instance_title(m, in);
-				fclose(m);
-				html_esc(f, t);
-				free(t);
-			}
-			fputs("</title></rect></a>", f);
-		}
+		fputs("<a href=\"", f);
+		instance_href(f, id, b->in);
+		fprintf(f, "\"><rect class=\"c-%s\" x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\"><title>",
+			jstr(b->in, "state"), LABEL + (double)(b->a - t0) / (double)(t1 - t0) * W,
+			top[b->host] + (size_t)b->lane * LANE, (double)(b->b - b->a) / (double)(t1 - t0) * W + 1,
+			LANE - 2);
+		bar_title(f, b->in);
+		fputs("</title></rect></a>", f);
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%zu\">", LABEL, json_array_size(hosts) * ROW + 22);
+	fprintf(f, "<text x=\"%d\" y=\"%zu\">", LABEL, y + 16);
 	html_time(f, t0);
-	fprintf(f, "</text><text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LABEL + W,
-		json_array_size(hosts) * ROW + 22);
+	fprintf(f, "</text><text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LABEL + W, y + 16);
 	html_time(f, t1);
 	fputs("</text></svg></figure>", f);
+	free(bars);
+	free(lanes);
+	free(top);
+	free(ends);
 	json_decref(hosts);
 }
 

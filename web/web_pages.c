@@ -78,7 +78,10 @@ static void jobs_table(FILE *f, const json_t *jobs)
 			char label[160];
 
 			snprintf(label, sizeof label, "%s: %s", jstr(st, "name"), jstr(st, "state"));
+			fputs("<span class=\"stagebar\">", f);
+			html_esc(f, jstr(st, "name"));
 			html_counts_bar(f, c, label);
+			fputs("</span>", f);
 			done += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled");
 			total += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled") +
 				 jint(c, "running") + jint(c, "queued");
