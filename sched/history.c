@@ -471,7 +471,7 @@ static void usage_line(FILE *f, const json_t *row, bool csv)
 	}
 	wait_text(med, m, sizeof m);
 	wait_text(p90, p, sizeof p);
-	fprintf(f, "%-16s %10.2f %6lld %9lld %6lld %9lld %11s %9s\n", name, hours, (long long)jobs,
+	fprintf(f, "%-16s %10.3f %6lld %9lld %6lld %9lld %11s %9s\n", name, hours, (long long)jobs,
 		(long long)ok, (long long)failed, (long long)cancelled, m, p);
 }
 

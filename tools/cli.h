@@ -48,5 +48,8 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv);     /* jobs.c *
 int cmd_why(const struct cli_cmd *self, int argc, char **argv);      /* jobs.c */
 int cmd_events(const struct cli_cmd *self, int argc, char **argv);   /* jobs.c */
 int cmd_hosts(const struct cli_cmd *self, int argc, char **argv);    /* jobs.c */
+int cmd_jobs(const struct cli_cmd *self, int argc, char **argv);     /* history.c */
+int cmd_history(const struct cli_cmd *self, int argc, char **argv);  /* history.c */
+int cmd_usage(const struct cli_cmd *self, int argc, char **argv);    /* history.c */
 
 #endif

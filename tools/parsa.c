@@ -83,6 +83,32 @@ static const struct cli_cmd commands[] = {
 	  "the hosts: capacity, reserved, live use; or one host's status",
 	  SCHED_HELP
 	  "  --json              the hosts as JSON\n" },
+	{ "jobs", cmd_jobs, "[--sched ENDPOINT] [--all | --user U] [--team T] [--state S] [--since D] [--json]",
+	  "list jobs like squeue (default: your unfinished ones and those ended in the last day)",
+	  SCHED_HELP
+	  "  --all               everybody's jobs (default: yours)\n"
+	  "  --user U, --team T  only U's jobs, only team T's\n"
+	  "  --state S           queued, running, succeeded, failed or cancelled\n"
+	  "  --since D           submitted since D: a duration back from now (1d, 12h) or a\n"
+	  "                      date (2026-12-01, 2026-12-01T08:00)\n"
+	  "  --json              the scheduler's answer as JSON\n" },
+	{ "history", cmd_history,
+	  "[--sched ENDPOINT] [--all | --user U] [--team T] [--since D] [--until D] [--state S] [--json | --csv]",
+	  "finished jobs like sacct: waits, run times, cpu-hours, peak memory",
+	  SCHED_HELP
+	  "  --all               everybody's jobs (default: yours)\n"
+	  "  --user U, --team T  only U's jobs, only team T's\n"
+	  "  --since D, --until D  submitted in [D, D): durations back from now (30d) or dates\n"
+	  "  --state S           succeeded, failed or cancelled\n"
+	  "  --json, --csv       machine-readable output\n"
+	  "\ncpu-hours are the CPU time the runners measured for each instance's processes;\n"
+	  "peak memory is the largest instance's peak resident size.\n" },
+	{ "usage", cmd_usage, "[--sched ENDPOINT] [--by team|user] [--since D] [--csv | --json]",
+	  "cpu-hours, jobs and waits per team or user (as the web page's /usage)",
+	  SCHED_HELP
+	  "  --by team|user      group by team (default) or by user\n"
+	  "  --since D           since D: a duration back from now (default 30d) or a date\n"
+	  "  --csv, --json       machine-readable output\n" },
 	{ "version", cmd_version, "", "print parsa's version", NULL },
 	{ "help", cmd_help, "[COMMAND]", "help on a command", NULL },
 };

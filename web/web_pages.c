@@ -524,7 +524,7 @@ void web_page_usage(struct page *p)
 
 		fputs(i < json_array_size(rows) ? "<tr><td>" : "<tr class=\"total\"><td><b>", f);
 		html_esc(f, jstr(r, "name"));
-		fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+		fprintf(f, "</td><td class=\"n\">%.3f</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
 			   "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">",
 			jnum(r, "cpu_hours"), (long long)jint(r, "jobs"), (long long)jint(r, "succeeded"),
 			(long long)jint(r, "failed"), (long long)jint(r, "cancelled"));
