@@ -82,7 +82,7 @@ void api_history_usage(struct call *c)
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "by is team or user");
 		return;
 	}
-	json = history_usage(c->history, by, since, until, &err);
+	json = history_usage(c->history, by, since, until, query(c, "period"), &err);
 	if (!json) {
 		reply_errno(c, errno, err);
 		return;

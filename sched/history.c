@@ -317,52 +317,62 @@ static void set_waits(json_t *row, const int64_t *v, size_t n)
 	json_object_set_new(row, "wait_p90_s", json_real(percentile(v, n, 0.9) / 1000.0));
 }
 
-/* The waits per name: the rows come sorted by wait, so each name's list is too. */
+/* One name's waits, in the order the query sorted them (by wait). */
+struct waits {
+	char *name;
+	int64_t *v;
+	size_t n, cap;
+};
+
+static void waits_add(struct waits *w, int64_t ms)
+{
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 64;
+		w->v = xrealloc(w->v, w->cap * sizeof *w->v);
+	}
+	w->v[w->n++] = ms < 0 ? 0 : ms;
+}
+
 static int usage_waits(struct history *h, json_t *rows, json_t *total, const char *by,
 		       int64_t since, int64_t until, char **err)
 {
 	sqlite3_stmt *s = h->q[Q_USAGE_WAITS];
-	int64_t *all = NULL;
-	size_t n = 0, cap = 0;
-	json_t *lists = json_object();
-	const char *name;
-	json_t *list;
+	struct waits all = { 0 }, *names = NULL;
+	size_t nnames = 0;
 	int rc;
 
 	bind_usage(s, by, since, until);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *who = col_text(s, 0);
 		int64_t w = sqlite3_column_int64(s, 1);
+		size_t k = 0;
 
-		if (!json_object_get(lists, who))
-			json_object_set_new(lists, who, json_array());
-		json_array_append_new(json_object_get(lists, who), json_integer(w < 0 ? 0 : w));
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			all = xrealloc(all, cap * sizeof *all);
+		while (k < nnames && strcmp(names[k].name, who) != 0)
+			k++;
+		if (k == nnames) {
+			names = xrealloc(names, (nnames + 1) * sizeof *names);
+			names[nnames++] = (struct waits){ .name = xstrdup(who) };
 		}
-		all[n++] = w < 0 ? 0 : w;
+		waits_add(&names[k], w);
+		waits_add(&all, w);
 	}
 	rc = finish(h, s, rc, err);
 	if (rc == 0) {
-		set_waits(total, all, n);
-		json_object_foreach(lists, name, list) {
-			size_t m = json_array_size(list);
-			int64_t *v = xcalloc(m + 1, sizeof *v);
-
-			for (size_t i = 0; i < m; i++)
-				v[i] = json_integer_value(json_array_get(list, i));
-			set_waits(usage_row(rows, name), v, m);
-			free(v);
-		}
+		set_waits(total, all.v, all.n);
+		for (size_t k = 0; k < nnames; k++)
+			set_waits(usage_row(rows, names[k].name), names[k].v, names[k].n);
 	}
-	json_decref(lists);
-	free(all);
+	for (size_t k = 0; k < nnames; k++) {
+		free(names[k].name);
+		free(names[k].v);
+	}
+	free(names);
+	free(all.v);
 	return rc;
 }
 
 static int usage_periods(struct history *h, json_t *periods, const char *by, int64_t since,
-			 int64_t until, char **err)
+			 int64_t until, const char *period, char **err)
 {
 	static const struct { const char *name, *format; } kinds[] = {
 		{ "day", "%Y-%m-%d" }, { "week", "%Y-W%W" }, { "month", "%Y-%m" },
@@ -370,9 +380,12 @@ static int usage_periods(struct history *h, json_t *periods, const char *by, int
 	sqlite3_stmt *s = h->q[Q_USAGE_PERIOD];
 	int rc;
 
-	for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
-		json_t *list = json_array();
+	for (size_t k = 0; period && k < ARRAY_LEN(kinds); k++) {
+		json_t *list;
 
+		if (strcmp(period, kinds[k].name) != 0)
+			continue;
+		list = json_array();
 		bind_usage(s, by, since, until);
 		sqlite3_bind_text(s, 4, kinds[k].format, -1, SQLITE_STATIC);
 		while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -387,7 +400,7 @@ static int usage_periods(struct history *h, json_t *periods, const char *by, int
 }
 
 json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64_t until_ms,
-		      char **err)
+		      const char *period, char **err)
 {
 	json_t *rows = json_object(), *periods = json_object(), *list = json_array(), *out = NULL;
 	json_t *total = usage_row(json_object(), "total");
@@ -425,7 +438,7 @@ json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64
 		}
 	}
 	if (finish(h, s, rc, err) < 0 || usage_waits(h, rows, total, by, since_ms, until_ms, err) < 0 ||
-	    usage_periods(h, periods, by, since_ms, until_ms, err) < 0)
+	    usage_periods(h, periods, by, since_ms, until_ms, period, err) < 0)
 		goto out;
 	json_object_foreach(rows, name, row)
 		json_array_append(list, row);
@@ -518,7 +531,7 @@ static int counts_into(struct history *h, int q, json_t *obj, bool hours, char *
 	return finish(h, s, rc, err);
 }
 
-json_t *history_totals(struct history *h, char **err)
+json_t *history_totals(struct history *h, bool all, char **err)
 {
 	json_t *jobs = json_object(), *inst = json_object(), *teams = json_object(), *out = NULL;
 	sqlite3_stmt *s;
@@ -527,8 +540,8 @@ json_t *history_totals(struct history *h, char **err)
 
 	pthread_mutex_lock(&h->lock);
 	if (counts_into(h, Q_JOB_STATES, jobs, false, err) < 0 ||
-	    counts_into(h, Q_INST_STATES, inst, false, err) < 0 ||
-	    counts_into(h, Q_TEAM_CPU, teams, true, err) < 0)
+	    (all && counts_into(h, Q_INST_STATES, inst, false, err) < 0) ||
+	    (all && counts_into(h, Q_TEAM_CPU, teams, true, err) < 0))
 		goto out;
 	s = h->q[Q_MAX_JOB];
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)

@@ -41,17 +41,18 @@ json_t *history_jobs(struct history *h, const struct history_filter *f, char **e
 /* Usage of the jobs submitted since since_ms (0: all) before until_ms (0: now),
  * by "team" or "user": {"by", "since_ms", "until_ms", "rows": [{name,
  * cpu_hours, jobs, succeeded, failed, cancelled, wait_median_s, wait_p90_s}],
- * "total": {the same for all}, "periods": {"day"|"week"|"month": [{period,
- * name, cpu_hours}]}}. cpu-hours are the instances' measured CPU time
+ * "total": {the same for all}, "periods": {period: [{period, name,
+ * cpu_hours}]}} where period ("day", "week" or "month"; NULL: none) is asked. cpu-hours are the instances' measured CPU time
  * (cpu_ms, per attempt, as the runner measured it). */
 json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64_t until_ms,
-		      char **err);
+		      const char *period, char **err);
 /* The same as text (a table) and CSV (one line per name), malloc'ed. */
 char *history_usage_text(const json_t *usage);
 char *history_usage_csv(const json_t *usage);
 
 /* For /metrics: {"jobs": {state: n}, "instances": {state: n}, "submissions": n
- * (the highest job id), "team_cpu_seconds": {team: s}}. */
-json_t *history_totals(struct history *h, char **err);
+ * (the highest job id), "team_cpu_seconds": {team: s}}; without all, only
+ * "jobs" (the cheap part, for the page). */
+json_t *history_totals(struct history *h, bool all, char **err);
 
 #endif

@@ -131,7 +131,7 @@ void web_page_metrics(struct page *p)
 	size_t len = 0;
 	FILE *f;
 
-	totals = history_totals(p->deps->history, &err);
+	totals = history_totals(p->deps->history, true, &err);
 	if (!totals) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);

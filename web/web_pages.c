@@ -186,7 +186,7 @@ void web_page_home(struct page *p)
 	fair = engine_fairshare_text(e);
 	engine_unlock(e);
 	space_known = space_free(engine_space(e), &avail, &reserved) == 0;
-	totals = history_totals(p->deps->history, &err);
+	totals = history_totals(p->deps->history, false, &err);
 	latest = totals ? history_jobs(p->deps->history, &filter, &err) : NULL;
 	if (!latest) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
@@ -479,7 +479,7 @@ void web_page_usage(struct page *p)
 	by = by && strcmp(by, "user") == 0 ? "user" : "team";
 	if (!period || (strcmp(period, "week") != 0 && strcmp(period, "month") != 0))
 		period = "day";
-	usage = history_usage(p->deps->history, by, since, 0, &err);
+	usage = history_usage(p->deps->history, by, since, 0, period, &err);
 	if (!usage) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);
