@@ -403,13 +403,13 @@ json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64
 		      const char *period, char **err)
 {
 	json_t *rows = json_object(), *periods = json_object(), *list = json_array(), *out = NULL;
-	json_t *total = usage_row(json_object(), "total");
+	json_t *holder = json_object(), *total = json_incref(usage_row(holder, "total"));
 	sqlite3_stmt *s;
 	const char *name;
 	json_t *row;
 	int rc;
 
-	json_incref(total);
+	json_decref(holder);
 	by = by && strcmp(by, "user") == 0 ? "user" : "team";
 	pthread_mutex_lock(&h->lock);
 	s = h->q[Q_USAGE_CPU];
