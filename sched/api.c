@@ -11,6 +11,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "route.h"
 #include "unix_socket.h"
 #include "util.h"
 
@@ -99,35 +100,6 @@ static const struct route {
 	{ "GET", "/v1/usage", api_history_usage, ANYONE },
 };
 
-/* Match url against pattern, filling args (pointers into buf, a copy of url
- * split at '/'). 1 on a match. */
-static int route_match(const char *pattern, const char *url, char *buf, size_t len,
-		       const char **args)
-{
-	size_t nargs = 0;
-	char *save_u = NULL, *save_p = NULL, *u, *p;
-	char pat[128];
-
-	if (strlen(url) >= len || strlen(pattern) >= sizeof pat)
-		return 0;
-	strcpy(buf, url);
-	strcpy(pat, pattern);
-	u = strtok_r(buf, "/", &save_u);
-	p = strtok_r(pat, "/", &save_p);
-	while (u && p) {
-		if (strcmp(p, "*") == 0) {
-			if (nargs == API_MAX_ARGS)
-				return 0;
-			args[nargs++] = u;
-		} else if (strcmp(p, u) != 0) {
-			return 0;
-		}
-		u = strtok_r(NULL, "/", &save_u);
-		p = strtok_r(NULL, "/", &save_p);
-	}
-	return !u && !p;
-}
-
 static void dispatch(struct call *c, const char *method, const char *url)
 {
 	char buf[1024];
@@ -137,7 +109,7 @@ static void dispatch(struct call *c, const char *method, const char *url)
 		const struct route *r = &routes[i];
 
 		memset(c->args, 0, sizeof c->args);
-		if (!route_match(r->pattern, url, buf, sizeof buf, c->args))
+		if (!route_match(r->pattern, url, buf, sizeof buf, c->args, API_MAX_ARGS))
 			continue;
 		path_known = true;
 		if (strcmp(r->method, method) != 0)
@@ -297,16 +269,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-
-	(void)cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_warnx("http: %s", msg);
-}
-
 /* Serve the API on the listening socket fd, one thread per connection (long
  * polls block in the engine). NULL when libmicrohttpd cannot start. */
 static struct MHD_Daemon *start_daemon(struct api *api, int fd)
@@ -315,7 +277,7 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 	return MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
 				/* First, or MHD logs its own complaint about it. */
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
+				MHD_OPTION_EXTERNAL_LOGGER, log_warnx_lib, (void *)"http",
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_URI_LOG_CALLBACK, on_uri, api,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,

@@ -191,14 +191,27 @@ static json_t *get_json(const char *sched, const char *path)
 	return answer;
 }
 
-/* The query of the filters both listings take. */
-static int list_query(const struct cli_cmd *self, const struct hopts *o, FILE *q)
+/* GET /v1/history/jobs with first (the listing's own arguments) and the
+ * filters of the command line. NULL with *rc (and the reason printed). */
+static json_t *fetch_jobs(const struct cli_cmd *self, const struct hopts *o, const char *first,
+			  int *rc)
 {
-	char me[256];
+	char me[256], *query = NULL, *path;
 	int64_t since = 0, until = 0;
+	size_t qlen = 0;
+	json_t *answer;
+	FILE *q;
 
-	if (when_arg(self, "since", o->since, &since) || when_arg(self, "until", o->until, &until))
-		return -1;
+	if (when_arg(self, "since", o->since, &since) || when_arg(self, "until", o->until, &until)) {
+		*rc = CLI_USAGE;
+		return NULL;
+	}
+	q = open_memstream(&query, &qlen);
+	if (!q) {
+		*rc = cli_fail("out of memory");
+		return NULL;
+	}
+	fprintf(q, "%s&limit=%d", first, HISTORY_LIMIT);
 	add_query(q, "user", o->user ? o->user : o->all ? NULL : my_name(me, sizeof me));
 	add_query(q, "team", o->team);
 	add_query(q, "state", o->state);
@@ -206,7 +219,13 @@ static int list_query(const struct cli_cmd *self, const struct hopts *o, FILE *q
 		fprintf(q, "&since_ms=%lld", (long long)since);
 	if (until)
 		fprintf(q, "&until_ms=%lld", (long long)until);
-	return 0;
+	fclose(q);
+	path = xasprintf("/v1/history/jobs?%s", query);
+	answer = get_json(o->sched, path);
+	free(path);
+	free(query);
+	*rc = CLI_FAIL;
+	return answer;
 }
 
 static void print_json(const json_t *j)
@@ -240,35 +259,21 @@ static void progress_text(const json_t *job, char *buf, size_t len)
 int cmd_jobs(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct hopts o;
-	char *query = NULL, *path;
-	size_t qlen = 0;
+	char first[96];
 	json_t *answer, *jobs;
-	FILE *q;
 	int rc = CLI_FAIL;
 
 	if (parse_hopts(self, argc, argv, H_ALL | H_USER | H_TEAM | H_STATE | H_SINCE | H_JSON, &o, &rc) < 0)
 		return rc;
-	q = open_memstream(&query, &qlen);
-	if (!q)
-		return cli_fail("out of memory");
-	fprintf(q, "stages=1&limit=%d", HISTORY_LIMIT);
 	/* By default what is going on: unfinished jobs and those ended in the last day. */
 	if (!o.since && !o.state)
-		fputs("&recent=1", q);
-	if (!o.since && !o.state)
-		fprintf(q, "&since_ms=%lld", (long long)(time_now_ms() - 86400000LL));
-	if (list_query(self, &o, q) < 0) {
-		fclose(q);
-		free(query);
-		return CLI_USAGE;
-	}
-	fclose(q);
-	path = xasprintf("/v1/history/jobs?%s", query);
-	free(query);
-	answer = get_json(o.sched, path);
-	free(path);
+		snprintf(first, sizeof first, "stages=1&recent=1&since_ms=%lld",
+			 (long long)(time_now_ms() - 86400000LL));
+	else
+		snprintf(first, sizeof first, "stages=1");
+	answer = fetch_jobs(self, &o, first, &rc);
 	if (!answer)
-		return CLI_FAIL;
+		return rc;
 	jobs = json_object_get(answer, "jobs");
 	if (o.format == OUT_JSON) {
 		print_json(answer);
@@ -311,31 +316,15 @@ static void csv_field(const char *s)
 int cmd_history(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct hopts o;
-	char *query = NULL, *path;
-	size_t qlen = 0;
 	json_t *answer, *jobs;
-	FILE *q;
 	int rc = CLI_FAIL;
 
 	if (parse_hopts(self, argc, argv, H_ALL | H_USER | H_TEAM | H_STATE | H_SINCE | H_UNTIL |
 			H_JSON | H_CSV, &o, &rc) < 0)
 		return rc;
-	q = open_memstream(&query, &qlen);
-	if (!q)
-		return cli_fail("out of memory");
-	fprintf(q, "finished=1&limit=%d", HISTORY_LIMIT);
-	if (list_query(self, &o, q) < 0) {
-		fclose(q);
-		free(query);
-		return CLI_USAGE;
-	}
-	fclose(q);
-	path = xasprintf("/v1/history/jobs?%s", query);
-	free(query);
-	answer = get_json(o.sched, path);
-	free(path);
+	answer = fetch_jobs(self, &o, "finished=1", &rc);
 	if (!answer)
-		return CLI_FAIL;
+		return rc;
 	jobs = json_object_get(answer, "jobs");
 	if (o.format == OUT_JSON) {
 		print_json(answer);

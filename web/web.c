@@ -3,6 +3,7 @@
 #include "web_internal.h"
 
 #include "log.h"
+#include "route.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -41,32 +42,6 @@ static const struct route {
 	{ "/schedules", web_page_schedules },
 	{ "/metrics", web_page_metrics },
 };
-
-static int route_match(const char *pattern, const char *url, char *buf, size_t len,
-		       const char **args)
-{
-	char pat[128], *save_u = NULL, *save_p = NULL, *u, *q;
-	size_t n = 0;
-
-	if (strlen(url) >= len || strlen(pattern) >= sizeof pat)
-		return 0;
-	strcpy(buf, url);
-	strcpy(pat, pattern);
-	u = strtok_r(buf, "/", &save_u);
-	q = strtok_r(pat, "/", &save_p);
-	while (u && q) {
-		if (strcmp(q, "*") == 0) {
-			if (n == WEB_MAX_ARGS)
-				return 0;
-			args[n++] = u;
-		} else if (strcmp(q, u) != 0) {
-			return 0;
-		}
-		u = strtok_r(NULL, "/", &save_u);
-		q = strtok_r(NULL, "/", &save_p);
-	}
-	return !u && !q;
-}
 
 /* The navigation and head around an HTML body; everything it links is here. */
 static char *wrap(struct page *p, size_t *len)
@@ -158,7 +133,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 		for (i = 0; i < ARRAY_LEN(routes); i++) {
 			memset(p.args, 0, sizeof p.args);
-			if (route_match(routes[i].pattern, url, buf, sizeof buf, p.args)) {
+			if (route_match(routes[i].pattern, url, buf, sizeof buf, p.args, WEB_MAX_ARGS)) {
 				routes[i].fn(&p);
 				break;
 			}
@@ -171,16 +146,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	ret = send_page(conn, &p);
 	free(p.body);
 	return ret;
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-
-	(void)cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_warnx("web: %s", msg);
 }
 
 /* Bind a listening TCP socket to address; fills the URL it answers on. */
@@ -241,7 +206,7 @@ struct web *web_create(const char *address, const struct web_deps *deps, char **
 	 * small pool of threads serves every browser. */
 	w->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG,
 				  0, NULL, NULL, on_request, w,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, w,
+				  MHD_OPTION_EXTERNAL_LOGGER, log_warnx_lib, (void *)"web",
 				  MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)4,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,

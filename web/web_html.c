@@ -158,6 +158,52 @@ void html_gauge(FILE *f, double parsa_pct, double outside_pct)
 		parsa_pct, outside_pct, parsa_pct, outside_pct, parsa_pct, outside_pct);
 }
 
+void html_table(FILE *f, const char *cls, const char *const *heads)
+{
+	fprintf(f, "<table class=\"%s\"><tr>", cls);
+	for (; *heads; heads++)
+		fprintf(f, "<th>%s</th>", *heads);
+	fputs("</tr>", f);
+}
+
+void html_td(FILE *f, const char *text)
+{
+	fputs("<td>", f);
+	html_esc(f, text);
+	fputs("</td>", f);
+}
+
+void html_td_time(FILE *f, int64_t ms)
+{
+	fputs("<td>", f);
+	html_time(f, ms);
+	fputs("</td>", f);
+}
+
+void html_th_td(FILE *f, const char *key, const char *text)
+{
+	fprintf(f, "<th>%s</th>", key);
+	html_td(f, text);
+}
+
+void html_th_time(FILE *f, const char *key, int64_t ms)
+{
+	fprintf(f, "<th>%s</th>", key);
+	html_td_time(f, ms);
+}
+
+void html_td_state(FILE *f, const char *state)
+{
+	fputs("<td>", f);
+	html_state(f, state);
+	fputs("</td>", f);
+}
+
+void html_td_num(FILE *f, long long n)
+{
+	fprintf(f, "<td class=\"n\">%lld</td>", n);
+}
+
 /* The current query without offset, for the pager's links. */
 static enum MHD_Result keep_arg(void *cls, enum MHD_ValueKind kind, const char *key,
 				const char *value)

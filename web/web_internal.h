@@ -76,6 +76,16 @@ void html_state(FILE *f, const char *state);
 void html_counts_bar(FILE *f, const json_t *counts, const char *label);
 /* A horizontal gauge: used of total, split in parsa's share and the outside's. */
 void html_gauge(FILE *f, double parsa_pct, double outside_pct);
+/* Tables: a head row of the NULL-terminated heads (cls: the table's class),
+ * and cells of escaped text, a time and a number. */
+void html_table(FILE *f, const char *cls, const char *const *heads);
+void html_td(FILE *f, const char *text);
+void html_td_time(FILE *f, int64_t ms);
+void html_td_num(FILE *f, long long n);
+void html_td_state(FILE *f, const char *state);
+/* A key's head cell and its value's cell, for the tables of facts. */
+void html_th_td(FILE *f, const char *key, const char *text);
+void html_th_time(FILE *f, const char *key, int64_t ms);
 /* The pager of a list: offset, limit and total, links keep the query. */
 void html_pager(struct page *p, const char *path, size_t offset, size_t limit, json_int_t total);
 

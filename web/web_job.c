@@ -29,6 +29,13 @@ struct job_data {
 	int64_t now;
 };
 
+/* The job the pages show, lock held; NULL when there is none. Every job page
+ * finds its job here, by id, as the API's views do. */
+static const struct job *find_job(struct engine *e, int64_t id)
+{
+	return model_job(engine_model(e), id);
+}
+
 static int parse_id(const char *text, int64_t *id)
 {
 	char *end;
@@ -52,7 +59,7 @@ static int job_data_get(struct page *p, int64_t id, bool all, struct job_data *d
 
 	memset(d, 0, sizeof *d);
 	engine_lock(e);
-	job = model_job(engine_model(e), id);
+	job = find_job(e, id);
 	if (!job) {
 		engine_unlock(e);
 		return -1;
@@ -379,33 +386,34 @@ static void pre(FILE *f, const char *id, const char *text)
 
 static void stage_table(FILE *f, const json_t *stages, int64_t now)
 {
-	fputs("<table class=\"stages\"><tr><th>stage</th><th>state</th><th>instances</th><th>queued</th>"
-	      "<th>running</th><th>succeeded</th><th>failed</th><th>cancelled</th><th>progress</th>"
-	      "<th>estimated end</th><th>failures</th></tr>", f);
+	static const char *const heads[] = { "stage", "state", "instances", "queued", "running",
+		"succeeded", "failed", "cancelled", "progress", "estimated end", "failures", NULL };
+
+	html_table(f, "stages", heads);
 	for (size_t s = 0; s < json_array_size(stages); s++) {
 		const json_t *st = json_array_get(stages, s), *c = json_object_get(st, "counts");
 		const json_t *pr = json_object_get(st, "progress");
 
 		fputs("<tr id=\"stage-", f);
 		html_esc(f, jstr(st, "name"));
-		fputs("\"><td>", f);
-		html_esc(f, jstr(st, "name"));
-		fputs("</td><td>", f);
-		html_state(f, jstr(st, "state"));
-		fputs("</td><td>", f);
+		fputs("\">", f);
+		html_td(f, jstr(st, "name"));
+		html_td_state(f, jstr(st, "state"));
+		fputs("<td>", f);
 		html_counts_bar(f, c, jstr(st, "name"));
-		fprintf(f, "%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
-			   "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td>",
-			(long long)jint(st, "instances"), (long long)(jint(c, "queued") + jint(c, "waiting")),
-			(long long)jint(c, "running"), (long long)jint(c, "succeeded"),
-			(long long)jint(c, "failed"), (long long)jint(c, "cancelled"));
+		fprintf(f, "%lld</td>", (long long)jint(st, "instances"));
+		html_td_num(f, (long long)(jint(c, "queued") + jint(c, "waiting")));
+		html_td_num(f, (long long)jint(c, "running"));
+		html_td_num(f, (long long)jint(c, "succeeded"));
+		html_td_num(f, (long long)jint(c, "failed"));
+		html_td_num(f, (long long)jint(c, "cancelled"));
+		fputs("<td>", f);
 		if (json_is_object(pr))
 			fprintf(f, "%.0f of %.0f (%.0f%%)", jnum(pr, "done"), jnum(pr, "total"), jnum(pr, "percent"));
-		fputs("</td><td>", f);
-		html_time(f, json_is_object(pr) && jint(pr, "eta_ms") > now ? jint(pr, "eta_ms") : 0);
-		fputs("</td><td>", f);
-		html_esc(f, jstr(st, "failures"));
-		fputs("</td></tr>", f);
+		fputs("</td>", f);
+		html_td_time(f, json_is_object(pr) && jint(pr, "eta_ms") > now ? jint(pr, "eta_ms") : 0);
+		html_td(f, jstr(st, "failures"));
+		fputs("</tr>", f);
 	}
 	fputs("</table>", f);
 }
@@ -429,19 +437,15 @@ void web_page_job(struct page *p)
 	html_esc(f, jstr(d.job, "name"));
 	fputs(" ", f);
 	html_state(f, jstr(d.job, "state"));
-	fputs("</h1><table class=\"info\"><tr><th>owner</th><td>", f);
-	html_esc(f, jstr(d.job, "user"));
-	fputs("</td><th>team</th><td>", f);
-	html_esc(f, jstr(d.job, "team"));
-	fputs("</td><th>spec file</th><td>", f);
-	html_esc(f, jstr(d.job, "spec_file"));
-	fputs("</td></tr><tr><th>submitted</th><td>", f);
-	html_time(f, jint(d.job, "submitted_ms"));
-	fputs("</td><th>started</th><td>", f);
-	html_time(f, jint(d.job, "started_ms"));
-	fputs("</td><th>ended</th><td>", f);
-	html_time(f, jint(d.job, "ended_ms"));
-	fputs("</td></tr>", f);
+	fputs("</h1><table class=\"info\"><tr>", f);
+	html_th_td(f, "owner", jstr(d.job, "user"));
+	html_th_td(f, "team", jstr(d.job, "team"));
+	html_th_td(f, "spec file", jstr(d.job, "spec_file"));
+	fputs("</tr><tr>", f);
+	html_th_time(f, "submitted", jint(d.job, "submitted_ms"));
+	html_th_time(f, "started", jint(d.job, "started_ms"));
+	html_th_time(f, "ended", jint(d.job, "ended_ms"));
+	fputs("</tr>", f);
 	if (*jstr(d.job, "reason")) {
 		fputs("<tr><th>reason</th><td colspan=\"5\" class=\"reason\">", f);
 		html_esc(f, jstr(d.job, "reason"));
@@ -507,7 +511,7 @@ void web_page_job_text(struct page *p)
 		return;
 	}
 	engine_lock(e);
-	job = model_job(engine_model(e), id);
+	job = find_job(e, id);
 	if (job && strcmp(file, "status") == 0) {
 		text = views_job_status(job, engine_now_ms(e));
 	} else if (job && strcmp(file, "events") == 0) {
@@ -581,7 +585,7 @@ void web_page_instance(struct page *p)
 		return;
 	}
 	engine_lock(e);
-	job = model_job(engine_model(e), id);
+	job = find_job(e, id);
 	if (job) {
 		int s = spec_stage_index(job->spec, p->args[1]);
 
@@ -629,11 +633,10 @@ void web_page_instance(struct page *p)
 	fprintf(f, "</td><th>attempt</th><td>%lld</td><th>exit</th><td>", (long long)jint(in, "attempt"));
 	if (json_is_integer(json_object_get(in, "exit_code")))
 		fprintf(f, "%lld", (long long)jint(in, "exit_code"));
-	fputs("</td></tr><tr><th>started</th><td>", f);
-	html_time(f, jint(in, "started_ms"));
-	fputs("</td><th>ended</th><td>", f);
-	html_time(f, jint(in, "ended_ms"));
-	fputs("</td><th>reason</th><td class=\"reason\">", f);
+	fputs("</td></tr><tr>", f);
+	html_th_time(f, "started", jint(in, "started_ms"));
+	html_th_time(f, "ended", jint(in, "ended_ms"));
+	fputs("<th>reason</th><td class=\"reason\">", f);
 	html_esc(f, jstr(in, "reason"));
 	fputs("</td></tr></table><h2>status</h2>", f);
 	pre(f, "status", status);

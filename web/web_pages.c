@@ -57,22 +57,20 @@ static void add_estimates(struct page *p, json_t *jobs)
 /* The table of jobs, from history_jobs() with stages. */
 static void jobs_table(FILE *f, const json_t *jobs)
 {
-	fputs("<table class=\"jobs\"><tr><th>id</th><th>name</th><th>owner</th><th>team</th>"
-	      "<th>state</th><th>stages</th><th>progress</th><th>estimated end</th><th>submitted</th>"
-	      "<th>started</th><th>ended</th><th>duration</th></tr>", f);
+	static const char *const heads[] = { "id", "name", "owner", "team", "state", "stages",
+		"progress", "estimated end", "submitted", "started", "ended", "duration", NULL };
+
+	html_table(f, "jobs", heads);
 	for (size_t i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i), *stages = json_object_get(j, "stages");
 		json_int_t id = jint(j, "id"), done = 0, total = 0;
 
-		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td><td>", (long long)id, (long long)id);
-		html_esc(f, jstr(j, "name"));
-		fputs("</td><td>", f);
-		html_esc(f, jstr(j, "user"));
-		fputs("</td><td>", f);
-		html_esc(f, jstr(j, "team"));
-		fputs("</td><td>", f);
-		html_state(f, jstr(j, "state"));
-		fputs("</td><td>", f);
+		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td>", (long long)id, (long long)id);
+		html_td(f, jstr(j, "name"));
+		html_td(f, jstr(j, "user"));
+		html_td(f, jstr(j, "team"));
+		html_td_state(f, jstr(j, "state"));
+		fputs("<td>", f);
 		for (size_t s = 0; s < json_array_size(stages); s++) {
 			const json_t *st = json_array_get(stages, s), *c = json_object_get(st, "counts");
 			char label[160];
@@ -90,15 +88,12 @@ static void jobs_table(FILE *f, const json_t *jobs)
 		if (total)
 			fprintf(f, "%lld/%lld (%.0f%%)", (long long)done, (long long)total,
 				100.0 * (double)done / (double)total);
-		fputs("</td><td>", f);
-		html_time(f, jint(j, "eta_ms"));
-		fputs("</td><td>", f);
-		html_time(f, jint(j, "submitted_ms"));
-		fputs("</td><td>", f);
-		html_time(f, jint(j, "started_ms"));
-		fputs("</td><td>", f);
-		html_time(f, jint(j, "ended_ms"));
-		fputs("</td><td class=\"n\">", f);
+		fputs("</td>", f);
+		html_td_time(f, jint(j, "eta_ms"));
+		html_td_time(f, jint(j, "submitted_ms"));
+		html_td_time(f, jint(j, "started_ms"));
+		html_td_time(f, jint(j, "ended_ms"));
+		fputs("<td class=\"n\">", f);
 		html_duration(f, jint(j, "run_ms"));
 		fputs("</td></tr>", f);
 	}
@@ -120,9 +115,11 @@ static bool any_running(const json_t *jobs)
 
 static void hosts_table(FILE *f, const json_t *hosts)
 {
-	fputs("<table class=\"hosts\"><tr><th>host</th><th>state</th><th>window</th><th>features</th>"
-	      "<th>cores reserved</th><th>memory reserved</th><th>CPU (parsa + outside)</th>"
-	      "<th>memory (parsa + outside)</th><th>running</th><th>last heartbeat</th></tr>", f);
+	static const char *const heads[] = { "host", "state", "window", "features", "cores reserved",
+		"memory reserved", "CPU (parsa + outside)", "memory (parsa + outside)", "running",
+		"last heartbeat", NULL };
+
+	html_table(f, "hosts", heads);
 	for (size_t i = 0; i < json_array_size(hosts); i++) {
 		const json_t *h = json_array_get(hosts, i), *feats = json_object_get(h, "features");
 		const json_t *res = json_object_get(h, "reserved"), *live = json_object_get(h, "live");
@@ -131,11 +128,10 @@ static void hosts_table(FILE *f, const json_t *hosts)
 		url_esc(f, jstr(h, "name"));
 		fputs("\">", f);
 		html_esc(f, jstr(h, "name"));
-		fputs("</a></td><td>", f);
-		html_state(f, jstr(h, "state"));
-		fputs("</td><td>", f);
-		html_esc(f, json_is_string(json_object_get(h, "window")) ? jstr(h, "window") : "always");
-		fputs("</td><td>", f);
+		fputs("</a></td>", f);
+		html_td_state(f, jstr(h, "state"));
+		html_td(f, json_is_string(json_object_get(h, "window")) ? jstr(h, "window") : "always");
+		fputs("<td>", f);
 		for (size_t k = 0; k < json_array_size(feats); k++) {
 			if (k)
 				fputs(", ", f);
@@ -150,9 +146,10 @@ static void hosts_table(FILE *f, const json_t *hosts)
 		html_gauge(f, jnum(live, "parsa_cpu_pct"), jnum(live, "outside_cpu_pct"));
 		fputs("</td><td>", f);
 		html_gauge(f, jnum(live, "parsa_mem_pct"), jnum(live, "outside_mem_pct"));
-		fprintf(f, "</td><td class=\"n\">%lld</td><td>", (long long)jint(h, "running"));
-		html_time(f, jint(h, "last_heartbeat_ms"));
-		fputs("</td></tr>", f);
+		fputs("</td>", f);
+		html_td_num(f, (long long)jint(h, "running"));
+		html_td_time(f, jint(h, "last_heartbeat_ms"));
+		fputs("</tr>", f);
 	}
 	fputs("</table>", f);
 }
@@ -316,6 +313,8 @@ static void usage_chart(FILE *f, const json_t *samples, int whole, int outside, 
 
 void web_page_host(struct page *p)
 {
+	static const char *const running_heads[] = { "job", "name", "stage", "instance", "state",
+		"started", NULL };
 	struct engine *e = p->deps->engine;
 	struct host *h;
 	json_t *json = NULL, *samples, *running = json_array();
@@ -354,24 +353,22 @@ void web_page_host(struct page *p)
 	usage_chart(f, samples, 1, 2, "CPU %");
 	usage_chart(f, samples, 3, 4, "memory %");
 	json_decref(samples);
-	fputs("<h2>Running here</h2><table><tr><th>job</th><th>name</th><th>stage</th><th>instance</th>"
-	      "<th>state</th><th>started</th></tr>", f);
+	fputs("<h2>Running here</h2>", f);
+	html_table(f, "running", running_heads);
 	for (size_t i = 0; i < json_array_size(running); i++) {
 		const json_t *r = json_array_get(running, i);
 
-		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td><td>", (long long)jint(r, "job"),
+		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td>", (long long)jint(r, "job"),
 			(long long)jint(r, "job"));
-		html_esc(f, jstr(r, "name"));
-		fputs("</td><td>", f);
-		html_esc(f, jstr(r, "stage"));
-		fprintf(f, "</td><td><a href=\"/jobs/%lld/stages/", (long long)jint(r, "job"));
+		html_td(f, jstr(r, "name"));
+		html_td(f, jstr(r, "stage"));
+		fprintf(f, "<td><a href=\"/jobs/%lld/stages/", (long long)jint(r, "job"));
 		url_esc(f, jstr(r, "stage"));
-		fprintf(f, "/instances/%lld\">%lld</a></td><td>", (long long)jint(r, "index"),
+		fprintf(f, "/instances/%lld\">%lld</a></td>", (long long)jint(r, "index"),
 			(long long)jint(r, "index"));
-		html_state(f, jstr(r, "state"));
-		fputs("</td><td>", f);
-		html_time(f, jint(r, "started_ms"));
-		fputs("</td></tr>", f);
+		html_td_state(f, jstr(r, "state"));
+		html_td_time(f, jint(r, "started_ms"));
+		fputs("</tr>", f);
 	}
 	fputs("</table><h2>status</h2><pre>", f);
 	html_esc(f, status);
@@ -514,20 +511,24 @@ void web_page_usage(struct page *p)
 	fputs("&amp;since=", f);
 	url_esc(f, since_text);
 	fputs("\">CSV</a></form>", f);
-	fputs("<table class=\"usage\"><tr><th>", f);
-	html_esc(f, by);
-	fputs("</th><th>cpu-hours</th><th>jobs</th><th>succeeded</th><th>failed</th><th>cancelled</th>"
-	      "<th>wait median</th><th>wait p90</th></tr>", f);
+	{
+		const char *heads[] = { by, "cpu-hours", "jobs", "succeeded", "failed", "cancelled",
+			"wait median", "wait p90", NULL };
+
+		html_table(f, "usage", heads);
+	}
 	for (size_t i = 0; i <= json_array_size(rows); i++) {
 		const json_t *r = i < json_array_size(rows) ? json_array_get(rows, i)
 							    : json_object_get(usage, "total");
 
-		fputs(i < json_array_size(rows) ? "<tr><td>" : "<tr class=\"total\"><td><b>", f);
-		html_esc(f, jstr(r, "name"));
-		fprintf(f, "</td><td class=\"n\">%.3f</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
-			   "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">",
-			jnum(r, "cpu_hours"), (long long)jint(r, "jobs"), (long long)jint(r, "succeeded"),
-			(long long)jint(r, "failed"), (long long)jint(r, "cancelled"));
+		fputs(i < json_array_size(rows) ? "<tr>" : "<tr class=\"total\">", f);
+		html_td(f, jstr(r, "name"));
+		fprintf(f, "<td class=\"n\">%.3f</td>", jnum(r, "cpu_hours"));
+		html_td_num(f, (long long)jint(r, "jobs"));
+		html_td_num(f, (long long)jint(r, "succeeded"));
+		html_td_num(f, (long long)jint(r, "failed"));
+		html_td_num(f, (long long)jint(r, "cancelled"));
+		fputs("<td class=\"n\">", f);
 		html_duration(f, (int64_t)(jnum(r, "wait_median_s") * 1000));
 		fputs("</td><td class=\"n\">", f);
 		html_duration(f, (int64_t)(jnum(r, "wait_p90_s") * 1000));
@@ -535,20 +536,18 @@ void web_page_usage(struct page *p)
 	}
 	fprintf(f, "</table><h2>cpu-hours per %s</h2>", period);
 	period_chart(f, json_object_get(json_object_get(usage, "periods"), period), rows);
-	fprintf(f, "<table><tr><th>%s</th><th>", period);
-	html_esc(f, by);
-	fputs("</th><th>cpu-hours</th></tr>", f);
 	{
+		const char *heads[] = { period, by, "cpu-hours", NULL };
 		const json_t *list = json_object_get(json_object_get(usage, "periods"), period);
 
+		html_table(f, "periods", heads);
 		for (size_t i = 0; i < json_array_size(list); i++) {
 			const json_t *r = json_array_get(list, i);
 
-			fputs("<tr><td>", f);
-			html_esc(f, jstr(r, "period"));
-			fputs("</td><td>", f);
-			html_esc(f, jstr(r, "name"));
-			fprintf(f, "</td><td class=\"n\">%.3f</td></tr>", jnum(r, "cpu_hours"));
+			fputs("<tr>", f);
+			html_td(f, jstr(r, "period"));
+			html_td(f, jstr(r, "name"));
+			fprintf(f, "<td class=\"n\">%.3f</td></tr>", jnum(r, "cpu_hours"));
 		}
 	}
 	fputs("</table><p class=\"muted\">cpu-hours: the CPU time the runners measured for each "
@@ -561,27 +560,27 @@ void web_page_usage(struct page *p)
 
 void web_page_schedules(struct page *p)
 {
+	static const char *const heads[] = { "name", "owner", "every", "state", "next run",
+		"last run", "runs", "last error", NULL };
 	json_t *all = schedules_list_json(engine_schedules(p->deps->engine));
 	const json_t *list = json_object_get(all, "schedules");
 	FILE *f = p->f;
 
 	p->title = "schedules";
-	fputs("<h1>Recurring pipelines</h1><table><tr><th>name</th><th>owner</th><th>every</th>"
-	      "<th>state</th><th>next run</th><th>last run</th><th>runs</th><th>last error</th></tr>", f);
+	fputs("<h1>Recurring pipelines</h1>", f);
+	html_table(f, "schedules", heads);
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		const json_t *s = json_array_get(list, i), *last = json_array_get(json_object_get(s, "runs"), 0);
 
-		fputs("<tr><td>", f);
-		html_esc(f, jstr(s, "name"));
-		fputs("</td><td>", f);
-		html_esc(f, jstr(s, "user"));
-		fputs("</td><td><code>", f);
+		fputs("<tr>", f);
+		html_td(f, jstr(s, "name"));
+		html_td(f, jstr(s, "user"));
+		fputs("<td><code>", f);
 		html_esc(f, jstr(s, "every"));
-		fputs("</code></td><td>", f);
-		html_state(f, json_is_true(json_object_get(s, "paused")) ? "paused" : "active");
-		fputs("</td><td>", f);
-		html_time(f, jint(s, "next_ms"));
-		fputs("</td><td>", f);
+		fputs("</code></td>", f);
+		html_td_state(f, json_is_true(json_object_get(s, "paused")) ? "paused" : "active");
+		html_td_time(f, jint(s, "next_ms"));
+		fputs("<td>", f);
 		if (last) {
 			fprintf(f, "<a href=\"/jobs/%lld\">job %lld</a> ", (long long)jint(last, "job"),
 				(long long)jint(last, "job"));
@@ -591,9 +590,10 @@ void web_page_schedules(struct page *p)
 		} else {
 			fputs("-", f);
 		}
-		fprintf(f, "</td><td class=\"n\">%lld</td><td>", (long long)jint(s, "runs_total"));
-		html_esc(f, jstr(s, "last_error"));
-		fputs("</td></tr>", f);
+		fputs("</td>", f);
+		html_td_num(f, (long long)jint(s, "runs_total"));
+		html_td(f, jstr(s, "last_error"));
+		fputs("</tr>", f);
 	}
 	if (json_array_size(list) == 0)
 		fputs("<tr><td colspan=\"8\" class=\"muted\">none: copy a spec with <code>every =</code> "
