@@ -463,6 +463,26 @@ static void period_chart(FILE *f, const json_t *list, const json_t *rows)
 	fputs("</svg></figure>", f);
 }
 
+/* The per-period table as CSV: period,team|user,cpu_hours. */
+static char *periods_csv(const json_t *usage, const char *by, const char *period)
+{
+	const json_t *list = json_object_get(json_object_get(usage, "periods"), period);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		abort();
+	fprintf(f, "%s,%s,cpu_hours\n", period, by);
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *r = json_array_get(list, i);
+
+		fprintf(f, "%s,%s,%.3f\n", jstr(r, "period"), jstr(r, "name"), jnum(r, "cpu_hours"));
+	}
+	fclose(f);
+	return text;
+}
+
 void web_page_usage(struct page *p)
 {
 	static const char *const periods[] = { "day", "week", "month" };
@@ -482,8 +502,8 @@ void web_page_usage(struct page *p)
 		free(err);
 		return;
 	}
-	if (format && strcmp(format, "csv") == 0) {
-		text = history_usage_csv(usage);
+	if (format && (strcmp(format, "csv") == 0 || strcmp(format, "periods-csv") == 0)) {
+		text = format[0] == 'c' ? history_usage_csv(usage) : periods_csv(usage, by, period);
 		web_reply_raw(p, "text/csv; charset=utf-8", text, strlen(text));
 		json_decref(usage);
 		return;
@@ -510,7 +530,11 @@ void web_page_usage(struct page *p)
 	url_esc(f, by);
 	fputs("&amp;since=", f);
 	url_esc(f, since_text);
-	fputs("\">CSV</a></form>", f);
+	fputs("\">CSV</a> <a href=\"/usage?format=periods-csv&amp;by=", f);
+	url_esc(f, by);
+	fputs("&amp;since=", f);
+	url_esc(f, since_text);
+	fprintf(f, "&amp;period=%s\">CSV per %s</a></form>", period, period);
 	{
 		const char *heads[] = { by, "cpu-hours", "jobs", "succeeded", "failed", "cancelled",
 			"wait median", "wait p90", NULL };

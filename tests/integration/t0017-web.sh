@@ -132,6 +132,8 @@ parsa usage --csv --since 30d >"$OUT/usage-cli.csv" || fail "parsa usage --csv f
 curl -sf "${URL}usage?format=csv&since=30d" >"$OUT/usage-page.csv" || fail "GET /usage?format=csv failed"
 check "parsa usage --csv is the page's CSV" cmp -s "$OUT/usage-cli.csv" "$OUT/usage-page.csv"
 check "usage counts one succeeded and one failed job" grep -q '^root,[0-9.]*,2,1,1,0,' "$OUT/usage-cli.csv"
+curl -sf "${URL}usage?format=periods-csv&since=30d&period=day" >"$OUT/usage-days.csv" || fail "GET the per-day CSV failed"
+check "the per-day CSV has today's row of root" grep -q "^$(date +%Y-%m-%d),root,[0-9.]*$" "$OUT/usage-days.csv"
 parsa usage >"$OUT/usage-cli.txt" || fail "parsa usage failed"
 cat "$MNT/usage" >"$OUT/usage-mount.txt" || fail "cannot read MOUNT/usage"
 check "cat MOUNT/usage is parsa usage" cmp -s "$OUT/usage-cli.txt" "$OUT/usage-mount.txt"
