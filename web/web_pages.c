@@ -22,34 +22,45 @@
 
 static const char *const job_states[] = { "queued", "running", "succeeded", "failed", "cancelled" };
 
-/* The estimated end of each unfinished job of the list (the largest of its
- * stages' estimates), from the engine's progress, as "eta_ms". */
+/* What the engine knows of each running job of the list: its estimated end
+ * (the latest of its stages' estimates) as "eta_ms", how far it is as
+ * "percent" (each stage weighs its instances; a stage whose instances report
+ * progress counts that, the others their ended instances) and how long it
+ * has run as "run_ms". */
 static void add_estimates(struct page *p, json_t *jobs)
 {
 	struct engine *e = p->deps->engine;
 	struct model *m = engine_model(e);
+	int64_t now = engine_now_ms(e);
 
 	engine_lock(e);
 	for (size_t i = 0; i < json_array_size(jobs); i++) {
-		json_t *j = json_array_get(jobs, i);
+		json_t *j = json_array_get(jobs, i), *v, *stages;
 		const struct job *job;
+		double done = 0, total = 0;
 		int64_t eta = 0;
 
-		if (strcmp(jstr(j, "state"), "running") != 0)
+		if (strcmp(jstr(j, "state"), "running") != 0 || !(job = model_job(m, jint(j, "id"))))
 			continue;
-		job = model_job(m, jint(j, "id"));
-		if (job) {
-			json_t *v = views_job_json(job, engine_now_ms(e)), *stages = json_object_get(v, "stages");
+		v = views_job_json(job, now);
+		stages = json_object_get(v, "stages");
+		for (size_t k = 0; k < json_array_size(stages); k++) {
+			const json_t *st = json_array_get(stages, k), *pr = json_object_get(st, "progress");
+			const json_t *c = json_object_get(st, "counts");
+			double n = (double)jint(st, "instances");
+			double ended = (double)(jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled"));
 
-			for (size_t k = 0; k < json_array_size(stages); k++) {
-				int64_t x = jint(json_object_get(json_array_get(stages, k), "progress"), "eta_ms");
-
-				if (x > eta)
-					eta = x;
-			}
-			json_decref(v);
+			if (jint(pr, "eta_ms") > eta)
+				eta = jint(pr, "eta_ms");
+			done += json_is_object(pr) ? n * jnum(pr, "percent") / 100.0 : ended;
+			total += n;
 		}
+		json_decref(v);
 		json_object_set_new(j, "eta_ms", json_integer(eta));
+		if (total > 0)
+			json_object_set_new(j, "percent", json_real(100.0 * done / total));
+		if (jint(j, "started_ms") > 0)
+			json_object_set_new(j, "run_ms", json_integer(now - jint(j, "started_ms")));
 	}
 	engine_unlock(e);
 }
@@ -87,7 +98,8 @@ static void jobs_table(FILE *f, const json_t *jobs)
 		fputs("</td><td class=\"n\">", f);
 		if (total)
 			fprintf(f, "%lld/%lld (%.0f%%)", (long long)done, (long long)total,
-				100.0 * (double)done / (double)total);
+				json_is_number(json_object_get(j, "percent")) ? jnum(j, "percent")
+					: 100.0 * (double)done / (double)total);
 		fputs("</td>", f);
 		html_td_time(f, jint(j, "eta_ms"));
 		html_td_time(f, jint(j, "submitted_ms"));

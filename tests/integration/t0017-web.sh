@@ -110,6 +110,13 @@ page jobs-failed "/jobs?state=failed" boom
 check "the state filter leaves the pipeline out" sh -c "! grep -q '>lab-pipeline<' '$OUT/jobs-failed.html'"
 chrome "$OUT/jobs-page.html" --dump-dom "${URL}jobs?limit=1" || fail "chromium could not load a page of one job"
 check "a page of one job links to the older ones" grep -q 'rel="next"' "$OUT/jobs-page.html"
+# What the log page's script polls: the log from an offset, where to go on, whether it grows.
+raw="${URL}jobs/$bad/stages/boom/instances/0/log?raw=1"
+curl -sf -D "$OUT/log-headers.txt" "$raw&offset=0" >"$OUT/log-raw.txt" || fail "GET the raw log failed"
+check "the raw log is the mount's log" cmp -s "$OUT/log-raw.txt" "$MNT/jobs/$bad/stages/boom/instances/0/log"
+check "it says where the next read starts" grep -qi "^X-Parsa-Next: $(stat -c %s "$OUT/log-raw.txt")" "$OUT/log-headers.txt"
+check "and that an ended instance's log no longer grows" grep -qi '^X-Parsa-Live: 0' "$OUT/log-headers.txt"
+check "from the end there is nothing more" test -z "$(curl -sf "$raw&offset=$(stat -c %s "$OUT/log-raw.txt")")"
 check "the mount's paths answer as text" sh -c "curl -sf '${URL}jobs/$id/status' | grep -q '^state: succeeded'"
 check "the page changes nothing: POST is refused" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' -X POST "${URL}jobs/$id")" = 405
