@@ -92,6 +92,8 @@ static const struct cli_cmd commands[] = {
 	  "  --since D           submitted since D: a duration back from now (1d, 12h) or a\n"
 	  "                      date (2026-12-01, 2026-12-01T08:00)\n"
 	  "  --json              the scheduler's answer as JSON\n" },
+	{ "list", cmd_jobs, "[--sched ENDPOINT] [--all | --user U] [--team T] [--state S] [--since D] [--json]",
+	  "the same as parsa jobs", "  See parsa jobs --help.\n" },
 	{ "history", cmd_history,
 	  "[--sched ENDPOINT] [--all | --user U] [--team T] [--since D] [--until D] [--state S] [--json | --csv]",
 	  "finished jobs like sacct: waits, run times, cpu-hours, peak memory",

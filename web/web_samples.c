@@ -1,6 +1,7 @@
 /* The last hour of every host's live use for /hosts/<h>: a thread copies each
- * host's heartbeat figures (cpu and memory, the whole machine's and the
- * outside's) every SAMPLE_MS into a ring per host, under the engine's lock.
+ * host's last heartbeat (cpu and memory, the whole machine's and the
+ * outside's, stamped with the heartbeat's time) every SAMPLE_MS into a ring
+ * per host, under the engine's lock; a host that sent none since is skipped.
  * In memory only: a restarted scheduler starts a new hour. */
 #include "web_internal.h"
 
@@ -57,6 +58,8 @@ static void take_samples(struct web_samples *s)
 
 		if (h->last_heartbeat_mono == 0)
 			continue; /* nothing heard since we started */
+		if (r && r->n && r->s[(r->head + RING - 1) % RING].ms == h->last_heartbeat_ms)
+			continue; /* no heartbeat since the last sample: a gap, not a flat line */
 		if (!r) {
 			s->rings = xrealloc(s->rings, (s->nrings + 1) * sizeof *s->rings);
 			r = &s->rings[s->nrings++];
