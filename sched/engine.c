@@ -259,19 +259,6 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 	return n;
 }
 
-const double engine_pass_bucket_s[ENGINE_PASS_BUCKETS] = {
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5,
-};
-
-void engine_count_pass(struct engine_counters *c, double ms)
-{
-	c->passes++;
-	c->pass_seconds += ms / 1000.0;
-	for (size_t i = 0; i < ENGINE_PASS_BUCKETS; i++)
-		if (ms / 1000.0 <= engine_pass_bucket_s[i])
-			c->pass_le[i]++;
-}
-
 void engine_get_counters(struct engine *e, struct engine_counters *out)
 {
 	pthread_mutex_lock(&e->lock);

@@ -126,15 +126,15 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
  * durations as a histogram. */
 enum engine_ended { ENDED_SUCCEEDED, ENDED_FAILED, ENDED_CANCELLED, ENDED_REQUEUED, ENDED_NKINDS };
 #define ENGINE_PASS_BUCKETS 12
-extern const double engine_pass_bucket_s[ENGINE_PASS_BUCKETS]; /* upper bounds, seconds */
+/* The buckets' upper bounds in seconds, as an initializer. */
+#define ENGINE_PASS_BUCKET_S \
+	{ 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5 }
 struct engine_counters {
 	uint64_t ended[ENDED_NKINDS];
 	uint64_t passes;
 	double pass_seconds;                       /* their sum */
 	uint64_t pass_le[ENGINE_PASS_BUCKETS];     /* passes at most that long (cumulative) */
 };
-/* Add a pass of ms to c. */
-void engine_count_pass(struct engine_counters *c, double ms);
 /* A copy of the counters (takes the lock). */
 void engine_get_counters(struct engine *e, struct engine_counters *out);
 

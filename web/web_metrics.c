@@ -94,6 +94,7 @@ static void by_state(FILE *f, const char *name, const char *help, const json_t *
 
 static void engine_metrics(FILE *f, const struct engine_counters *c)
 {
+	static const double le[ENGINE_PASS_BUCKETS] = ENGINE_PASS_BUCKET_S;
 	static const char *const results[ENDED_NKINDS] = {
 		[ENDED_SUCCEEDED] = "succeeded", [ENDED_FAILED] = "failed",
 		[ENDED_CANCELLED] = "cancelled", [ENDED_REQUEUED] = "requeued",
@@ -108,7 +109,7 @@ static void engine_metrics(FILE *f, const struct engine_counters *c)
 	     "How long each scheduling pass took (roll-up, fair share, placement, commit).");
 	for (int i = 0; i < ENGINE_PASS_BUCKETS; i++)
 		fprintf(f, "parsa_scheduling_pass_duration_seconds_bucket{le=\"%g\"} %llu\n",
-			engine_pass_bucket_s[i], (unsigned long long)c->pass_le[i]);
+			le[i], (unsigned long long)c->pass_le[i]);
 	fprintf(f, "parsa_scheduling_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
 		   "parsa_scheduling_pass_duration_seconds_sum %.9f\n"
 		   "parsa_scheduling_pass_duration_seconds_count %llu\n",
