@@ -127,6 +127,11 @@ parsa jobs --all --json >"$OUT/jobs.json" || fail "parsa jobs --json failed"
 check "parsa jobs --json lists both jobs" python3 -c "
 import json,sys; j=json.load(open(sys.argv[1])); ids={x['id'] for x in j['jobs']}
 sys.exit(0 if {$id,$bad} <= ids else 1)" "$OUT/jobs.json"
+check "as many jobs as the page counts" sh -c "python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"total\"])' '$OUT/jobs.json' | grep -qx 2 && grep -q '>2 jobs' '$OUT/jobs.html'"
+parsa usage --json >"$OUT/usage.json" || fail "parsa usage --json failed"
+check "parsa usage --json: the page's job counts" python3 -c "
+import json,sys; t=json.load(open(sys.argv[1]))['total']
+sys.exit(0 if (t['jobs'], t['succeeded'], t['failed']) == (2, 1, 1) else 1)" "$OUT/usage.json"
 parsa jobs >"$OUT/jobs.txt" || fail "parsa jobs failed"
 check "parsa jobs (yours, ended in the last day) shows both" \
 	sh -c "grep -q '^ *$id lab-pipeline .* succeeded ' '$OUT/jobs.txt' && grep -q '^ *$bad boom .* failed ' '$OUT/jobs.txt'"
