@@ -11,30 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The filter of history_jobs, shared by the page and its count: ?1 user,
- * ?2 team, ?3 state, ?4 a part of the name, ?5 since, ?6 until, ?7 finished
- * only, ?8 recent (unfinished or ended since ?5). */
-#define JOBS_WHERE \
-	" WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR team = ?2)" \
-	" AND (?3 IS NULL OR state = ?3) AND (?4 IS NULL OR instr(name, ?4) > 0)" \
-	" AND (CASE WHEN ?8 THEN (state IN ('queued', 'running') OR ended_ms >= ?5)" \
-	"      ELSE (?5 = 0 OR submitted_ms >= ?5) END)" \
-	" AND (?6 = 0 OR submitted_ms < ?6)" \
-	" AND (?7 = 0 OR state IN ('succeeded', 'failed', 'cancelled'))"
+/* The filters of history_jobs, each a condition on its own parameter. A
+ * list's statement holds only the conditions its filter uses, so that sqlite
+ * can use an index (or count the table from its b-tree) instead of testing
+ * every condition on every row: it is made the first time that combination is
+ * asked for and kept (at most 2^NFILTERS pairs). */
+enum { F_USER, F_TEAM, F_STATE, F_NAME, F_SINCE, F_UNTIL, F_FINISHED, F_RECENT, NFILTERS };
+
+static const char *const filter_sql[NFILTERS] = {
+	[F_USER] = " AND user = ?1",
+	[F_TEAM] = " AND team = ?2",
+	[F_STATE] = " AND state = ?3",
+	[F_NAME] = " AND instr(name, ?4) > 0",
+	[F_SINCE] = " AND submitted_ms >= ?5",
+	[F_UNTIL] = " AND submitted_ms < ?6",
+	[F_FINISHED] = " AND state IN ('succeeded', 'failed', 'cancelled')",
+	/* Instead of F_SINCE: unfinished, or ended since ?5. */
+	[F_RECENT] = " AND (state IN ('queued', 'running') OR ended_ms >= ?5)",
+};
 
 /* Who a usage row is: ?3 names the column. */
 #define USAGE_NAME "CASE ?3 WHEN 'user' THEN j.user ELSE j.team END"
 /* Instances and jobs that ended in [?1, ?2) (?2 = 0: until now). */
 #define ENDED_IN(col) " " col " >= ?1 AND (?2 = 0 OR " col " < ?2)"
 
-static const char sql_jobs[] =
+static const char sql_jobs_head[] =
 	"SELECT id, name, user, team, state, reason, submitted_ms, started_ms, ended_ms,"
 	"  (SELECT coalesce(sum(CASE WHEN i.cpu_ms > 0 THEN i.cpu_ms END), -1)"
 	"     FROM instances i WHERE i.job_id = jobs.id),"
 	"  (SELECT coalesce(max(i.max_rss), -1) FROM instances i WHERE i.job_id = jobs.id),"
 	"  (SELECT count(*) FROM instances i WHERE i.job_id = jobs.id)"
-	" FROM jobs" JOBS_WHERE " ORDER BY id DESC LIMIT ?9 OFFSET ?10";
-static const char sql_jobs_count[] = "SELECT count(*) FROM jobs" JOBS_WHERE;
+	" FROM jobs WHERE 1";
+static const char sql_jobs_tail[] = " ORDER BY id DESC LIMIT ?9 OFFSET ?10";
+static const char sql_count_head[] = "SELECT count(*) FROM jobs WHERE 1";
 static const char sql_job_spec[] = "SELECT spec_json FROM jobs WHERE id = ?1";
 static const char sql_job_stages[] = "SELECT idx, state FROM stages WHERE job_id = ?1 ORDER BY idx";
 static const char sql_job_counts[] =
@@ -59,11 +68,11 @@ static const char sql_team_cpu[] =
 	"SELECT j.team, sum(i.cpu_ms) FROM instances i JOIN jobs j ON j.id = i.job_id"
 	" WHERE i.cpu_ms > 0 GROUP BY 1 ORDER BY 1";
 
-enum { Q_JOBS, Q_JOBS_COUNT, Q_JOB_SPEC, Q_JOB_STAGES, Q_JOB_COUNTS, Q_USAGE_CPU, Q_USAGE_JOBS,
+enum { Q_JOB_SPEC, Q_JOB_STAGES, Q_JOB_COUNTS, Q_USAGE_CPU, Q_USAGE_JOBS,
 	Q_USAGE_WAITS, Q_USAGE_PERIOD, Q_JOB_STATES, Q_INST_STATES, Q_MAX_JOB, Q_TEAM_CPU, Q_COUNT };
 
 static const char *const query_sql[Q_COUNT] = {
-	[Q_JOBS] = sql_jobs, [Q_JOBS_COUNT] = sql_jobs_count, [Q_JOB_SPEC] = sql_job_spec,
+	[Q_JOB_SPEC] = sql_job_spec,
 	[Q_JOB_STAGES] = sql_job_stages, [Q_JOB_COUNTS] = sql_job_counts,
 	[Q_USAGE_CPU] = sql_usage_cpu, [Q_USAGE_JOBS] = sql_usage_jobs,
 	[Q_USAGE_WAITS] = sql_usage_waits, [Q_USAGE_PERIOD] = sql_usage_period,
@@ -76,6 +85,9 @@ struct history {
 	char *path;
 	pthread_mutex_t lock;    /* one caller at a time: the statements are shared */
 	sqlite3_stmt *q[Q_COUNT];
+	/* The job lists and their counts by the filters they use (a bit each),
+	 * made on first use; protected by lock. */
+	sqlite3_stmt *list_q[1 << NFILTERS], *count_q[1 << NFILTERS];
 };
 
 static int db_error(struct history *h, const char *what, char **err)
@@ -114,30 +126,72 @@ void history_close(struct history *h)
 		return;
 	for (int i = 0; i < Q_COUNT; i++)
 		sqlite3_finalize(h->q[i]);
+	for (int i = 0; i < 1 << NFILTERS; i++) {
+		sqlite3_finalize(h->list_q[i]);
+		sqlite3_finalize(h->count_q[i]);
+	}
 	sqlite3_close(h->db);
 	pthread_mutex_destroy(&h->lock);
 	free(h->path);
 	free(h);
 }
 
-static void bind_text_or_null(sqlite3_stmt *s, int i, const char *text)
+static bool given(const char *text)
 {
-	if (text && *text)
-		sqlite3_bind_text(s, i, text, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, i);
+	return text && *text;
 }
 
-static void bind_filter(sqlite3_stmt *s, const struct history_filter *f)
+/* Which filters f uses, a bit each. */
+static unsigned filter_mask(const struct history_filter *f)
 {
-	bind_text_or_null(s, 1, f->user);
-	bind_text_or_null(s, 2, f->team);
-	bind_text_or_null(s, 3, f->state);
-	bind_text_or_null(s, 4, f->name);
-	sqlite3_bind_int64(s, 5, f->since_ms);
-	sqlite3_bind_int64(s, 6, f->until_ms);
-	sqlite3_bind_int(s, 7, f->finished);
-	sqlite3_bind_int(s, 8, f->recent);
+	unsigned m = 0;
+
+	m |= given(f->user) ? 1u << F_USER : 0;
+	m |= given(f->team) ? 1u << F_TEAM : 0;
+	m |= given(f->state) ? 1u << F_STATE : 0;
+	m |= given(f->name) ? 1u << F_NAME : 0;
+	m |= f->recent ? 1u << F_RECENT : f->since_ms ? 1u << F_SINCE : 0;
+	m |= f->until_ms ? 1u << F_UNTIL : 0;
+	m |= f->finished ? 1u << F_FINISHED : 0;
+	return m;
+}
+
+/* The statement of head, the conditions of mask and tail, from *slot or
+ * prepared into it. NULL after db_error. */
+static sqlite3_stmt *filtered(struct history *h, sqlite3_stmt **slot, const char *head,
+			      unsigned mask, const char *tail, char **err)
+{
+	char sql[2048];
+	size_t n = (size_t)snprintf(sql, sizeof sql, "%s", head);
+
+	if (*slot)
+		return *slot;
+	for (int i = 0; i < NFILTERS; i++)
+		if (mask & (1u << i))
+			n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", filter_sql[i]);
+	snprintf(sql + n, sizeof sql - n, "%s", tail);
+	if (sqlite3_prepare_v2(h->db, sql, -1, slot, NULL) != SQLITE_OK) {
+		db_error(h, sql, err);
+		*slot = NULL;
+	}
+	return *slot;
+}
+
+/* Bind the parameters of the filters in mask. */
+static void bind_filter(sqlite3_stmt *s, const struct history_filter *f, unsigned mask)
+{
+	if (mask & (1u << F_USER))
+		sqlite3_bind_text(s, 1, f->user, -1, SQLITE_TRANSIENT);
+	if (mask & (1u << F_TEAM))
+		sqlite3_bind_text(s, 2, f->team, -1, SQLITE_TRANSIENT);
+	if (mask & (1u << F_STATE))
+		sqlite3_bind_text(s, 3, f->state, -1, SQLITE_TRANSIENT);
+	if (mask & (1u << F_NAME))
+		sqlite3_bind_text(s, 4, f->name, -1, SQLITE_TRANSIENT);
+	if (mask & ((1u << F_SINCE) | (1u << F_RECENT)))
+		sqlite3_bind_int64(s, 5, f->since_ms);
+	if (mask & (1u << F_UNTIL))
+		sqlite3_bind_int64(s, 6, f->until_ms);
 }
 
 static const char *col_text(sqlite3_stmt *s, int i)
@@ -223,19 +277,25 @@ static int64_t since_start(int64_t from, int64_t to)
 
 json_t *history_jobs(struct history *h, const struct history_filter *f, char **err)
 {
-	sqlite3_stmt *s = h->q[Q_JOBS_COUNT];
+	unsigned mask = filter_mask(f);
 	json_t *jobs = json_array(), *out = NULL;
 	json_int_t total = 0;
+	sqlite3_stmt *s;
 	int rc;
 
 	pthread_mutex_lock(&h->lock);
-	bind_filter(s, f);
+	s = filtered(h, &h->count_q[mask], sql_count_head, mask, "", err);
+	if (!s)
+		goto out;
+	bind_filter(s, f, mask);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		total = sqlite3_column_int64(s, 0);
 	if (finish(h, s, rc == SQLITE_ROW ? SQLITE_DONE : rc, err) < 0)
 		goto out;
-	s = h->q[Q_JOBS];
-	bind_filter(s, f);
+	s = filtered(h, &h->list_q[mask], sql_jobs_head, mask, sql_jobs_tail, err);
+	if (!s)
+		goto out;
+	bind_filter(s, f, mask);
 	sqlite3_bind_int64(s, 9, f->limit ? (int64_t)f->limit : 50);
 	sqlite3_bind_int64(s, 10, (int64_t)f->offset);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -42,10 +42,11 @@ static const char *const migrations[] = {
 	 * jobs from before and for runs of schedules; NULLs are distinct. */
 	"ALTER TABLE jobs ADD COLUMN token TEXT;"
 	"CREATE UNIQUE INDEX jobs_token ON jobs(token);",
-	/* 5: the history's questions (sched/history.c): jobs by who and by
+	/* 5: the history's questions (sched/history.c): jobs by who, state and
 	 * when they started or ended, instances by when they ended. */
 	"CREATE INDEX jobs_user ON jobs(user, id);"
 	"CREATE INDEX jobs_team ON jobs(team, id);"
+	"CREATE INDEX jobs_state ON jobs(state, id);"
 	"CREATE INDEX jobs_started ON jobs(started_ms);"
 	"CREATE INDEX jobs_ended ON jobs(ended_ms);"
 	"CREATE INDEX instances_ended ON instances(ended_ms);",

@@ -217,10 +217,10 @@ int main(void)
 
 	ok(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK, "the database opens");
 	ok(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN"
-			      " ('jobs_user', 'jobs_team', 'jobs_started', 'jobs_ended', 'instances_ended')",
+			       " ('jobs_user', 'jobs_team', 'jobs_state', 'jobs_started', 'jobs_ended', 'instances_ended')",
 			      -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW,
 	   "the indexes can be listed");
-	is_int(sqlite3_column_int(s, 0), 5, "the history's indexes exist");
+	is_int(sqlite3_column_int(s, 0), 6, "the history's indexes exist");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 
