@@ -6,7 +6,7 @@
 #include "api_jobs.h"
 #include "api_reply.h"
 #include "api_runners.h"
-#include "api_history.h"
+#include "api_records.h"
 #include "api_schedules.h"
 
 #include "auth.h"
@@ -32,7 +32,7 @@
 
 struct api {
 	struct engine *engine;
-	struct history *history;  /* NULL: no lists (api_create) */
+	struct records *records;  /* NULL: no lists (api_create) */
 	struct MHD_Daemon *mhd;
 	struct MHD_Daemon *tcp;   /* api_listen_tcp(); NULL without */
 	struct auth *auth;        /* checks the munge credentials of TCP requests */
@@ -96,8 +96,8 @@ static const struct route {
 	{ "POST", "/v1/schedules/*/ctl", api_ctl_schedule, ANYONE },
 	{ "GET", "/v1/status", api_cluster_status, ANYONE },
 	{ "GET", "/v1/stats", api_cluster_stats, ANYONE },
-	{ "GET", "/v1/history/jobs", api_history_jobs, ANYONE },
-	{ "GET", "/v1/usage", api_history_usage, ANYONE },
+	{ "GET", "/v1/history/jobs", api_records_jobs, ANYONE },
+	{ "GET", "/v1/usage", api_records_usage, ANYONE },
 };
 
 static void dispatch(struct call *c, const char *method, const char *url)
@@ -204,7 +204,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	c = xcalloc(1, sizeof *c);
 	c->engine = api->engine;
-	c->history = api->history;
+	c->records = api->records;
 	c->conn = conn;
 	c->body = req->body;
 	c->len = req->len;
@@ -287,11 +287,11 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 
 struct api *api_create(const char *path, struct engine *engine, char **err)
 {
-	return api_create_with_history(path, engine, NULL, err);
+	return api_create_with_records(path, engine, NULL, err);
 }
 
-struct api *api_create_with_history(const char *path, struct engine *engine,
-				    struct history *history, char **err)
+struct api *api_create_with_records(const char *path, struct engine *engine,
+				    struct records *records, char **err)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct api *api = xcalloc(1, sizeof *api);
@@ -299,7 +299,7 @@ struct api *api_create_with_history(const char *path, struct engine *engine,
 	int fd = -1, saved;
 
 	api->engine = engine;
-	api->history = history;
+	api->records = records;
 	api->path = xstrdup(path);
 	api->self_uid = geteuid();
 	if (strlen(path) >= sizeof sun.sun_path) {

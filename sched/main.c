@@ -6,7 +6,7 @@
 #include "config.h"
 #include "defaults.h"
 #include "engine.h"
-#include "history.h"
+#include "records.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "model.h"
@@ -50,7 +50,7 @@ struct sched {
 	struct api *api;
 	char *web_listen;         /* --web or [web] listen; NULL or "off": no page */
 	char *web_file;           /* DIR/web.url: where the page is, while it is */
-	struct history *history;
+	struct records *records;
 	struct web *web;
 };
 
@@ -160,7 +160,7 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
  * DIR/web.url (written whole, then renamed) for `parsa up` to announce. */
 static int start_web(struct sched *s, char **err)
 {
-	struct web_deps deps = { .engine = s->engine, .storage = s->storage, .history = s->history };
+	struct web_deps deps = { .engine = s->engine, .storage = s->storage, .records = s->records };
 	char *tmp = NULL, *text = NULL;
 	int fd, ret = -1;
 
@@ -351,13 +351,13 @@ int main(int argc, char **argv)
 	s.engine = engine_create(&cfg, s.store, s.storage, s.model, &err);
 	if (!s.engine || engine_start(s.engine, &err) < 0)
 		goto fail;
-	s.history = history_open(s.db_path, &err);
-	if (!s.history)
+	s.records = records_open(s.db_path, &err);
+	if (!s.records)
 		goto fail;
 	/* Before the API: its socket says "ready", and by then web.url is there. */
 	if (s.web_listen && strcmp(s.web_listen, "off") != 0 && start_web(&s, &err) < 0)
 		goto fail;
-	s.api = api_create_with_history(s.socket_path, s.engine, s.history, &err);
+	s.api = api_create_with_records(s.socket_path, s.engine, s.records, &err);
 	if (!s.api)
 		goto fail;
 	if (s.listen && api_listen_tcp(s.api, s.listen, s.munge_socket, &err) < 0)
@@ -382,7 +382,7 @@ out:
 	if (s.web_file)
 		unlink(s.web_file);
 	web_destroy(s.web);
-	history_close(s.history);
+	records_close(s.records);
 	engine_destroy(s.engine);
 	clock_destroy(s.clock);
 	free(s.clock_file);

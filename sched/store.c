@@ -42,7 +42,7 @@ static const char *const migrations[] = {
 	 * jobs from before and for runs of schedules; NULLs are distinct. */
 	"ALTER TABLE jobs ADD COLUMN token TEXT;"
 	"CREATE UNIQUE INDEX jobs_token ON jobs(token);",
-	/* 5: the history's questions (sched/history.c): jobs by who, state and
+	/* 5: the history's questions (sched/records.c): jobs by who, state and
 	 * when they started or ended, instances by when they ended. */
 	"CREATE INDEX jobs_user ON jobs(user, id);"
 	"CREATE INDEX jobs_team ON jobs(team, id);"

@@ -1,20 +1,20 @@
 /* The read-only web dashboard and /metrics of parsa-sched, on a TCP listener
  * of their own ([web] listen, --web): HTML made here from the views the mount
- * shows (sched/views.c through the engine, by job id) and from the history
- * (sched/history.c) for lists and usage. Nothing here changes anything. */
+ * shows (sched/views.c through the engine, by job id) and from the job records
+ * (sched/records.c) for lists and usage. Nothing here changes anything. */
 #ifndef PARSA_WEB_H
 #define PARSA_WEB_H
 
 #include "backend.h"
 #include "engine.h"
-#include "history.h"
+#include "records.h"
 
 struct web;
 
 /* What the pages read; none of it is owned by the web server. */
 struct web_deps {
 	struct engine *engine;
-	struct history *history;
+	struct records *records;
 	struct backend *storage;   /* the instances' logs and out/ listings */
 };
 

@@ -1,5 +1,5 @@
 /* /metrics in the Prometheus text format (0.0.4): hosts (from the engine's
- * views), jobs and instances by state and teams' cpu time (from the history),
+ * views), jobs and instances by state and teams' cpu time (from the records),
  * the engine's counters, the volume and the build. No label names a job or
  * an instance, so the series stay as many as hosts, states and teams. */
 #include "web_internal.h"
@@ -132,7 +132,7 @@ void web_page_metrics(struct page *p)
 	size_t len = 0;
 	FILE *f;
 
-	totals = history_totals(p->deps->history, true, &err);
+	totals = records_totals(p->deps->records, true, &err);
 	if (!totals) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);

@@ -1,7 +1,7 @@
 /* The lab's pages: / (hosts, volume, fair share, queue, latest jobs), /jobs
- * (the history, filtered and paged), /hosts/<h> (a host and its last hour),
+ * (the records, filtered and paged), /hosts/<h> (a host and its last hour),
  * /usage (cpu-hours and jobs per team or user) and /schedules. Lists and sums
- * come from the history (sqlite); what is live (hosts, progress) from the
+ * come from the job records (sqlite); what is live (hosts, progress) from the
  * engine's views under its lock. */
 #include "web_internal.h"
 
@@ -65,7 +65,7 @@ static void add_estimates(struct page *p, json_t *jobs)
 	engine_unlock(e);
 }
 
-/* The table of jobs, from history_jobs() with stages. */
+/* The table of jobs, from records_jobs() with stages. */
 static void jobs_table(FILE *f, const json_t *jobs)
 {
 	static const char *const heads[] = { "id", "name", "owner", "team", "state", "stages",
@@ -179,7 +179,7 @@ void web_page_home(struct page *p)
 {
 	struct engine *e = p->deps->engine;
 	struct model *m = engine_model(e);
-	struct history_filter filter = { .limit = LATEST_JOBS, .stages = true };
+	struct records_filter filter = { .limit = LATEST_JOBS, .stages = true };
 	json_t *hosts = json_array(), *totals, *latest;
 	uint64_t avail = 0, reserved = 0;
 	char *fair, *err = NULL;
@@ -195,8 +195,8 @@ void web_page_home(struct page *p)
 	fair = engine_fairshare_text(e);
 	engine_unlock(e);
 	space_known = space_free(engine_space(e), &avail, &reserved) == 0;
-	totals = history_totals(p->deps->history, false, &err);
-	latest = totals ? history_jobs(p->deps->history, &filter, &err) : NULL;
+	totals = records_totals(p->deps->records, false, &err);
+	latest = totals ? records_jobs(p->deps->records, &filter, &err) : NULL;
 	if (!latest) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		goto out;
@@ -256,7 +256,7 @@ static void text_input(FILE *f, const char *name, const char *value)
 
 void web_page_jobs(struct page *p)
 {
-	struct history_filter filter = {
+	struct records_filter filter = {
 		.user = web_arg(p, "user"), .team = web_arg(p, "team"), .state = web_arg(p, "state"),
 		.name = web_arg(p, "name"), .stages = true,
 		.limit = arg_size(p, "limit", PAGE_JOBS, 1000),
@@ -268,7 +268,7 @@ void web_page_jobs(struct page *p)
 
 	if (filter.limit == 0)
 		filter.limit = PAGE_JOBS;
-	list = history_jobs(p->deps->history, &filter, &err);
+	list = records_jobs(p->deps->records, &filter, &err);
 	if (!list) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);
@@ -508,14 +508,14 @@ void web_page_usage(struct page *p)
 	by = by && strcmp(by, "user") == 0 ? "user" : "team";
 	if (!period || (strcmp(period, "week") != 0 && strcmp(period, "month") != 0))
 		period = "day";
-	usage = history_usage(p->deps->history, by, since, 0, period, &err);
+	usage = records_usage(p->deps->records, by, since, 0, period, &err);
 	if (!usage) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);
 		return;
 	}
 	if (format && (strcmp(format, "csv") == 0 || strcmp(format, "periods-csv") == 0)) {
-		text = format[0] == 'c' ? history_usage_csv(usage) : periods_csv(usage, by, period);
+		text = format[0] == 'c' ? records_usage_csv(usage) : periods_csv(usage, by, period);
 		web_reply_raw(p, "text/csv; charset=utf-8", text, strlen(text));
 		json_decref(usage);
 		return;

@@ -1,8 +1,8 @@
-/* The history (sched/history.h) over a real database written by the store:
+/* The job records (sched/records.h) over a real database written by the store:
  * job lists with each filter, paging and stages; cpu-hours, job counts and
  * waits per team and user, as JSON, text and CSV; the totals of /metrics;
  * and the schema step that adds its indexes. */
-#include "history.h"
+#include "records.h"
 #include "model.h"
 #include "spec.h"
 #include "store.h"
@@ -72,14 +72,14 @@ static void put_job(struct store *st, int64_t id, const char *user, const char *
 	model_job_free(job);
 }
 
-static json_int_t total_of(struct history *h, struct history_filter f)
+static json_int_t total_of(struct records *h, struct records_filter f)
 {
 	char *err = NULL;
-	json_t *j = history_jobs(h, &f, &err);
+	json_t *j = records_jobs(h, &f, &err);
 	json_int_t n = j ? json_integer_value(json_object_get(j, "total")) : -1;
 
 	if (!j)
-		diag("history_jobs: %s", err);
+		diag("records_jobs: %s", err);
 	free(err);
 	json_decref(j);
 	return n;
@@ -97,7 +97,7 @@ static json_t *row_named(const json_t *usage, const char *name)
 
 int main(void)
 {
-	char dir[] = "/tmp/parsa-test-history.XXXXXX", *path, *err = NULL, *text;
+	char dir[] = "/tmp/parsa-test-records.XXXXXX", *path, *err = NULL, *text;
 	static const struct inst_use done[3] = {
 		{ INST_SUCCEEDED, 3600000, 100 << 20 }, { INST_SUCCEEDED, 1800000, 200 << 20 },
 		{ INST_SUCCEEDED, 0, 1 << 20 } };
@@ -106,7 +106,7 @@ int main(void)
 	static const struct inst_use running[3] = {
 		{ INST_RUNNING, -1, -1 }, { INST_QUEUED, -1, -1 }, { INST_QUEUED, -1, -1 } };
 	struct store *st;
-	struct history *h;
+	struct records *h;
 	json_t *j, *job, *stages, *usage, *row;
 	sqlite3 *db;
 	sqlite3_stmt *s;
@@ -123,31 +123,31 @@ int main(void)
 	put_job(st, 3, "alice", "arch", "lab-pipeline", JOB_RUNNING, 50, 100, 0, running);
 	put_job(st, 4, "carol", "arch", "sweep", JOB_QUEUED, 60, 0, 0, running);
 
-	h = history_open(path, &err);
+	h = records_open(path, &err);
 	ok(h != NULL, "a reader opens beside the store (%s)", err ? err : "ok");
 	if (!h)
 		return done_testing();
 
-	is_int(total_of(h, (struct history_filter){ 0 }), 4, "every job");
-	is_int(total_of(h, (struct history_filter){ .user = "alice" }), 2, "by user");
-	is_int(total_of(h, (struct history_filter){ .team = "arch" }), 3, "by team");
-	is_int(total_of(h, (struct history_filter){ .state = "failed" }), 1, "by state");
-	is_int(total_of(h, (struct history_filter){ .name = "pipe" }), 2, "by a part of the name");
-	is_int(total_of(h, (struct history_filter){ .since_ms = T0 + 50000 }), 2, "submitted since");
-	is_int(total_of(h, (struct history_filter){ .until_ms = T0 + 50000 }), 2, "submitted before");
-	is_int(total_of(h, (struct history_filter){ .finished = true }), 2, "finished only");
-	is_int(total_of(h, (struct history_filter){ .recent = true, .since_ms = T0 + 50000 }), 3,
+	is_int(total_of(h, (struct records_filter){ 0 }), 4, "every job");
+	is_int(total_of(h, (struct records_filter){ .user = "alice" }), 2, "by user");
+	is_int(total_of(h, (struct records_filter){ .team = "arch" }), 3, "by team");
+	is_int(total_of(h, (struct records_filter){ .state = "failed" }), 1, "by state");
+	is_int(total_of(h, (struct records_filter){ .name = "pipe" }), 2, "by a part of the name");
+	is_int(total_of(h, (struct records_filter){ .since_ms = T0 + 50000 }), 2, "submitted since");
+	is_int(total_of(h, (struct records_filter){ .until_ms = T0 + 50000 }), 2, "submitted before");
+	is_int(total_of(h, (struct records_filter){ .finished = true }), 2, "finished only");
+	is_int(total_of(h, (struct records_filter){ .recent = true, .since_ms = T0 + 50000 }), 3,
 	       "recent: the unfinished and those ended since (not job 2, ended before)");
-	is_int(total_of(h, (struct history_filter){ .user = "alice", .state = "running" }), 1,
+	is_int(total_of(h, (struct records_filter){ .user = "alice", .state = "running" }), 1,
 	       "filters combine");
 
-	j = history_jobs(h, &(struct history_filter){ .limit = 1, .offset = 1 }, &err);
+	j = records_jobs(h, &(struct records_filter){ .limit = 1, .offset = 1 }, &err);
 	is_int(json_array_size(json_object_get(j, "jobs")), 1, "a page of one");
 	is_int(json_integer_value(json_object_get(json_array_get(json_object_get(j, "jobs"), 0), "id")), 3,
 	       "newest first: the second page is job 3");
 	json_decref(j);
 
-	j = history_jobs(h, &(struct history_filter){ .stages = true, .state = "succeeded" }, &err);
+	j = records_jobs(h, &(struct records_filter){ .stages = true, .state = "succeeded" }, &err);
 	job = json_array_get(json_object_get(j, "jobs"), 0);
 	is_int(json_integer_value(json_object_get(job, "cpu_ms")), 5400000, "a job's cpu time is its instances'");
 	is_int(json_integer_value(json_object_get(job, "max_rss")), 200 << 20, "its peak memory their largest");
@@ -162,13 +162,13 @@ int main(void)
 	is_int(json_integer_value(json_object_get(json_object_get(json_array_get(stages, 0), "counts"),
 						  "succeeded")), 2, "and their instance counts");
 	json_decref(j);
-	j = history_jobs(h, &(struct history_filter){ .stages = true, .state = "running" }, &err);
+	j = records_jobs(h, &(struct records_filter){ .stages = true, .state = "running" }, &err);
 	stages = json_object_get(json_array_get(json_object_get(j, "jobs"), 0), "stages");
 	is_int(json_integer_value(json_object_get(json_object_get(json_array_get(stages, 0), "counts"),
 						  "running")), 1, "a running instance counts as running");
 	json_decref(j);
 
-	usage = history_usage(h, "team", 0, 0, "day", &err);
+	usage = records_usage(h, "team", 0, 0, "day", &err);
 	ok(usage != NULL, "usage by team (%s)", err ? err : "ok");
 	row = row_named(usage, "arch");
 	ok(row && json_real_value(json_object_get(row, "cpu_hours")) > 1.4999 &&
@@ -184,25 +184,25 @@ int main(void)
 	is_int(json_array_size(json_object_get(json_object_get(usage, "periods"), "day")), 2,
 	       "one day's row per team");
 	ok(json_object_get(json_object_get(usage, "periods"), "week") == NULL, "only the period asked");
-	text = history_usage_csv(usage);
+	text = records_usage_csv(usage);
 	ok(strstr(text, "team,cpu_hours,jobs,succeeded,failed,cancelled,wait_median_s,wait_p90_s\n") == text,
 	   "CSV header");
 	ok(strstr(text, "\narch,1.500,1,1,0,0,10.0,50.0\n") != NULL, "CSV line of arch");
 	ok(strstr(text, "\nvlsi,0.100,1,0,1,0,30.0,30.0\n") != NULL, "CSV line of vlsi");
 	free(text);
-	text = history_usage_text(usage);
+	text = records_usage_text(usage);
 	ok(strstr(text, "arch                  1.500      1         1      0         0         10s       50s\n") != NULL,
 	   "text line of arch");
 	ok(strstr(text, "total                 1.600      2") != NULL, "and the total");
 	free(text);
 	json_decref(usage);
-	usage = history_usage(h, "user", T0 + 60000, 0, NULL, &err);
+	usage = records_usage(h, "user", T0 + 60000, 0, NULL, &err);
 	row = row_named(usage, "alice");
 	ok(row && json_integer_value(json_object_get(row, "jobs")) == 1, "by user, since a time");
 	ok(row_named(usage, "bob") == NULL, "bob's job ended before it");
 	json_decref(usage);
 
-	j = history_totals(h, true, &err);
+	j = records_totals(h, true, &err);
 	is_int(json_integer_value(json_object_get(json_object_get(j, "jobs"), "queued")), 1, "jobs queued");
 	is_int(json_integer_value(json_object_get(json_object_get(j, "jobs"), "running")), 1, "jobs running");
 	is_int(json_integer_value(json_object_get(json_object_get(j, "instances"), "queued")), 4,
@@ -211,7 +211,7 @@ int main(void)
 	ok(json_real_value(json_object_get(json_object_get(j, "team_cpu_seconds"), "arch")) == 5400.0,
 	   "arch's cpu seconds");
 	json_decref(j);
-	j = history_totals(h, false, &err);
+	j = records_totals(h, false, &err);
 	ok(json_object_size(json_object_get(j, "instances")) == 0, "the cheap totals leave instances out");
 	json_decref(j);
 
@@ -224,7 +224,7 @@ int main(void)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 
-	history_close(h);
+	records_close(h);
 	store_close(st);
 	free(err);
 	unlink(path);

@@ -1,25 +1,25 @@
-/* What the whole history of jobs says, read from sqlite rather than from the
- * model (which keeps only recent jobs): the job lists of the page, of `parsa
+/* The job records: what the whole history of jobs says, read from sqlite
+ * rather than from the model (which keeps only recent jobs): the job lists of the page, of `parsa
  * jobs` and `parsa history`, cpu-hours and job counts per team or user, and
  * the totals behind /metrics. A read-only connection of its own to the
  * store's database (WAL lets it read while the store writes), its statements
  * prepared once, one caller at a time (a mutex). Answers are JSON (new
  * references); NULL with errno and *err when the database cannot be read. */
-#ifndef PARSA_HISTORY_H
-#define PARSA_HISTORY_H
+#ifndef PARSA_RECORDS_H
+#define PARSA_RECORDS_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct history;
+struct records;
 
-struct history *history_open(const char *db_path, char **err);
-void history_close(struct history *h);
+struct records *records_open(const char *db_path, char **err);
+void records_close(struct records *h);
 
 /* Which jobs: NULL or "" strings and 0 times match every job. */
-struct history_filter {
+struct records_filter {
 	const char *user;
 	const char *team;
 	const char *state;        /* a job state's name */
@@ -36,7 +36,7 @@ struct history_filter {
  * started_ms, ended_ms, wait_ms, run_ms, cpu_ms, max_rss, instances,
  * [stages: [{name, state, counts: {queued, running, succeeded, failed,
  * cancelled}}]]}]}. Times are 0 when unknown, cpu_ms and max_rss -1. */
-json_t *history_jobs(struct history *h, const struct history_filter *f, char **err);
+json_t *records_jobs(struct records *h, const struct records_filter *f, char **err);
 
 /* Usage of the jobs submitted since since_ms (0: all) before until_ms (0: now),
  * by "team" or "user": {"by", "since_ms", "until_ms", "rows": [{name,
@@ -44,15 +44,15 @@ json_t *history_jobs(struct history *h, const struct history_filter *f, char **e
  * "total": {the same for all}, "periods": {period: [{period, name,
  * cpu_hours}]}} where period ("day", "week" or "month"; NULL: none) is asked. cpu-hours are the instances' measured CPU time
  * (cpu_ms, per attempt, as the runner measured it). */
-json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64_t until_ms,
+json_t *records_usage(struct records *h, const char *by, int64_t since_ms, int64_t until_ms,
 		      const char *period, char **err);
 /* The same as text (a table) and CSV (one line per name), malloc'ed. */
-char *history_usage_text(const json_t *usage);
-char *history_usage_csv(const json_t *usage);
+char *records_usage_text(const json_t *usage);
+char *records_usage_csv(const json_t *usage);
 
 /* For /metrics: {"jobs": {state: n}, "instances": {state: n}, "submissions": n
  * (the highest job id), "team_cpu_seconds": {team: s}}; without all, only
  * "jobs" (the cheap part, for the page). */
-json_t *history_totals(struct history *h, bool all, char **err);
+json_t *records_totals(struct records *h, bool all, char **err);
 
 #endif

@@ -1,4 +1,4 @@
-#include "api_history.h"
+#include "api_records.h"
 #include "api_args.h"
 #include "api_reply.h"
 
@@ -33,16 +33,16 @@ static int query_num(struct call *c, const char *key, int64_t *out)
 	return 0;
 }
 
-static bool history_served(struct call *c)
+static bool records_served(struct call *c)
 {
-	if (!c->history)
+	if (!c->records)
 		reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "this scheduler keeps no history reader");
-	return c->history != NULL;
+	return c->records != NULL;
 }
 
-void api_history_jobs(struct call *c)
+void api_records_jobs(struct call *c)
 {
-	struct history_filter f = {
+	struct records_filter f = {
 		.user = query(c, "user"), .team = query(c, "team"), .state = query(c, "state"),
 		.name = query(c, "name"),
 		.finished = query(c, "finished") != NULL, .recent = query(c, "recent") != NULL,
@@ -52,7 +52,7 @@ void api_history_jobs(struct call *c)
 	char *err = NULL;
 	json_t *json;
 
-	if (!history_served(c) || query_num(c, "since_ms", &since) < 0 ||
+	if (!records_served(c) || query_num(c, "since_ms", &since) < 0 ||
 	    query_num(c, "until_ms", &until) < 0 || query_num(c, "limit", &limit) < 0 ||
 	    query_num(c, "offset", &offset) < 0)
 		return;
@@ -60,7 +60,7 @@ void api_history_jobs(struct call *c)
 	f.until_ms = until;
 	f.limit = (size_t)(limit > HISTORY_MAX_LIMIT ? HISTORY_MAX_LIMIT : limit);
 	f.offset = (size_t)offset;
-	json = history_jobs(c->history, &f, &err);
+	json = records_jobs(c->records, &f, &err);
 	if (!json) {
 		reply_errno(c, errno, err);
 		return;
@@ -68,27 +68,27 @@ void api_history_jobs(struct call *c)
 	reply_json(c, MHD_HTTP_OK, json);
 }
 
-void api_history_usage(struct call *c)
+void api_records_usage(struct call *c)
 {
 	const char *format = query(c, "format"), *by = query(c, "by");
 	int64_t since, until;
 	char *err = NULL, *text;
 	json_t *json;
 
-	if (!history_served(c) || query_num(c, "since_ms", &since) < 0 ||
+	if (!records_served(c) || query_num(c, "since_ms", &since) < 0 ||
 	    query_num(c, "until_ms", &until) < 0)
 		return;
 	if (by && strcmp(by, "team") != 0 && strcmp(by, "user") != 0) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "by is team or user");
 		return;
 	}
-	json = history_usage(c->history, by, since, until, query(c, "period"), &err);
+	json = records_usage(c->records, by, since, until, query(c, "period"), &err);
 	if (!json) {
 		reply_errno(c, errno, err);
 		return;
 	}
 	if (format && (strcmp(format, "text") == 0 || strcmp(format, "csv") == 0)) {
-		text = format[0] == 't' ? history_usage_text(json) : history_usage_csv(json);
+		text = format[0] == 't' ? records_usage_text(json) : records_usage_csv(json);
 		json_decref(json);
 		reply_text(c, text);
 		return;

@@ -1,4 +1,4 @@
-#include "history.h"
+#include "records.h"
 
 #include "log.h"
 #include "units.h"
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The filters of history_jobs, each a condition on its own parameter. A
+/* The filters of records_jobs, each a condition on its own parameter. A
  * list's statement holds only the conditions its filter uses, so that sqlite
  * can use an index (or count the table from its b-tree) instead of testing
  * every condition on every row: it is made the first time that combination is
@@ -80,7 +80,7 @@ static const char *const query_sql[Q_COUNT] = {
 	[Q_MAX_JOB] = sql_max_job, [Q_TEAM_CPU] = sql_team_cpu,
 };
 
-struct history {
+struct records {
 	sqlite3 *db;
 	char *path;
 	pthread_mutex_t lock;    /* one caller at a time: the statements are shared */
@@ -90,7 +90,7 @@ struct history {
 	sqlite3_stmt *list_q[1 << NFILTERS], *count_q[1 << NFILTERS];
 };
 
-static int db_error(struct history *h, const char *what, char **err)
+static int db_error(struct records *h, const char *what, char **err)
 {
 	log_warnx("%s: %s: %s (sqlite code %d)", h->path, what, sqlite3_errmsg(h->db),
 		  sqlite3_extended_errcode(h->db));
@@ -98,9 +98,9 @@ static int db_error(struct history *h, const char *what, char **err)
 	return errprintf(err, "%s: %s: %s", h->path, what, sqlite3_errmsg(h->db));
 }
 
-struct history *history_open(const char *db_path, char **err)
+struct records *records_open(const char *db_path, char **err)
 {
-	struct history *h = xcalloc(1, sizeof *h);
+	struct records *h = xcalloc(1, sizeof *h);
 
 	h->path = xstrdup(db_path);
 	pthread_mutex_init(&h->lock, NULL);
@@ -116,11 +116,11 @@ struct history *history_open(const char *db_path, char **err)
 		}
 	return h;
 fail:
-	history_close(h);
+	records_close(h);
 	return NULL;
 }
 
-void history_close(struct history *h)
+void records_close(struct records *h)
 {
 	if (!h)
 		return;
@@ -142,7 +142,7 @@ static bool given(const char *text)
 }
 
 /* Which filters f uses, a bit each. */
-static unsigned filter_mask(const struct history_filter *f)
+static unsigned filter_mask(const struct records_filter *f)
 {
 	unsigned m = 0;
 
@@ -158,7 +158,7 @@ static unsigned filter_mask(const struct history_filter *f)
 
 /* The statement of head, the conditions of mask and tail, from *slot or
  * prepared into it. NULL after db_error. */
-static sqlite3_stmt *filtered(struct history *h, sqlite3_stmt **slot, const char *head,
+static sqlite3_stmt *filtered(struct records *h, sqlite3_stmt **slot, const char *head,
 			      unsigned mask, const char *tail, char **err)
 {
 	char sql[2048];
@@ -178,7 +178,7 @@ static sqlite3_stmt *filtered(struct history *h, sqlite3_stmt **slot, const char
 }
 
 /* Bind the parameters of the filters in mask. */
-static void bind_filter(sqlite3_stmt *s, const struct history_filter *f, unsigned mask)
+static void bind_filter(sqlite3_stmt *s, const struct records_filter *f, unsigned mask)
 {
 	if (mask & (1u << F_USER))
 		sqlite3_bind_text(s, 1, f->user, -1, SQLITE_TRANSIENT);
@@ -202,7 +202,7 @@ static const char *col_text(sqlite3_stmt *s, int i)
 }
 
 /* Step s to its end; -1 (after db_error) when a step fails. */
-static int finish(struct history *h, sqlite3_stmt *s, int rc, char **err)
+static int finish(struct records *h, sqlite3_stmt *s, int rc, char **err)
 {
 	int ret = rc == SQLITE_DONE ? 0 : db_error(h, sqlite3_sql(s), err);
 
@@ -213,7 +213,7 @@ static int finish(struct history *h, sqlite3_stmt *s, int rc, char **err)
 
 /* The stages of one job: names from its spec, states and instance counts
  * from their rows. NULL after an error. */
-static json_t *job_stages(struct history *h, int64_t id, char **err)
+static json_t *job_stages(struct records *h, int64_t id, char **err)
 {
 	static const char *const counted[] = { "queued", "running", "succeeded", "failed", "cancelled" };
 	sqlite3_stmt *s = h->q[Q_JOB_SPEC];
@@ -275,7 +275,7 @@ static int64_t since_start(int64_t from, int64_t to)
 	return from > 0 && to >= from ? to - from : 0;
 }
 
-json_t *history_jobs(struct history *h, const struct history_filter *f, char **err)
+json_t *records_jobs(struct records *h, const struct records_filter *f, char **err)
 {
 	unsigned mask = filter_mask(f);
 	json_t *jobs = json_array(), *out = NULL;
@@ -393,7 +393,7 @@ static void waits_add(struct waits *w, int64_t ms)
 	w->v[w->n++] = ms < 0 ? 0 : ms;
 }
 
-static int usage_waits(struct history *h, json_t *rows, json_t *total, const char *by,
+static int usage_waits(struct records *h, json_t *rows, json_t *total, const char *by,
 		       int64_t since, int64_t until, char **err)
 {
 	sqlite3_stmt *s = h->q[Q_USAGE_WAITS];
@@ -431,7 +431,7 @@ static int usage_waits(struct history *h, json_t *rows, json_t *total, const cha
 	return rc;
 }
 
-static int usage_periods(struct history *h, json_t *periods, const char *by, int64_t since,
+static int usage_periods(struct records *h, json_t *periods, const char *by, int64_t since,
 			 int64_t until, const char *period, char **err)
 {
 	static const struct { const char *name, *format; } kinds[] = {
@@ -459,7 +459,7 @@ static int usage_periods(struct history *h, json_t *periods, const char *by, int
 	return 0;
 }
 
-json_t *history_usage(struct history *h, const char *by, int64_t since_ms, int64_t until_ms,
+json_t *records_usage(struct records *h, const char *by, int64_t since_ms, int64_t until_ms,
 		      const char *period, char **err)
 {
 	json_t *rows = json_object(), *periods = json_object(), *list = json_array(), *out = NULL;
@@ -571,13 +571,13 @@ static char *usage_format(const json_t *usage, bool csv)
 	return text;
 }
 
-char *history_usage_text(const json_t *usage) { return usage_format(usage, false); }
-char *history_usage_csv(const json_t *usage) { return usage_format(usage, true); }
+char *records_usage_text(const json_t *usage) { return usage_format(usage, false); }
+char *records_usage_csv(const json_t *usage) { return usage_format(usage, true); }
 
 /* ---- totals ---- */
 
 /* Rows of (text, number) of query q into an object. */
-static int counts_into(struct history *h, int q, json_t *obj, bool hours, char **err)
+static int counts_into(struct records *h, int q, json_t *obj, bool hours, char **err)
 {
 	sqlite3_stmt *s = h->q[q];
 	int rc;
@@ -591,7 +591,7 @@ static int counts_into(struct history *h, int q, json_t *obj, bool hours, char *
 	return finish(h, s, rc, err);
 }
 
-json_t *history_totals(struct history *h, bool all, char **err)
+json_t *records_totals(struct records *h, bool all, char **err)
 {
 	json_t *jobs = json_object(), *inst = json_object(), *teams = json_object(), *out = NULL;
 	sqlite3_stmt *s;
