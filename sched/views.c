@@ -182,14 +182,6 @@ static json_t *stage_json(const struct stage *stage, int64_t now)
 	return json;
 }
 
-json_t *views_job_summary_json(const struct job *job)
-{
-	return json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}",
-			 "id", (json_int_t)job->id, "name", job->name, "uid", (json_int_t)job->uid,
-			 "gid", (json_int_t)job->gid, "user", job->user, "team", job->team,
-			 "state", job_state_name(job->state), "submitted_ms", (json_int_t)job->submitted_ms);
-}
-
 json_t *views_job_json(const struct job *job, int64_t now)
 {
 	json_t *after = json_array(), *stages = json_array(), *json;
@@ -741,19 +733,13 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 	return text_close(&t);
 }
 
-char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
+char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up, int64_t now_ms)
 {
-	int jobs[5] = { 0 }, insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
+	int insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
 	int cpus = 0, reserved = 0;
 	struct text t;
 	char a[64], b[64];
 
-	for (size_t i = 0; i < model_njobs(m); i++) {
-		const struct job *job = model_job_at(m, i);
-
-		if (job)
-			jobs[job->state]++;
-	}
 	for (size_t j = 0; j < model_nactive(m); j++) {
 		const struct job *job = model_active_at(m, j);
 
@@ -779,9 +765,10 @@ char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
 	fprintf(t.f, "hosts: %zu (%d up, %d draining, %d down)\n", model_nhosts(m), nup, ndrain, ndown);
 	fprintf(t.f, "cpus: %d total, %d reserved, %d free\n", cpus, reserved,
 		cpus > reserved ? cpus - reserved : 0);
-	fprintf(t.f, "jobs: %d queued, %d running, %d succeeded, %d failed, %d cancelled\n",
-		jobs[JOB_QUEUED], jobs[JOB_RUNNING], jobs[JOB_SUCCEEDED], jobs[JOB_FAILED],
-		jobs[JOB_CANCELLED]);
+	fprintf(t.f, "jobs: %lld queued, %lld running, %lld succeeded, %lld failed, %lld cancelled\n",
+		(long long)jobs[JOB_QUEUED], (long long)jobs[JOB_RUNNING],
+		(long long)jobs[JOB_SUCCEEDED], (long long)jobs[JOB_FAILED],
+		(long long)jobs[JOB_CANCELLED]);
 	fprintf(t.f, "instances: %d queued, %d assigned, %d running\n", insts[INST_QUEUED],
 		insts[INST_ASSIGNED], insts[INST_RUNNING]);
 	for (size_t i = 0; i < model_nhosts(m); i++) {

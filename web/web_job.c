@@ -29,11 +29,11 @@ struct job_data {
 	int64_t now;
 };
 
-/* The job the pages show, lock held; NULL when there is none. Every job page
- * finds its job here, by id, as the API's views do. */
+/* The job the pages show, lock held: resident, or read back from the store
+ * as for the API's views (engine_job_get); NULL when there is none. */
 static const struct job *find_job(struct engine *e, int64_t id)
 {
-	return model_job(engine_model(e), id);
+	return engine_job_get(e, id);
 }
 
 static int parse_id(const char *text, int64_t *id)
