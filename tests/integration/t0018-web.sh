@@ -154,4 +154,18 @@ check "the page shows the same cpu-hours ($hours)" grep -q ">$hours<" "$OUT/usag
 
 parsa down --mount "$MNT" --state "$STATE" >>"$LOGS/up.log" 2>&1 || fail "parsa down failed"
 check "the page stops with parsa down" sh -c "! curl -sf -o /dev/null --max-time 5 '$URL'"
+check "and its address goes with it" test ! -e "$STATE/web.url"
+
+# Jobs no longer in memory: a scheduler on the same state that keeps finished
+# jobs for a second loads neither at start; their pages read them back.
+start_sched --keep-finished 1s --web 127.0.0.1:0
+check "the restarted scheduler holds no finished job" grep -q ': 0 jobs in memory' "$LOGS/sched.log"
+URL=$(cat "$STATE/web.url")
+curl -sf "${URL}jobs/$id" >"$OUT/old-job.html" || fail "the page of a job out of memory failed"
+for word in lab-pipeline warm timing gather succeeded 'class="gantt"'; do
+	grep -qF -- "$word" "$OUT/old-job.html" || fail "the page of job $id read back lacks '$word'"
+done
+pass "the page of a job out of memory is the same page"
+check "its failed instance's log, read back" sh -c "curl -sf '${URL}jobs/$bad/stages/boom/instances/0/log' | grep -q 'about to fail'"
+check "the lists still count both" sh -c "curl -sf '${URL}jobs' | grep -q '>2 jobs'"
 log "screenshots and pages in $OUT"
