@@ -271,6 +271,11 @@ void engine_get_counters(struct engine *e, struct engine_counters *out)
 	pthread_mutex_unlock(&e->lock);
 }
 
+double engine_fairshare_usage(struct engine *e, const char *team)
+{
+	return fairshare_usage(e->fair, team, engine_now_ms(e));
+}
+
 char *engine_fairshare_text(struct engine *e)
 {
 	return fairshare_text(e->fair, engine_now_ms(e));

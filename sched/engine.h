@@ -155,6 +155,8 @@ void engine_get_counters(struct engine *e, struct engine_counters *out);
 
 /* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
+/* One team's fair-share usage now, in cpu-seconds (fairshare_usage), lock held. */
+double engine_fairshare_usage(struct engine *e, const char *team);
 
 /* ---- time and progress ---- */
 

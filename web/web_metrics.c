@@ -124,7 +124,7 @@ void web_page_metrics(struct page *p)
 	struct engine *e = p->deps->engine;
 	struct model *m = engine_model(e);
 	struct engine_counters c;
-	json_t *hosts = json_array(), *totals, *teams;
+	json_t *hosts = json_array(), *totals, *teams, *fair;
 	uint64_t avail = 0, reserved = 0;
 	char *err = NULL, *text = NULL;
 	const char *team;
@@ -139,12 +139,16 @@ void web_page_metrics(struct page *p)
 		json_decref(hosts);
 		return;
 	}
+	teams = json_object_get(totals, "team_cpu_seconds");
+	fair = json_object();
 	engine_lock(e);
 	for (size_t i = 0; i < model_nhosts(m); i++) {
 		struct host *h = model_host_at(m, i);
 
 		json_array_append_new(hosts, views_host_json(h, engine_host_up(e, h)));
 	}
+	json_object_foreach(teams, team, v)
+		json_object_set_new(fair, team, json_real(engine_fairshare_usage(e, team)));
 	engine_unlock(e);
 	engine_get_counters(e, &c);
 	f = open_memstream(&text, &len);
@@ -162,9 +166,15 @@ void web_page_metrics(struct page *p)
 	engine_metrics(f, &c);
 	head(f, "parsa_team_cpu_seconds_total", "counter",
 	     "CPU time the runners measured for each team's instances, over the whole history.");
-	teams = json_object_get(totals, "team_cpu_seconds");
 	json_object_foreach(teams, team, v) {
 		fputs("parsa_team_cpu_seconds_total{team=\"", f);
+		label(f, team);
+		fprintf(f, "\"} %.3f\n", json_number_value(v));
+	}
+	head(f, "parsa_team_fair_share_cpu_seconds", "gauge",
+	     "Each team's fair-share usage: reserved cores times run time, decayed with the half-life; the least used team goes first.");
+	json_object_foreach(fair, team, v) {
+		fputs("parsa_team_fair_share_cpu_seconds{team=\"", f);
 		label(f, team);
 		fprintf(f, "\"} %.3f\n", json_number_value(v));
 	}
@@ -178,4 +188,5 @@ void web_page_metrics(struct page *p)
 	web_reply_raw(p, "text/plain; version=0.0.4; charset=utf-8", text, len);
 	json_decref(hosts);
 	json_decref(totals);
+	json_decref(fair);
 }

@@ -57,6 +57,7 @@ check "18 attempts succeeded (1 warm, 16 timing, 1 gather)" \
 check "1 attempt failed" test "$(delta 'parsa_instance_attempts_ended_total{result="failed"}')" -eq 1
 check "2 submissions" test "$(delta parsa_submissions_total)" -eq 2
 check "the jobs by state" test "$(metric "$OUT/metrics-after.txt" 'parsa_jobs{state="failed"}')" -eq 1
+check "root's team has a fair-share usage" awk '$1 ~ /^parsa_team_fair_share_cpu_seconds\{team="root"\}$/ && $2 > 0 { ok = 1 } END { exit !ok }' "$OUT/metrics-after.txt"
 check "the passes are counted" test "$(metric "$OUT/metrics-after.txt" parsa_scheduling_pass_duration_seconds_count)" -gt 0
 check "the host is up" test "$(metric "$OUT/metrics-after.txt" "parsa_host_up{host=\"$HOST\"}")" -eq 1
 check "the build info names the version" grep -q '^parsa_build_info{version="[0-9.]*"} 1$' "$OUT/metrics-after.txt"
