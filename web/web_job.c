@@ -359,12 +359,18 @@ static void out_paths(struct page *p, int64_t id, const json_t *stages)
 		const char *name = jstr(json_array_get(stages, s), "name");
 		char *path = xasprintf("jobs/%lld/out/%s", (long long)id, name);
 		struct listing l = { .f = f };
+		struct stat st;
 
 		fprintf(f, "<li><code>jobs/%lld/out/", (long long)id);
 		html_esc(f, name);
 		fputs("/</code><ul>", f);
-		if (backend_readdir(p->deps->storage, path, list_entry, &l) < 0)
+		/* The page lists for anybody: only what anybody may list on the mount. */
+		if (backend_getattr(p->deps->storage, path, &st) < 0 || !S_ISDIR(st.st_mode))
 			fputs("<li class=\"muted\">(not there)</li>", f);
+		else if ((st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+			fputs("<li class=\"muted\">(its owner lets only some read it: see the mount)</li>", f);
+		else if (backend_readdir(p->deps->storage, path, list_entry, &l) < 0)
+			fputs("<li class=\"muted\">(cannot be read)</li>", f);
 		else if (l.n == 0)
 			fputs("<li class=\"muted\">(empty)</li>", f);
 		else if (l.n > OUT_LISTED)

@@ -119,6 +119,12 @@ check "it says where the next read starts" grep -qi "^X-Parsa-Next: $(stat -c %s
 check "and that an ended instance's log no longer grows" grep -qi '^X-Parsa-Live: 0' "$OUT/log-headers.txt"
 check "from the end there is nothing more" test -z "$(curl -sf "$raw&offset=$(stat -c %s "$OUT/log-raw.txt")")"
 check "the mount's paths answer as text" sh -c "curl -sf '${URL}jobs/$id/status' | grep -q '^state: succeeded'"
+check "out/ lists what the stage wrote" grep -q '<code>ckpt-0007/</code>' "$OUT/job.html"
+chmod 0750 "$MNT/jobs/$id/out/warm" || fail "chmod of out/warm through the mount failed"
+curl -sf "${URL}jobs/$id" >"$OUT/job-private.html" || fail "GET /jobs/$id failed"
+check "a folder its owner closed to others is not listed" \
+	sh -c "grep -q 'lets only some read it' '$OUT/job-private.html' && ! grep -q 'ckpt-0007/' '$OUT/job-private.html'"
+chmod 0755 "$MNT/jobs/$id/out/warm"
 check "the page changes nothing: POST is refused" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' -X POST "${URL}jobs/$id")" = 405
 cp "$OUT/home.png" "$OUT/dashboard.png"
