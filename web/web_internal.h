@@ -51,6 +51,8 @@ void web_page_host(struct page *p);
 void web_page_job(struct page *p);
 void web_page_job_text(struct page *p);
 void web_page_instance(struct page *p);
+void web_page_stage_text(struct page *p);
+void web_page_host_text(struct page *p);
 void web_page_metrics(struct page *p);
 
 /* ---- web_html.c ---- */

@@ -537,6 +537,33 @@ void web_page_job_text(struct page *p)
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
 }
 
+/* /jobs/<id>/stages/<s>/status: the mount's file. */
+void web_page_stage_text(struct page *p)
+{
+	struct engine *e = p->deps->engine;
+	const struct job *job;
+	char *text = NULL;
+	int64_t id;
+
+	if (parse_id(p->args[0], &id) < 0) {
+		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
+		return;
+	}
+	engine_lock(e);
+	job = find_job(e, id);
+	if (job) {
+		int s = spec_stage_index(job->spec, p->args[1]);
+
+		if (s >= 0)
+			text = views_stage_status(&job->stages[s], engine_now_ms(e));
+	}
+	engine_unlock(e);
+	if (text)
+		web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
+	else
+		web_error(p, MHD_HTTP_NOT_FOUND, "no such stage");
+}
+
 /* ---- an instance and its log ---- */
 
 /* Up to LOG_TAIL bytes of path from off (-1: its last LOG_TAIL); *size is the
@@ -603,6 +630,21 @@ void web_page_instance(struct page *p)
 	engine_unlock(e);
 	if (!in) {
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such instance");
+		return;
+	}
+	/* instances/<i>/status and status.json: the mount's files. */
+	end = strrchr(p->url, '/') + 1;
+	if (strcmp(end, "status") == 0) {
+		web_reply_raw(p, "text/plain; charset=utf-8", status, strlen(status));
+		json_decref(in);
+		return;
+	}
+	if (strcmp(end, "status.json") == 0) {
+		char *text = json_dumps(in, JSON_INDENT(2));
+
+		web_reply_raw(p, "application/json", text, strlen(text));
+		free(status);
+		json_decref(in);
 		return;
 	}
 	live = running_state(jstr(in, "state"));

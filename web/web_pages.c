@@ -391,6 +391,24 @@ out:
 	json_decref(running);
 }
 
+/* /hosts/<h>/status: the mount's file. */
+void web_page_host_text(struct page *p)
+{
+	struct engine *e = p->deps->engine;
+	struct host *h;
+	char *text = NULL;
+
+	engine_lock(e);
+	h = model_host(engine_model(e), p->args[0]);
+	if (h)
+		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
+	engine_unlock(e);
+	if (text)
+		web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
+	else
+		web_error(p, MHD_HTTP_NOT_FOUND, "no such host");
+}
+
 /* ---- /usage ---- */
 
 /* "30d" and the like into a time before now; 0 for "all". */

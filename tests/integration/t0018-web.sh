@@ -119,6 +119,14 @@ check "it says where the next read starts" grep -qi "^X-Parsa-Next: $(stat -c %s
 check "and that an ended instance's log no longer grows" grep -qi '^X-Parsa-Live: 0' "$OUT/log-headers.txt"
 check "from the end there is nothing more" test -z "$(curl -sf "$raw&offset=$(stat -c %s "$OUT/log-raw.txt")")"
 check "the mount's paths answer as text" sh -c "curl -sf '${URL}jobs/$id/status' | grep -q '^state: succeeded'"
+for path in jobs/$id/why jobs/$id/events jobs/$id/spec jobs/$id/stages/timing/status \
+	jobs/$id/stages/timing/instances/3/status hosts/$HOST/status; do
+	curl -sf "$URL$path" >"$OUT/file.txt" || fail "GET /$path failed"
+	# Through cat: cmp trusts a file's size, and the mount's views say 0 until read.
+	cat "$MNT/$path" | cmp -s "$OUT/file.txt" - ||
+		fail "/$path is not the mount's $path: $(cat "$MNT/$path" | diff "$OUT/file.txt" - | head -5)"
+done
+pass "the page's text files are the mount's, byte for byte"
 check "out/ lists what the stage wrote" grep -q '<code>ckpt-0007/</code>' "$OUT/job.html"
 chmod 0750 "$MNT/jobs/$id/out/warm" || fail "chmod of out/warm through the mount failed"
 curl -sf "${URL}jobs/$id" >"$OUT/job-private.html" || fail "GET /jobs/$id failed"
