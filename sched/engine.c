@@ -12,6 +12,7 @@
 #include "space.h"
 #include "storage_queue.h"
 #include "util.h"
+#include "views.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -269,6 +270,19 @@ void engine_get_counters(struct engine *e, struct engine_counters *out)
 	pthread_mutex_lock(&e->lock);
 	*out = e->counters;
 	pthread_mutex_unlock(&e->lock);
+}
+
+char *engine_host_status(struct engine *e, const char *name)
+{
+	struct host *h;
+	char *text = NULL;
+
+	engine_lock(e);
+	h = model_host(e->model, name);
+	if (h)
+		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
+	engine_unlock(e);
+	return text;
 }
 
 double engine_fairshare_usage(struct engine *e, const char *team)

@@ -82,6 +82,9 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
 int engine_host_leave(struct engine *e, const char *name, char **err);
 /* Is the host up (heartbeat within the timeout)? Lock held. */
 int engine_host_up(struct engine *e, const struct host *h);
+/* hosts/<name>/status (views_host_status), taking the lock; NULL when there
+ * is no such host. Malloc'ed. */
+char *engine_host_status(struct engine *e, const char *name);
 
 /* Every call below returns 0 or -1 with errno and *err: EINVAL (bad input),
  * EFBIG (too large), EACCES (not allowed), ENOENT (no such thing), EBUSY (not

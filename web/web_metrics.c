@@ -92,6 +92,20 @@ static void by_state(FILE *f, const char *name, const char *help, const json_t *
 		fprintf(f, "%s{state=\"%s\"} %lld\n", name, states[i], (long long)jint(counts, states[i]));
 }
 
+/* A series per team of the numbers in teams ({team: n}). */
+static void per_team(FILE *f, const char *name, const char *type, const char *help, json_t *teams)
+{
+	const char *team;
+	json_t *v;
+
+	head(f, name, type, help);
+	json_object_foreach(teams, team, v) {
+		fprintf(f, "%s{team=\"", name);
+		label(f, team);
+		fprintf(f, "\"} %.3f\n", json_number_value(v));
+	}
+}
+
 static void engine_metrics(FILE *f, const struct engine_counters *c)
 {
 	static const double le[ENGINE_PASS_BUCKETS] = ENGINE_PASS_BUCKET_S;
@@ -164,20 +178,11 @@ void web_page_metrics(struct page *p)
 	head(f, "parsa_submissions_total", "counter", "Jobs submitted (the highest job id given).");
 	fprintf(f, "parsa_submissions_total %lld\n", (long long)jint(totals, "submissions"));
 	engine_metrics(f, &c);
-	head(f, "parsa_team_cpu_seconds_total", "counter",
-	     "CPU time the runners measured for each team's instances, over the whole history.");
-	json_object_foreach(teams, team, v) {
-		fputs("parsa_team_cpu_seconds_total{team=\"", f);
-		label(f, team);
-		fprintf(f, "\"} %.3f\n", json_number_value(v));
-	}
-	head(f, "parsa_team_fair_share_cpu_seconds", "gauge",
-	     "Each team's fair-share usage: reserved cores times run time, decayed with the half-life; the least used team goes first.");
-	json_object_foreach(fair, team, v) {
-		fputs("parsa_team_fair_share_cpu_seconds{team=\"", f);
-		label(f, team);
-		fprintf(f, "\"} %.3f\n", json_number_value(v));
-	}
+	per_team(f, "parsa_team_cpu_seconds_total", "counter",
+		 "CPU time the runners measured for each team's instances, over the whole history.", teams);
+	per_team(f, "parsa_team_fair_share_cpu_seconds", "gauge",
+		 "Each team's fair-share usage: reserved cores times run time, decayed with the half-life; the least used team goes first.",
+		 fair);
 	if (space_free(engine_space(e), &avail, &reserved) == 0) {
 		head(f, "parsa_volume_free_bytes", "gauge", "Free space on the job volume, as last measured.");
 		fprintf(f, "parsa_volume_free_bytes %llu\n", (unsigned long long)avail);

@@ -394,15 +394,8 @@ out:
 /* /hosts/<h>/status: the mount's file. */
 void web_page_host_text(struct page *p)
 {
-	struct engine *e = p->deps->engine;
-	struct host *h;
-	char *text = NULL;
+	char *text = engine_host_status(p->deps->engine, p->args[0]);
 
-	engine_lock(e);
-	h = model_host(engine_model(e), p->args[0]);
-	if (h)
-		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
-	engine_unlock(e);
 	if (text)
 		web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
 	else
