@@ -220,6 +220,27 @@ const struct node_ops cluster_status_ops = {
 	.truncate = fs_refuse_truncate,
 };
 
+/* usage: `parsa usage` of the last 30 days, by team. */
+#define USAGE_DAYS 30
+
+static int usage_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
+{
+	char *url = xasprintf("/v1/usage?format=text&by=team&since_ms=%lld",
+			      (long long)(time_now_ms() - USAGE_DAYS * 86400000LL));
+	int ret;
+
+	(void)p;
+	ret = open_text(fs, url, flags, file);
+	free(url);
+	return ret;
+}
+
+const struct node_ops cluster_usage_ops = {
+	.getattr = cluster_getattr,
+	.open = usage_open,
+	.truncate = fs_refuse_truncate,
+};
+
 /* ---- hosts/<h>/ctl: drain | resume | remove ---- */
 
 static const char host_ctl_help[] = "commands: drain | resume | remove\n";

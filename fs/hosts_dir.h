@@ -1,4 +1,4 @@
-/* hosts/<h>/status and the cluster's status file at the top of the mount:
+/* hosts/<h>/status and the cluster's status and usage files at the top of the mount:
  * views of the scheduler fetched at open; hosts/<h>/ctl takes drain, resume and
  * remove from root and the admin group. The host names are cached for about a
  * second so that walking hosts/ costs one request. */
@@ -17,5 +17,6 @@ extern const struct node_ops host_dir_ops;      /* hosts/<h> */
 extern const struct node_ops host_status_ops;   /* hosts/<h>/status */
 extern const struct node_ops host_ctl_ops;      /* hosts/<h>/ctl */
 extern const struct node_ops cluster_status_ops;/* status */
+extern const struct node_ops cluster_usage_ops; /* usage: cpu-hours of the last 30 days */
 
 #endif

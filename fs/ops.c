@@ -21,7 +21,7 @@
 
 /* ---- the root folder ---- */
 
-static const char *const root_entries[] = { "status", "queue", "jobs", "hosts", "data",
+static const char *const root_entries[] = { "status", "usage", "queue", "jobs", "hosts", "data",
 	"schedules" };
 
 static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
@@ -54,6 +54,7 @@ static const struct route {
 } routes[] = {
 	{ "/", &root_ops },
 	{ "/status", &cluster_status_ops },
+	{ "/usage", &cluster_usage_ops },
 	{ "/queue", &queue_root_ops },
 	{ "/queue/.clone", &queue_clone_ops },
 	{ "/queue/*", &queue_entry_ops },

@@ -40,6 +40,7 @@ static const struct key {
 	{ "sched", "keep_finished", K_DURATION, offsetof(struct parsa_conf, keep_finished_ms) },
 	{ "sched", "record_retention", K_DURATION, offsetof(struct parsa_conf, record_retention_ms) },
 	{ "sched", "list_finished", K_DURATION, offsetof(struct parsa_conf, list_finished_ms) },
+	{ "web", "listen", K_STRING, offsetof(struct parsa_conf, web_listen) },
 	{ "host", "name", K_STRING, offsetof(struct parsa_conf, name) },
 	{ "host", "features", K_LIST, offsetof(struct parsa_conf, features) },
 	{ "host", "cpus", K_COUNT, offsetof(struct parsa_conf, cpus) },
@@ -283,7 +284,7 @@ static int on_entry(void *arg, const char *section, const char *name, const char
 			return set_value(r, &keys[i], value ? value : "");
 	}
 	if (!section_known)
-		return fail(r, "unknown section [%s] (sections: [cluster], [sched], [host], [teams], [limits])%s",
+		return fail(r, "unknown section [%s] (sections: [cluster], [sched], [web], [host], [teams], [limits])%s",
 			    *section ? section : "(none)", "");
 	return fail(r, "unknown key '%s' in [%s] (see docs/operators.md)", name, section);
 }

@@ -74,6 +74,15 @@ void log_warnx(const char *fmt, ...)
 	errno = saved;
 }
 
+void log_warnx_lib(void *prefix, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warnx("%s: %s", (const char *)prefix, msg);
+}
+
 void log_info(const char *fmt, ...)
 {
 	int saved = errno;

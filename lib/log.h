@@ -16,6 +16,9 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A library's own warning (libmicrohttpd's external logger has this shape):
+ * one line, "PREFIX: message" with its newline cut; prefix is a string. */
+void log_warnx_lib(void *prefix, const char *fmt, va_list ap);
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -6,11 +6,13 @@
 #include "api_jobs.h"
 #include "api_reply.h"
 #include "api_runners.h"
+#include "api_records.h"
 #include "api_schedules.h"
 
 #include "auth.h"
 #include "handshake.h"
 #include "log.h"
+#include "route.h"
 #include "unix_socket.h"
 #include "util.h"
 
@@ -31,6 +33,7 @@
 
 struct api {
 	struct engine *engine;
+	struct records *records;  /* NULL: no lists (api_create) */
 	struct MHD_Daemon *mhd;
 	struct MHD_Daemon *tcp;   /* api_listen_tcp(); NULL without */
 	struct auth *auth;        /* checks the munge credentials of TCP requests */
@@ -94,36 +97,9 @@ static const struct route {
 	{ "POST", "/v1/schedules/*/ctl", api_ctl_schedule, ANYONE },
 	{ "GET", "/v1/status", api_cluster_status, ANYONE },
 	{ "GET", "/v1/stats", api_cluster_stats, ANYONE },
+	{ "GET", "/v1/history/jobs", api_records_jobs, ANYONE },
+	{ "GET", "/v1/usage", api_records_usage, ANYONE },
 };
-
-/* Match url against pattern, filling args (pointers into buf, a copy of url
- * split at '/'). 1 on a match. */
-static int route_match(const char *pattern, const char *url, char *buf, size_t len,
-		       const char **args)
-{
-	size_t nargs = 0;
-	char *save_u = NULL, *save_p = NULL, *u, *p;
-	char pat[128];
-
-	if (strlen(url) >= len || strlen(pattern) >= sizeof pat)
-		return 0;
-	strcpy(buf, url);
-	strcpy(pat, pattern);
-	u = strtok_r(buf, "/", &save_u);
-	p = strtok_r(pat, "/", &save_p);
-	while (u && p) {
-		if (strcmp(p, "*") == 0) {
-			if (nargs == API_MAX_ARGS)
-				return 0;
-			args[nargs++] = u;
-		} else if (strcmp(p, u) != 0) {
-			return 0;
-		}
-		u = strtok_r(NULL, "/", &save_u);
-		p = strtok_r(NULL, "/", &save_p);
-	}
-	return !u && !p;
-}
 
 static void dispatch(struct call *c, const char *method, const char *url)
 {
@@ -134,7 +110,7 @@ static void dispatch(struct call *c, const char *method, const char *url)
 		const struct route *r = &routes[i];
 
 		memset(c->args, 0, sizeof c->args);
-		if (!route_match(r->pattern, url, buf, sizeof buf, c->args))
+		if (!route_match(r->pattern, url, buf, sizeof buf, c->args, API_MAX_ARGS))
 			continue;
 		path_known = true;
 		if (strcmp(r->method, method) != 0)
@@ -230,6 +206,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	c = xcalloc(1, sizeof *c);
 	c->engine = api->engine;
+	c->records = api->records;
 	c->conn = conn;
 	c->body = req->body;
 	c->len = req->len;
@@ -299,16 +276,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-
-	(void)cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_warnx("http: %s", msg);
-}
-
 /* Serve the API on the listening socket fd, one thread per connection (long
  * polls block in the engine). NULL when libmicrohttpd cannot start. */
 static struct MHD_Daemon *start_daemon(struct api *api, int fd)
@@ -317,7 +284,7 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 	return MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
 				/* First, or MHD logs its own complaint about it. */
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, api,
+				MHD_OPTION_EXTERNAL_LOGGER, log_warnx_lib, (void *)"http",
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_URI_LOG_CALLBACK, on_uri, api,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,
@@ -327,12 +294,19 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 
 struct api *api_create(const char *path, struct engine *engine, char **err)
 {
+	return api_create_with_records(path, engine, NULL, err);
+}
+
+struct api *api_create_with_records(const char *path, struct engine *engine,
+				    struct records *records, char **err)
+{
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct api *api = xcalloc(1, sizeof *api);
 	char *tmp = NULL;
 	int fd = -1, saved;
 
 	api->engine = engine;
+	api->records = records;
 	api->path = xstrdup(path);
 	api->self_uid = geteuid();
 	if (strlen(path) >= sizeof sun.sun_path) {

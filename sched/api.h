@@ -6,6 +6,7 @@
 #define PARSA_API_H
 
 #include "engine.h"
+#include "records.h"
 
 struct api;
 
@@ -20,6 +21,11 @@ struct api *api_create(const char *path, struct engine *engine, char **err);
  * caller's uid and gid come from the credential, and uid 0 is trusted like
  * root on the unix socket. -1 with errno and *err. */
 int api_listen_tcp(struct api *api, const char *address, const char *munge_socket, char **err);
+
+/* The same, also answering /v1/history/jobs and /v1/usage from records
+ * (sched/records.h), which the caller closes after api_destroy(). */
+struct api *api_create_with_records(const char *path, struct engine *engine,
+				    struct records *records, char **err);
 
 /* Stop serving (call engine_stop() first so that long polls return) and remove
  * the socket. */

@@ -6,6 +6,7 @@
 #define PARSA_API_CALL_H
 
 #include "engine.h"
+#include "records.h"
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -17,6 +18,7 @@
 
 struct call {
 	struct engine *engine;
+	struct records *records;          /* lists and usage (NULL: not served) */
 	struct MHD_Connection *conn;
 	const char *args[API_MAX_ARGS];   /* the '*' segments of the route */
 	const char *body;

@@ -25,15 +25,8 @@ void api_cluster_hosts(struct call *c)
 
 void api_cluster_host_status(struct call *c)
 {
-	struct engine *e = c->engine;
-	struct host *h;
-	char *text = NULL;
+	char *text = engine_host_status(c->engine, c->args[0]);
 
-	engine_lock(e);
-	h = model_host(engine_model(e), c->args[0]);
-	if (h)
-		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
-	engine_unlock(e);
 	if (text)
 		reply_text(c, text);
 	else

@@ -12,6 +12,7 @@
 #include "space.h"
 #include "storage_queue.h"
 #include "util.h"
+#include "views.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -262,6 +263,31 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 	*total = e->npasses;
 	pthread_mutex_unlock(&e->lock);
 	return n;
+}
+
+void engine_get_counters(struct engine *e, struct engine_counters *out)
+{
+	pthread_mutex_lock(&e->lock);
+	*out = e->counters;
+	pthread_mutex_unlock(&e->lock);
+}
+
+char *engine_host_status(struct engine *e, const char *name)
+{
+	struct host *h;
+	char *text = NULL;
+
+	engine_lock(e);
+	h = model_host(e->model, name);
+	if (h)
+		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
+	engine_unlock(e);
+	return text;
+}
+
+double engine_fairshare_usage(struct engine *e, const char *team)
+{
+	return fairshare_usage(e->fair, team, engine_now_ms(e));
 }
 
 char *engine_fairshare_text(struct engine *e)

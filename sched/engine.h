@@ -82,6 +82,9 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
 int engine_host_leave(struct engine *e, const char *name, char **err);
 /* Is the host up (heartbeat within the timeout)? Lock held. */
 int engine_host_up(struct engine *e, const struct host *h);
+/* hosts/<name>/status (views_host_status), taking the lock; NULL when there
+ * is no such host. Malloc'ed. */
+char *engine_host_status(struct engine *e, const char *name);
 
 /* Every call below returns 0 or -1 with errno and *err: EINVAL (bad input),
  * EFBIG (too large), EACCES (not allowed), ENOENT (no such thing), EBUSY (not
@@ -136,8 +139,27 @@ int64_t engine_lease_ms(const struct engine *e);
  * ran since the start. */
 size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total);
 
+/* What /metrics counts since the start: attempts ended by result (a failed
+ * attempt that is retried counts as failed), and the scheduling passes'
+ * durations as a histogram. */
+enum engine_ended { ENDED_SUCCEEDED, ENDED_FAILED, ENDED_CANCELLED, ENDED_REQUEUED, ENDED_NKINDS };
+#define ENGINE_PASS_BUCKETS 12
+/* The buckets' upper bounds in seconds, as an initializer. */
+#define ENGINE_PASS_BUCKET_S \
+	{ 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5 }
+struct engine_counters {
+	uint64_t ended[ENDED_NKINDS];
+	uint64_t passes;
+	double pass_seconds;                       /* their sum */
+	uint64_t pass_le[ENGINE_PASS_BUCKETS];     /* passes at most that long (cumulative) */
+};
+/* A copy of the counters (takes the lock). */
+void engine_get_counters(struct engine *e, struct engine_counters *out);
+
 /* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
+/* One team's fair-share usage now, in cpu-seconds (fairshare_usage), lock held. */
+double engine_fairshare_usage(struct engine *e, const char *team);
 
 /* ---- time and progress ---- */
 

@@ -43,6 +43,7 @@ struct engine {
 	int64_t started_mono;         /* silence before this does not count (restart) */
 	double pass_ms[PASS_HISTORY]; /* ring of pass durations; protected by lock */
 	uint64_t npasses;             /* protected by lock */
+	struct engine_counters counters; /* for /metrics; protected by lock */
 	struct schedules *schedules;  /* guarded by lock (sched/schedules.h) */
 	struct {                      /* the last pass's backfill reservation, for why; */
 		int64_t job;          /* protected by lock; job 0 = none */

@@ -337,6 +337,18 @@ static double elapsed_ms(const struct timespec *from, const struct timespec *to)
 	return (double)(to->tv_sec - from->tv_sec) * 1000.0 + (double)(to->tv_nsec - from->tv_nsec) / 1e6;
 }
 
+/* The pass's duration into the histogram of /metrics. */
+static void count_pass(struct engine_counters *c, double ms)
+{
+	static const double le[ENGINE_PASS_BUCKETS] = ENGINE_PASS_BUCKET_S;
+
+	c->passes++;
+	c->pass_seconds += ms / 1000.0;
+	for (size_t i = 0; i < ENGINE_PASS_BUCKETS; i++)
+		if (ms / 1000.0 <= le[i])
+			c->pass_le[i]++;
+}
+
 void engine_pass(struct engine *e)
 {
 	int64_t now = engine_now(e), t0 = time_mono_ms();
@@ -362,6 +374,7 @@ void engine_pass(struct engine *e)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ms = elapsed_ms(&a, &b);
 	e->pass_ms[e->npasses++ % PASS_HISTORY] = ms;
+	count_pass(&e->counters, ms);
 	if (ms >= SLOW_PASS_MS)
 		log_info("slow pass: %.0f ms (roll-up %.0f, placement %.0f of %zu, commit %.0f)", ms,
 			 elapsed_ms(&a, &c), elapsed_ms(&c, &d), placed, elapsed_ms(&d, &b));

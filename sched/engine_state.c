@@ -96,6 +96,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	}
 	if (code == 0 && sig == 0 && !reason) {
 		model_set_state(e->model, inst, INST_SUCCEEDED);
+		e->counters.ended[ENDED_SUCCEEDED]++;
 		engine_set_reason(inst, "");
 		model_job_event(e->model, job, now, "stage %s instance %d succeeded on %s (%.3f s)",
 				ss->name, inst->index, inst->host_name,
@@ -115,6 +116,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 		snprintf(why, sizeof why, "%s", reason ? reason : "failed");
 	if (inst->cancel_requested) {
 		model_set_state(e->model, inst, INST_CANCELLED);
+		e->counters.ended[ENDED_CANCELLED]++;
 		engine_set_reason(inst, "cancelled");
 		model_job_event(e->model, job, now, "stage %s instance %d cancelled on %s (%s)",
 				ss->name, inst->index, inst->host_name, why);
@@ -122,6 +124,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	}
 	if (reason && strcmp(reason, API_REASON_RUNNER_STOPPED) == 0 && job->ending == ENDING_NONE) {
 		engine_set_reason(inst, why);
+		e->counters.ended[ENDED_REQUEUED]++;
 		model_job_event(e->model, job, now,
 				"stage %s instance %d stopped with the runner on %s; requeued",
 				ss->name, inst->index, inst->host_name);
@@ -131,12 +134,14 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	/* Not the job's fault either: the host's window closed on it. */
 	if (reason && strcmp(reason, API_REASON_WINDOW_CLOSED) == 0 && job->ending == ENDING_NONE) {
 		engine_set_reason(inst, why);
+		e->counters.ended[ENDED_REQUEUED]++;
 		model_job_event(e->model, job, now,
 				"stage %s instance %d stopped on %s: its window closed; requeued",
 				ss->name, inst->index, inst->host_name);
 		engine_requeue(e, inst);
 		return;
 	}
+	e->counters.ended[ENDED_FAILED]++;
 	inst->failures++;
 	engine_set_reason(inst, why);
 	if (inst->failures <= ss->retries && job->ending == ENDING_NONE) {

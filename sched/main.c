@@ -6,6 +6,7 @@
 #include "config.h"
 #include "defaults.h"
 #include "engine.h"
+#include "records.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "model.h"
@@ -13,6 +14,7 @@
 #include "units.h"
 #include "util.h"
 #include "version.h"
+#include "web.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +49,10 @@ struct sched {
 	struct model *model;
 	struct engine *engine;
 	struct api *api;
+	char *web_listen;         /* --web or [web] listen; NULL or "off": no page */
+	char *web_file;           /* DIR/web.url: where the page is, while it is */
+	struct records *records;
+	struct web *web;
 };
 
 static void usage(FILE *out)
@@ -56,7 +62,8 @@ static void usage(FILE *out)
 		"                   [--listen HOST:PORT] [--munge-socket PATH] [--admin-group GROUP]\n"
 		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
 		"                   [--keep-finished DURATION] [--record-retention DURATION]\n"
-		"                   [--list-finished DURATION] [-v] [--log-stderr] [--help] [--version]\n"
+		"                   [--list-finished DURATION] [--web HOST:PORT|off] [-v] [--log-stderr]\n"
+		"                   [--help] [--version]\n"
 		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
 		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
@@ -75,6 +82,8 @@ static void usage(FILE *out)
 		"  --listen HOST:PORT  also serve the API on TCP (every request authenticated with munge)\n"
 		"  --munge-socket PATH munged's socket (default /run/munge/munge.socket.2)\n"
 		"  --admin-group GROUP may drain hosts and act on anybody's job\n"
+		"  --web HOST:PORT     serve the read-only web page and /metrics there (port 0:\n"
+		"                      any free one; its URL goes to DIR/web.url); off: none\n"
 		"  --host-timeout D    a host silent this long is down (default 10s)\n"
 		"  --lease D           a host silent this long has its instances requeued (default 30s)\n"
 		"  --sendmail PATH     the program for notify = mail:... (default /usr/sbin/sendmail)\n"
@@ -130,6 +139,7 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
 	take(&s->admin_group, c->admin_group);
 	take(&s->state_dir, c->state);
 	take(&s->storage_url, c->storage);
+	take(&s->web_listen, c->web_listen);
 	if (!cfg->host_timeout_ms)
 		cfg->host_timeout_ms = c->host_timeout_ms;
 	if (!cfg->lease_ms)
@@ -163,6 +173,36 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
 	return 0;
 }
 
+/* The web page: a reader of the history of its own, the server, and
+ * DIR/web.url (written whole, then renamed) for `parsa up` to announce. */
+static int start_web(struct sched *s, char **err)
+{
+	struct web_deps deps = { .engine = s->engine, .storage = s->storage, .records = s->records };
+	char *tmp = NULL, *text = NULL;
+	int fd, ret = -1;
+
+	s->web = web_create(s->web_listen, &deps, err);
+	if (!s->web)
+		return -1;
+	s->web_file = xasprintf("%s/web.url", s->state_dir);
+	tmp = xasprintf("%s.tmp", s->web_file);
+	text = xasprintf("%s\n", web_url(s->web));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || close(fd) < 0 ||
+	    rename(tmp, s->web_file) < 0) {
+		errprintf(err, "cannot write %s: %s", s->web_file, strerror(errno));
+		unlink(tmp);
+		free(s->web_file);
+		s->web_file = NULL;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(tmp);
+	free(text);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -184,6 +224,7 @@ int main(int argc, char **argv)
 		{ "keep-finished", required_argument, NULL, 'F' },
 		{ "record-retention", required_argument, NULL, 'D' },
 		{ "list-finished", required_argument, NULL, 'I' },
+		{ "web", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -268,8 +309,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'K':
-		case 'W': {
-			char **dst = opt == 'K' ? &s.clock_file : &s.sendmail;
+		case 'W':
+		case 'w': {
+			char **dst = opt == 'K' ? &s.clock_file : opt == 'W' ? &s.sendmail : &s.web_listen;
 
 			free(*dst);
 			*dst = xstrdup(optarg);
@@ -349,7 +391,13 @@ int main(int argc, char **argv)
 	s.engine = engine_create(&cfg, s.store, s.storage, s.model, &err);
 	if (!s.engine || engine_start(s.engine, &err) < 0)
 		goto fail;
-	s.api = api_create(s.socket_path, s.engine, &err);
+	s.records = records_open(s.db_path, &err);
+	if (!s.records)
+		goto fail;
+	/* Before the API: its socket says "ready", and by then web.url is there. */
+	if (s.web_listen && strcmp(s.web_listen, "off") != 0 && start_web(&s, &err) < 0)
+		goto fail;
+	s.api = api_create_with_records(s.socket_path, s.engine, s.records, &err);
 	if (!s.api)
 		goto fail;
 	if (s.listen && api_listen_tcp(s.api, s.listen, s.munge_socket, &err) < 0)
@@ -371,6 +419,10 @@ out:
 	if (s.engine)
 		engine_stop(s.engine);
 	api_destroy(s.api);
+	if (s.web_file)
+		unlink(s.web_file);
+	web_destroy(s.web);
+	records_close(s.records);
 	engine_destroy(s.engine);
 	clock_destroy(s.clock);
 	free(s.clock_file);
@@ -391,5 +443,7 @@ out:
 	free(s.socket_path);
 	free(s.storage_url);
 	free(s.db_path);
+	free(s.web_listen);
+	free(s.web_file);
 	return status;
 }

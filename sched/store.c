@@ -61,6 +61,13 @@ static const char *const migrations[] = {
 	"  FROM instances i JOIN jobs j ON j.id = i.job_id"
 	"  WHERE i.started_ms > 0 AND i.ended_ms > i.started_ms"
 	"  GROUP BY 1, 2, 3;",
+	/* 6: the web page's and the CLI's questions (sched/records.c): jobs by
+	 * user and team (newest first), by when they started; instances by when
+	 * they ended. Jobs by state and by end come from step 5. */
+	"CREATE INDEX jobs_user ON jobs(user, id);"
+	"CREATE INDEX jobs_team ON jobs(team, id);"
+	"CREATE INDEX jobs_started ON jobs(started_ms);"
+	"CREATE INDEX instances_ended ON instances(ended_ms);",
 };
 #define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 

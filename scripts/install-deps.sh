@@ -12,15 +12,34 @@ packages="build-essential cmake pkg-config
   libmunge-dev munge libssl-dev faketime
   nfs-ganesha nfs-ganesha-vfs rpcbind rsync
   curl iproute2 procps psmisc util-linux passwd python3
-  scdoc man-db systemd debhelper dpkg-dev lintian adduser"
+  scdoc man-db systemd debhelper dpkg-dev lintian adduser
+  chromium prometheus"
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# The tests need promtool from Debian's prometheus package, not its server:
+# no service may start while the packages install (policy-rc.d says so to
+# invoke-rc.d and deb-systemd-invoke), and the server stays disabled after.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+	trap 'rm -f "$policy"' EXIT
+fi
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $packages >/dev/null
+if [ "$own_policy" -eq 1 ]; then
+	rm -f "$policy"
+	trap - EXIT
+fi
+if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+	systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
 # A FUSE mount needs the device; containers sometimes lack the node.
 if [ ! -e /dev/fuse ]; then
 	mknod -m 666 /dev/fuse c 10 229 || true

@@ -59,5 +59,8 @@ int cmd_why(const struct cli_cmd *self, int argc, char **argv);      /* jobs.c *
 int cmd_events(const struct cli_cmd *self, int argc, char **argv);   /* jobs.c */
 int cmd_hosts(const struct cli_cmd *self, int argc, char **argv);    /* jobs.c */
 int cmd_admin(const struct cli_cmd *self, int argc, char **argv);    /* admin.c */
+int cmd_jobs(const struct cli_cmd *self, int argc, char **argv);     /* history.c */
+int cmd_history(const struct cli_cmd *self, int argc, char **argv);  /* history.c */
+int cmd_usage(const struct cli_cmd *self, int argc, char **argv);    /* history.c */
 
 #endif

@@ -79,6 +79,8 @@ static void save_run(struct supervisor *s)
 	s->run.sched = s->d[SCHED].pid;
 	s->run.fs = s->d[FS].pid;
 	s->run.runner = s->d[RUNNER].pid;
+	free(s->run.web);
+	s->run.web = s->d[SCHED].pid > 0 ? runinfo_web_url(s->paths->state) : NULL;
 	if (runinfo_write(s->paths->runfile, &s->run, &err) < 0)
 		log_warnx("%s", err); /* `parsa down --mount` still finds us through the lock */
 	free(err);
@@ -198,6 +200,13 @@ static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(stru
 	int rc = -1;
 
 	log_info("starting %s", s->d[i].name);
+	if (i == SCHED) {
+		/* A scheduler that died left its page's address: the new one writes its own. */
+		char *web = xasprintf("%s/web.url", s->paths->state);
+
+		unlink(web);
+		free(web);
+	}
 	if (daemon_start(&s->d[i], argv, err) < 0)
 		return -1;
 	save_run(s);
@@ -226,6 +235,7 @@ static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(stru
 	}
 	log_info("%s is ready (pid %d, %lld ms)", s->d[i].name, (int)s->d[i].pid,
 		 (long long)(time_mono_ms() - t0));
+	save_run(s); /* now with what it wrote once ready (web.url) */
 	rc = 0;
 out:
 	free(what);
@@ -248,6 +258,8 @@ static void daemon_argv(struct supervisor *s, int i, char **argv)
 		argv[n++] = p->socket;
 		argv[n++] = "--storage";
 		argv[n++] = p->storage;
+		argv[n++] = "--web";
+		argv[n++] = (char *)(o->web ? o->web : UP_WEB_DEFAULT);
 		break;
 	case FS:
 		argv[n++] = p->mount;
@@ -455,14 +467,20 @@ static int sup_watch(struct supervisor *s, char **err)
 
 void up_announce(const struct up_paths *p, int detached, const char *default_endpoint)
 {
+	char *web = runinfo_web_url(p->state);
+
 	printf("parsa is up.\n"
 	       "  mount:     %s\n"
 	       "  state:     %s (logs in %s)\n"
 	       "  storage:   %s\n"
-	       "  scheduler: %s\n"
-	       "Submit a job:  cp job.conf %s/queue/    or: parsa submit job.conf\n"
-	       "Follow it:     cat %s/jobs/last/status  or: parsa status last\n",
-	       p->mount, p->state, p->logs, p->storage, p->endpoint, p->mount, p->mount);
+	       "  scheduler: %s\n",
+	       p->mount, p->state, p->logs, p->storage, p->endpoint);
+	if (web)
+		printf("  web:       %s\n", web);
+	printf("Submit a job:  cp job.conf %s/queue/    or: parsa submit job.conf\n"
+	       "Follow it:     cat %s/jobs/last/status  or: parsa status last%s%s\n",
+	       p->mount, p->mount, web ? "  or: " : "", web ? web : "");
+	free(web);
 	/* The parsa command finds only the default state's socket by itself. */
 	if (strcmp(p->endpoint, default_endpoint) != 0)
 		printf("For the parsa command: export PARSA_SCHED=%s\n", p->endpoint);

@@ -9,6 +9,9 @@
 #include "paths.h"
 
 /* What `parsa up` passes through to the runner (NULL: the runner's default). */
+/* Where `parsa up` serves the web page unless told: this machine only, any free port. */
+#define UP_WEB_DEFAULT "127.0.0.1:0"
+
 struct up_opts {
 	const char *cpus;
 	const char *mem;
@@ -16,6 +19,7 @@ struct up_opts {
 	const char *cpu_limit;
 	const char *mem_limit;
 	const char *host_name;
+	const char *web;          /* parsa-sched --web: HOST:PORT or off (NULL: 127.0.0.1:0) */
 	int detach;
 };
 

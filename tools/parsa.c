@@ -22,7 +22,7 @@ static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
 
 static const struct cli_cmd commands[] = {
 	{ "up", cmd_up,
-	  "[--mount DIR] [--state DIR] [--storage DIR|URL] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST]",
+	  "[--mount DIR] [--state DIR] [--storage DIR|URL] [--detach] [--cpus N] [--mem SIZE] [--scratch-size SIZE] [--cpu-limit PCT] [--mem-limit PCT] [--name HOST] [--web HOST:PORT|off]",
 	  "start the scheduler, the mount and the runner on this machine",
 	  "  --mount DIR         where the file system appears (default /parsa as root, ~/parsa otherwise)\n"
 	  "  --state DIR         the scheduler's database, sockets and logs (default /var/lib/parsa\n"
@@ -36,6 +36,9 @@ static const struct cli_cmd commands[] = {
 	  "                      no new instances while live use is at or above PCT (default 90;\n"
 	  "                      100 disables)\n"
 	  "  --name HOST         the host's name (default: the host name)\n"
+	  "  --web HOST:PORT     the read-only web page and /metrics (default 127.0.0.1:0: this\n"
+	  "                      machine only, a free port; the banner and STATE/up.json say\n"
+	  "                      which); off: none\n"
 	  "\nIn the foreground, Ctrl-C (or SIGTERM) stops everything and unmounts.\n"
 	  "Logs: STATE/logs/{sched,fs,runner}.log (and up.log with --detach).\n" },
 	{ "down", cmd_down, "[--mount DIR] [--state DIR]",
@@ -77,6 +80,34 @@ static const struct cli_cmd commands[] = {
 	  "the hosts: capacity, reserved, live use; or one host's status",
 	  SCHED_HELP
 	  "  --json              the hosts as JSON\n" },
+	{ "jobs", cmd_jobs, "[--sched ENDPOINT] [--all | --user U] [--team T] [--state S] [--since D] [--json]",
+	  "list jobs like squeue (default: your unfinished ones and those ended in the last day)",
+	  SCHED_HELP
+	  "  --all               everybody's jobs (default: yours)\n"
+	  "  --user U, --team T  only U's jobs, only team T's\n"
+	  "  --state S           queued, running, succeeded, failed or cancelled\n"
+	  "  --since D           submitted since D: a duration back from now (1d, 12h) or a\n"
+	  "                      date (2026-12-01, 2026-12-01T08:00)\n"
+	  "  --json              the scheduler's answer as JSON\n" },
+	{ "list", cmd_jobs, "[--sched ENDPOINT] [--all | --user U] [--team T] [--state S] [--since D] [--json]",
+	  "the same as parsa jobs", "  See parsa jobs --help.\n" },
+	{ "history", cmd_history,
+	  "[--sched ENDPOINT] [--all | --user U] [--team T] [--since D] [--until D] [--state S] [--json | --csv]",
+	  "finished jobs like sacct: waits, run times, cpu-hours, peak memory",
+	  SCHED_HELP
+	  "  --all               everybody's jobs (default: yours)\n"
+	  "  --user U, --team T  only U's jobs, only team T's\n"
+	  "  --since D, --until D  submitted in [D, D): durations back from now (30d) or dates\n"
+	  "  --state S           succeeded, failed or cancelled\n"
+	  "  --json, --csv       machine-readable output\n"
+	  "\ncpu-hours are the CPU time the runners measured for each instance's processes;\n"
+	  "peak memory is the largest instance's peak resident size.\n" },
+	{ "usage", cmd_usage, "[--sched ENDPOINT] [--by team|user] [--since D] [--csv | --json]",
+	  "cpu-hours, jobs and waits per team or user (as the web page's /usage)",
+	  SCHED_HELP
+	  "  --by team|user      group by team (default) or by user\n"
+	  "  --since D           since D: a duration back from now (default 30d) or a date\n"
+	  "  --csv, --json       machine-readable output\n" },
 	{ "admin", cmd_admin, "[--state DIR] backup|restore FILE",
 	  "an operator's backup or restore of a scheduler's database",
 	  "  backup FILE         copy the database of the (running) scheduler to FILE: sqlite's\n"

@@ -22,6 +22,8 @@ int runinfo_write(const char *path, const struct runinfo *ri, char **err)
 			 "fs_pid", (json_int_t)ri->fs, "runner_pid", (json_int_t)ri->runner,
 			 "mount", ri->mount, "state", ri->state, "storage", ri->storage,
 			 "endpoint", ri->endpoint, "started_ms", (json_int_t)ri->started_ms);
+	if (root)
+		json_object_set_new(root, "web", ri->web ? json_string(ri->web) : json_null());
 	tmp = xasprintf("%s.tmp", path);
 	if (!root) {
 		errno = EINVAL;
@@ -85,6 +87,7 @@ int runinfo_read(const char *path, struct runinfo *ri, char **err)
 	ri->state = dup_member(root, "state");
 	ri->storage = dup_member(root, "storage");
 	ri->endpoint = dup_member(root, "endpoint");
+	ri->web = dup_member(root, "web");
 	ri->started_ms = json_integer_value(json_object_get(root, "started_ms"));
 	json_decref(root);
 	if (!ri->mount || !ri->state) {
@@ -101,7 +104,22 @@ void runinfo_free(struct runinfo *ri)
 	free(ri->state);
 	free(ri->storage);
 	free(ri->endpoint);
+	free(ri->web);
 	memset(ri, 0, sizeof *ri);
+}
+
+char *runinfo_web_url(const char *state)
+{
+	char *path = xasprintf("%s/web.url", state), *text = read_file(path, 4096, NULL);
+
+	free(path);
+	if (text)
+		text[strcspn(text, "\n")] = '\0';
+	if (text && !*text) {
+		free(text);
+		text = NULL;
+	}
+	return text;
 }
 
 int lock_try(const char *path, int removable, int *fdp)

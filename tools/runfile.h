@@ -13,6 +13,7 @@ struct runinfo {
 	pid_t pid;          /* the supervisor */
 	pid_t sched, fs, runner;
 	char *mount, *state, *storage, *endpoint;
+	char *web;          /* the web page's URL (STATE/web.url); NULL: none */
 	int64_t started_ms;
 };
 
@@ -22,6 +23,10 @@ int runinfo_write(const char *path, const struct runinfo *ri, char **err);
  * (errno ENOENT when there is no run file). */
 int runinfo_read(const char *path, struct runinfo *ri, char **err);
 void runinfo_free(struct runinfo *ri);
+
+/* The web page's URL that the scheduler of state wrote (STATE/web.url),
+ * malloc'ed; NULL when it serves none. */
+char *runinfo_web_url(const char *state);
 
 /* Take an exclusive lock on path without waiting, creating the file.
  * Returns 0 with *fd (close-on-exec) when we hold it, 1 when another process

@@ -298,6 +298,7 @@ static int parse_up_flags(const struct cli_cmd *self, int argc, char **argv, con
 		{ "cpu-limit", required_argument, NULL, 'l' },
 		{ "mem-limit", required_argument, NULL, 'L' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "web", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t size;
@@ -343,6 +344,11 @@ static int parse_up_flags(const struct cli_cmd *self, int argc, char **argv, con
 		case 'n':
 			o->host_name = optarg;
 			break;
+		case 'w':
+			if (strcmp(optarg, "off") != 0 && !strchr(optarg, ':'))
+				goto bad_value;
+			o->web = optarg;
+			break;
 		default:
 			*rc = cli_usage_error(self, "unknown option or missing value: '%s'", argv[optind - 1]);
 			return -1;
@@ -354,7 +360,7 @@ static int parse_up_flags(const struct cli_cmd *self, int argc, char **argv, con
 	}
 	return 0;
 bad_value:
-	*rc = cli_usage_error(self, "bad value '%s' for --%s (e.g. --cpus 8, --mem 8G, --scratch-size 100G, --cpu-limit 90)",
+	*rc = cli_usage_error(self, "bad value '%s' for --%s (e.g. --cpus 8, --mem 8G, --scratch-size 100G, --cpu-limit 90, --web 127.0.0.1:8080)",
 			      optarg, longopts[idx].name);
 	return -1;
 }

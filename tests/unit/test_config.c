@@ -33,6 +33,7 @@ static void test_parse(void)
 		"[cluster]\nsched = head:7070\nmunge_socket = /run/munge/munge.socket.2\n"
 		"admin_group = parsa-admin\n\n"
 		"[sched]\nlisten = :7070\nlease = 1m\nhost_timeout = 15s\nfair_share_half_life = 12h\n\n"
+		"[web]\nlisten = 127.0.0.1:8470\n\n"
 		"[host]\nname = node7\nfeatures = avx512, bigmem\ncpus = 32\nmem = 256G\n"
 		"cpu_limit = 95\nmount = /parsa\ngpus = 4\n", 0644);
 	struct parsa_conf c;
@@ -42,6 +43,7 @@ static void test_parse(void)
 	is_str(c.sched, "head:7070", "sched");
 	is_str(c.admin_group, "parsa-admin", "admin_group");
 	is_str(c.listen, ":7070", "listen");
+	is_str(c.web_listen, "127.0.0.1:8470", "[web] listen");
 	is_int(c.lease_ms, 60000, "lease in ms");
 	is_int(c.host_timeout_ms, 15000, "host_timeout");
 	is_int(c.half_life_ms, 12 * 3600 * 1000LL, "fair_share_half_life");

@@ -97,8 +97,8 @@ int main(void)
 		sqlite3_stmt *s = NULL;
 
 		sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL);
-		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "5") == 0,
-		   "the database is at the newest version (5)");
+		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "6") == 0,
+		   "the database is at the newest version (6)");
 		sqlite3_finalize(s);
 		s = NULL;
 		/* Version 4: jobs carry their submission's token, one job a token. */
