@@ -4,6 +4,7 @@
 #include "engine_internal.h"
 #include "clock.h"
 #include "fairshare.h"
+#include "group_commit.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "notify.h"
@@ -120,6 +121,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	e->storage = storage;
 	e->model = model;
 	pthread_mutex_init(&e->lock, NULL);
+	e->submits = group_commit_create(engine_commit_submissions, e);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	rc = pthread_cond_init(&e->kick, &attr);
@@ -131,6 +133,7 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		errprintf(err, "cannot create condition variables: %s", strerror(rc));
 		fairshare_destroy(e->fair);
 		policy_destroy(e->policy);
+		group_commit_destroy(e->submits);
 		free(e);
 		return NULL;
 	}
@@ -229,6 +232,7 @@ void engine_destroy(struct engine *e)
 	pthread_cond_destroy(&e->kick);
 	pthread_cond_destroy(&e->changed);
 	pthread_mutex_destroy(&e->lock);
+	group_commit_destroy(e->submits);
 	fairshare_destroy(e->fair);
 	policy_destroy(e->policy);
 	free(e);

@@ -20,6 +20,7 @@
 #define PASS_HISTORY 4096
 
 struct fairshare;
+struct group_commit;
 struct lifecycle;
 struct policy;
 struct notify;
@@ -55,6 +56,7 @@ struct engine {
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
 	struct policy *policy;        /* teams and limits; read-only after create */
+	struct group_commit *submits; /* its own lock; takes lock to commit a group */
 };
 
 static inline bool job_ended(const struct job *job)
@@ -113,6 +115,11 @@ static inline struct timespec engine_deadline_in(int64_t ms)
 	}
 	return ts;
 }
+
+/* Commits a group of submissions (engine_submit.c; the group_commit_fn of
+ * e->submits). Takes e->lock itself. */
+struct group_item;
+void engine_commit_submissions(void *engine, struct group_item *const *items, size_t n);
 
 /* Would a job of user (uid) and team with job_instances in all, added of
  * them new, pass [limits] given what they hold? new_job: it is one more

@@ -7,18 +7,22 @@
 #include "store.h"
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 /* Statements prepared once at open, by index (their SQL: store.c). */
 enum stmt_id {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT_JOB, ST_JOB_BY_TOKEN, ST_INSERT_SPEC, ST_UPSERT_STAGE,
 	ST_UPSERT_INSTANCE, ST_UPSERT_HOST, ST_INSERT_EVENT, ST_LOAD_HOSTS, ST_LOAD_JOBS,
-	ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS, ST_COUNT
+	ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS,
+	ST_SAVEPOINT, ST_RELEASE, ST_ROLLBACK_TO,
+	ST_COUNT
 };
 
 struct store {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *stmt[ST_COUNT];
+	bool group_broken;      /* a job of the open group could not be undone */
 };
 
 /* Map a sqlite result to errno, log it with the extended code, and format
