@@ -120,6 +120,9 @@ int64_t engine_lease_ms(const struct engine *e);
  * copies at most max into out and returns how many; *total is how many passes
  * ran since the start. */
 size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total);
+/* Submissions committed since the start, and in how many transactions
+ * (groups: concurrent submissions share one, engine_submit). */
+void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions);
 
 /* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
