@@ -33,8 +33,11 @@ int64_t engine_now_ms(struct engine *e)
  * before the next one starts: a stream of submissions (each kicks) meets a
  * pass that holds the lock at most a tenth of the time, and each pass takes
  * all that came meanwhile. An idle machine's pass takes a fraction of a
- * millisecond, so a lone job waits for nothing it would notice. */
+ * millisecond, so a lone job waits for nothing it would notice; and a pass
+ * never rests longer than PASS_REST_MAX_NS, so a job's start is never put
+ * off by more than that. */
 #define PASS_REST_FACTOR 9
+#define PASS_REST_MAX_NS (50 * 1000000LL)
 
 static int64_t mono_ns(void)
 {
@@ -49,7 +52,7 @@ static int64_t mono_ns(void)
 static void *engine_main(void *arg)
 {
 	struct engine *e = arg;
-	int64_t rest_until = 0, t0;
+	int64_t rest_until = 0, t0, took;
 
 	pthread_mutex_lock(&e->lock);
 	while (!e->stopping) {
@@ -62,16 +65,21 @@ static void *engine_main(void *arg)
 		}
 		t0 = mono_ns();
 		if (t0 < rest_until) {
+			/* Asleep, not waiting on e->kick: the kicks that come
+			 * meanwhile (one per submission) wake nobody. */
 			struct timespec until = { .tv_sec = rest_until / 1000000000,
 						  .tv_nsec = rest_until % 1000000000 };
 
-			pthread_cond_timedwait(&e->kick, &e->lock, &until);
+			pthread_mutex_unlock(&e->lock);
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+			pthread_mutex_lock(&e->lock);
 			continue;
 		}
 		e->kicked = false;
 		engine_pass(e);
-		rest_until = mono_ns();
-		rest_until += PASS_REST_FACTOR * (rest_until - t0);
+		took = mono_ns() - t0;
+		rest_until = t0 + took + (took < PASS_REST_MAX_NS / PASS_REST_FACTOR
+						  ? took * PASS_REST_FACTOR : PASS_REST_MAX_NS);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return NULL;
