@@ -7,6 +7,7 @@
  * (sqlite's commit hook refuses it) fails the whole group and writes none. */
 #include "engine_internal.h"
 #include "group_commit.h"
+#include "sched_world.h"
 #include "store_internal.h"
 #include "tap.h"
 #include "util.h"
@@ -108,60 +109,35 @@ static void test_queue(void)
 
 /* ---- the engine's submissions ---- */
 
+/* The scheduler's half of a test world (sched_world.h), the database's path,
+ * and this process as the caller. */
 struct world {
-	char dir[64];
-	char *db, *vol;
-	struct store *store;
-	struct backend *storage;
-	struct model *model;
+	struct sched_world sw;
+	char *db;
 	struct engine *engine;
+	struct model *model;
+	struct store *store;
 	struct caller me;
 };
 
 static int world_start(struct world *w)
 {
-	struct engine_config cfg = { .host_timeout_ms = 10000, .timer_ms = 100,
-				     .sendmail = "/nonexistent/sendmail" };
-	char *err = NULL;
-	int ret = -1;
-
-	snprintf(w->dir, sizeof w->dir, "/tmp/parsa-test-group.XXXXXX");
-	if (!mkdtemp(w->dir))
+	if (sched_world_start(&w->sw, 1000) < 0)
 		return -1;
-	w->db = xasprintf("%s/parsa.db", w->dir);
-	w->vol = xasprintf("%s/storage", w->dir);
-	mkdir(w->vol, 0755);
+	w->db = xasprintf("%s/parsa.db", w->sw.dir);
+	w->engine = w->sw.engine;
+	w->model = w->sw.model;
+	w->store = w->sw.store;
 	w->me.uid = getuid();
 	w->me.gid = getgid();
-	w->store = store_open(w->db, &err);
-	w->storage = w->store ? backend_create(w->vol, &err) : NULL;
-	w->model = model_create();
-	if (!w->storage || store_load(w->store, w->model, &err) < 0)
-		goto out;
-	w->engine = engine_create(&cfg, w->store, w->storage, w->model, &err);
-	if (!w->engine || engine_start(w->engine, &err) < 0)
-		goto out;
-	ret = 0;
-out:
-	if (ret < 0)
-		diag("setup: %s", err ? err : strerror(errno));
-	free(err);
-	return ret;
+	return 0;
 }
 
 static void world_stop(struct world *w)
 {
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
-
-	engine_destroy(w->engine);
-	model_destroy(w->model);
-	backend_destroy(w->storage);
-	store_close(w->store);
-	if (system(cmd) != 0)
-		diag("cannot remove %s", w->dir);
-	free(cmd);
+	if (sched_world_stop(&w->sw) != 0)
+		diag("cannot remove %s", w->sw.dir);
 	free(w->db);
-	free(w->vol);
 }
 
 /* A number from the database through a connection of its own, as another
