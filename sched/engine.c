@@ -32,11 +32,12 @@ int64_t engine_now_ms(struct engine *e)
 /* After a pass, a kick waits this many times as long as the pass took
  * before the next one starts: a stream of submissions (each kicks) meets a
  * pass that holds the lock at most a tenth of the time, and each pass takes
- * all that came meanwhile. An idle machine's pass takes a fraction of a
- * millisecond, so a lone job waits for nothing it would notice; and a pass
- * never rests longer than PASS_REST_MAX_NS, so a job's start is never put
- * off by more than that. */
+ * all that came meanwhile. A pass shorter than PASS_REST_MIN_NS (an idle
+ * machine's takes a twentieth of a millisecond, one with a few hundred jobs a
+ * tenth) earns no rest: the next job starts at once; and a pass never rests
+ * longer than PASS_REST_MAX_NS, so a job's start is never put off by more. */
 #define PASS_REST_FACTOR 9
+#define PASS_REST_MIN_NS (200 * 1000LL)
 #define PASS_REST_MAX_NS (50 * 1000000LL)
 
 static int64_t mono_ns(void)
@@ -78,8 +79,11 @@ static void *engine_main(void *arg)
 		e->kicked = false;
 		engine_pass(e);
 		took = mono_ns() - t0;
-		rest_until = t0 + took + (took < PASS_REST_MAX_NS / PASS_REST_FACTOR
-						  ? took * PASS_REST_FACTOR : PASS_REST_MAX_NS);
+		if (took < PASS_REST_MIN_NS)
+			rest_until = 0;
+		else
+			rest_until = t0 + took + (took < PASS_REST_MAX_NS / PASS_REST_FACTOR
+							  ? took * PASS_REST_FACTOR : PASS_REST_MAX_NS);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return NULL;
