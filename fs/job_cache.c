@@ -24,6 +24,13 @@ struct slot {
 	struct slot *next;
 };
 
+/* One job of the last listing: what a stat of jobs/<id> needs. */
+struct owner_row {
+	int64_t id, submitted_ms;
+	uid_t uid;
+	gid_t gid;
+};
+
 struct job_cache {
 	struct sched_link *link;
 	struct backend *backend;
@@ -31,6 +38,12 @@ struct job_cache {
 	pthread_mutex_t lock;
 	struct slot *buckets[CACHE_BUCKETS];  /* protected by lock */
 	size_t count;                          /* protected by lock */
+	/* The last listing of jobs/, by id, for the stats that follow it (ls
+	 * -l) while young: one array, not an entry per job, and freed once
+	 * stale. Protected by lock. */
+	struct owner_row *listing;
+	size_t nlisting;
+	int64_t listing_ms;
 };
 
 static size_t bucket_of(int64_t id)
@@ -97,6 +110,7 @@ void job_cache_destroy(struct job_cache *cache)
 			free(s);
 		}
 	}
+	free(cache->listing);
 	pthread_mutex_destroy(&cache->lock);
 	free(cache);
 }
@@ -157,10 +171,8 @@ static void make_room_locked(struct job_cache *cache)
 	}
 }
 
-/* Takes over the caller's reference to m. With if_room, m is stored only
- * where it replaces an entry or fits without dropping one (a listing's owners
- * must not push out the entries of the jobs being read); otherwise it is put. */
-static void store(struct job_cache *cache, struct job_meta *m, bool if_room)
+/* Takes over the caller's reference to m. */
+static void store(struct job_cache *cache, struct job_meta *m)
 {
 	struct slot *s;
 
@@ -169,8 +181,6 @@ static void store(struct job_cache *cache, struct job_meta *m, bool if_room)
 	if (s) {
 		job_meta_put(s->meta);
 		s->meta = m;
-	} else if (if_room && cache->count >= CACHE_MAX) {
-		job_meta_put(m);
 	} else {
 		make_room_locked(cache);
 		s = xcalloc(1, sizeof *s);
@@ -264,7 +274,7 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
 {
 	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
-		store(cache, meta_from_json(id, job), false);
+		store(cache, meta_from_json(id, job));
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */
@@ -284,6 +294,40 @@ static struct job_meta *from_storage(struct job_cache *cache, int64_t id)
 	return m;
 }
 
+static int cmp_owner(const void *key, const void *row)
+{
+	int64_t x = *(const int64_t *)key, y = ((const struct owner_row *)row)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The owner of id from a young listing (a new entry, the caller's), or NULL;
+ * a stale listing is freed. */
+static struct job_meta *from_listing(struct job_cache *cache, int64_t id)
+{
+	struct job_meta *m = NULL;
+	const struct owner_row *row;
+	int64_t now = time_mono_ms();
+
+	pthread_mutex_lock(&cache->lock);
+	if (cache->listing && now - cache->listing_ms >= cache->ttl_ms) {
+		free(cache->listing);
+		cache->listing = NULL;
+		cache->nlisting = 0;
+	}
+	row = cache->listing ? bsearch(&id, cache->listing, cache->nlisting, sizeof *row, cmp_owner)
+			     : NULL;
+	if (row) {
+		m = meta_new(id);
+		m->uid = row->uid;
+		m->gid = row->gid;
+		m->submitted_ms = row->submitted_ms;
+		m->fetched_ms = cache->listing_ms;
+	}
+	pthread_mutex_unlock(&cache->lock);
+	return m;
+}
+
 static bool usable(const struct job_meta *m, int flags)
 {
 	return !(flags & JOB_NEED_STAGES) || m->full;
@@ -299,13 +343,17 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 	if (old && usable(old, flags) && !(flags & JOB_FRESH) && old->fetched_ms &&
 	    time_mono_ms() - old->fetched_ms < cache->ttl_ms)
 		return old;
+	if (!(flags & (JOB_FRESH | JOB_NEED_STAGES)) && (m = from_listing(cache, id))) {
+		job_meta_put(old);
+		return m;
+	}
 	m = fetch(cache, who, id);
 	if (m) {
 		job_meta_put(old);
 		/* Our reference first: once stored, a concurrent refresh or
 		 * forget of the same job may drop the cache's at any moment. */
 		meta_get(m);
-		store(cache, m, false);
+		store(cache, m);
 		return m;
 	}
 	saved = errno;
@@ -323,7 +371,7 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 		m = from_storage(cache, id);
 		if (m) {
 			atomic_store(&m->refs, 2);
-			store(cache, m, false);
+			store(cache, m);
 			return m;
 		}
 	}
@@ -367,19 +415,42 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* "id uid gid submitted_ms" lines (GET /v1/jobs?view=owners) into rows,
+ * in id order as sent; lines that do not parse are skipped. */
+static struct owner_row *parse_owners(char *text, size_t *n)
+{
+	size_t cap = 64;
+	struct owner_row *rows = xmalloc(cap * sizeof *rows);
+	char *line, *save = NULL;
+
+	*n = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long long id, uid, gid, ms;
+
+		if (sscanf(line, "%lld %lld %lld %lld", &id, &uid, &gid, &ms) != 4 || id <= 0)
+			continue;
+		if (*n == cap) {
+			cap *= 2;
+			rows = xrealloc(rows, cap * sizeof *rows);
+		}
+		rows[(*n)++] = (struct owner_row){ .id = id, .uid = (uid_t)uid, .gid = (gid_t)gid,
+						   .submitted_ms = ms };
+	}
+	return rows;
+}
+
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
 {
 	struct dir_ids d = { 0 };
-	struct job_meta *owners;
-	json_t *root, *jobs, *job;
-	int64_t now = time_mono_ms();
-	size_t i, nowners = 0;
+	struct owner_row *rows, *stale;
+	size_t nrows, len = 0;
+	char *text;
 	int saved;
 
 	*ids = NULL;
 	*n = 0;
-	root = sched_link_get_json(cache->link, who, "/v1/jobs");
-	if (!root) {
+	text = sched_link_get_text(cache->link, who, "/v1/jobs?view=owners", false, &len);
+	if (!text) {
 		saved = errno;
 		if (saved != ENOTCONN && saved != EIO)
 			return -1;
@@ -393,40 +464,18 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
-	/* The owners first, into one block, and the tree freed before the cache
-	 * is primed: cache entries made while walking the tree sat between its
-	 * nodes, and no page of a freed 7 MB tree could go back to the system. */
-	jobs = json_object_get(root, "jobs");
-	owners = xcalloc(json_array_size(jobs) + 1, sizeof *owners);
-	json_array_foreach(jobs, i, job) {
-		struct job_meta *o = &owners[nowners];
-
-		o->id = json_integer_value(json_object_get(job, "id"));
-		if (o->id <= 0)
-			continue;
-		owner_from_json(o, job);
-		nowners++;
-	}
-	json_decref(root);
-	d.ids = xcalloc(nowners + 1, sizeof *d.ids);
-	for (i = 0; i < nowners; i++) {
-		const struct job_meta *old;
-
-		d.ids[d.n++] = owners[i].id;
-		/* Keep a young entry (it may know the stages); refresh the owner otherwise. */
-		old = lookup(cache, owners[i].id);
-		if (!old || !old->fetched_ms || now - old->fetched_ms >= cache->ttl_ms) {
-			struct job_meta *m = meta_new(owners[i].id);
-
-			m->uid = owners[i].uid;
-			m->gid = owners[i].gid;
-			m->submitted_ms = owners[i].submitted_ms;
-			m->fetched_ms = now;
-			store(cache, m, true);
-		}
-		job_meta_put(old);
-	}
-	free(owners);
+	rows = parse_owners(text, &nrows);
+	free(text);
+	d.ids = xcalloc(nrows + 1, sizeof *d.ids);
+	for (size_t i = 0; i < nrows; i++)
+		d.ids[d.n++] = rows[i].id;
+	pthread_mutex_lock(&cache->lock);
+	stale = cache->listing;
+	cache->listing = rows;
+	cache->nlisting = nrows;
+	cache->listing_ms = time_mono_ms();
+	pthread_mutex_unlock(&cache->lock);
+	free(stale);
 	*ids = d.ids;
 	*n = d.n;
 	return 0;

@@ -61,9 +61,11 @@ void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job);
 /* Index of the stage called name in meta, or -1. */
 int job_meta_stage(const struct job_meta *meta, const char *name);
 
-/* Every job id, oldest first (GET /v1/jobs), filling the cache with owners on
- * the way. When the scheduler cannot be reached, the ids of the job folders on
- * the storage. *ids is malloc'ed. */
+/* The ids jobs/ lists, oldest first (GET /v1/jobs?view=owners: unfinished
+ * jobs and those ended within the scheduler's list_finished); their owners
+ * answer the stats that follow for a lifetime, from one array. When the
+ * scheduler cannot be reached, the ids of the job folders on the storage.
+ * *ids is malloc'ed. */
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n);
 
 /* The most entries the cache holds, whatever the length of jobs/. */

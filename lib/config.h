@@ -62,6 +62,9 @@ struct parsa_conf {
 	int64_t lease_ms;           /* silent this long: its instances are killed and requeued */
 	int64_t half_life_ms;       /* fair share: how fast past usage is forgotten */
 	int64_t retention_ms;       /* outputs of finished, un-kept jobs are deleted after this */
+	int64_t keep_finished_ms;   /* finished jobs stay in the scheduler's memory this long */
+	int64_t record_retention_ms; /* job records older than this are deleted (0: never) */
+	int64_t list_finished_ms;   /* jobs/ lists the jobs that ended this recently */
 	/* [host]: this machine */
 	char *name;
 	char **features;

@@ -1,9 +1,10 @@
 #include "api_cluster.h"
 #include "api_reply.h"
-
+#include "store.h"
 #include "util.h"
 #include "views.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 void api_cluster_hosts(struct call *c)
@@ -43,14 +44,22 @@ void api_cluster_status(struct call *c)
 {
 	struct engine *e = c->engine;
 	struct model *m = engine_model(e);
+	int64_t jobs[5];
 	int *up;
-	char *text, *fair, *full;
+	char *text, *fair, *full, *err = NULL;
 
 	engine_lock(e);
 	up = xcalloc(model_nhosts(m) + 1, sizeof *up);
 	for (size_t i = 0; i < model_nhosts(m); i++)
 		up[i] = engine_host_up(e, model_host_at(m, i));
-	text = views_cluster_status(m, up, engine_now_ms(e));
+	/* Every job the store has, not only those in memory. */
+	if (store_job_counts(engine_store(e), jobs, &err) < 0) {
+		engine_unlock(e);
+		free(up);
+		reply_errno(c, EIO, err);
+		return;
+	}
+	text = views_cluster_status(m, jobs, up, engine_now_ms(e));
 	fair = engine_fairshare_text(e);
 	engine_unlock(e);
 	free(up);

@@ -13,23 +13,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct job *job_arg(struct call *c, struct model *m)
+/* Lock held. A job no longer in memory is read back from the store. */
+static struct job *job_arg(struct call *c)
 {
 	int64_t id;
-	struct job *job;
+	struct job *job = NULL;
 	char msg[128];
 
-	if (api_parse_id(c->args[0], &id) < 0 || !(job = model_job(m, id))) {
+	if (api_parse_id(c->args[0], &id) == 0)
+		job = engine_job_get(c->engine, id);
+	if (!job && errno == EIO) {
+		snprintf(msg, sizeof msg, "job %s cannot be read from the database", c->args[0]);
+		reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	} else if (!job) {
 		snprintf(msg, sizeof msg, "no job %s", c->args[0]);
 		reply_error(c, MHD_HTTP_NOT_FOUND, msg);
-		return NULL;
 	}
 	return job;
 }
 
-static struct stage *stage_arg(struct call *c, struct model *m)
+static struct stage *stage_arg(struct call *c)
 {
-	struct job *job = job_arg(c, m);
+	struct job *job = job_arg(c);
 	char msg[256];
 	int idx;
 
@@ -92,65 +97,89 @@ out:
 	json_decref(json);
 }
 
-/* GET /v1/jobs: {"jobs":[summary, ...]}, written job by job into the answer's
- * text. A tree of 50,000 summaries and then its dump was three copies of a
- * 7 MB answer at once; this holds one summary and the text. */
+/* GET /v1/jobs: {"jobs":[summary, ...]} of what jobs/ lists (unfinished
+ * jobs and those that ended within list_finished), read from the store row
+ * by row into the answer's text: no job is loaded for it. ?uid=N: one
+ * user's. ?view=owners: "id uid gid submitted_ms" lines instead, what the
+ * mount needs to list and stat jobs/ (a tenth of the JSON's size). */
+struct list_out {
+	FILE *f;
+	size_t n;
+	bool owners;
+};
+
+static int list_one(void *arg, const struct store_job_row *row)
+{
+	struct list_out *o = arg;
+	json_t *summary;
+
+	if (o->owners) {
+		fprintf(o->f, "%lld %lld %lld %lld\n", (long long)row->id, (long long)row->uid,
+			(long long)row->gid, (long long)row->submitted_ms);
+		return 0;
+	}
+	summary = json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}", "id", (json_int_t)row->id,
+			    "name", row->name, "uid", (json_int_t)row->uid, "gid", (json_int_t)row->gid,
+			    "user", row->user, "team", row->team, "state", row->state,
+			    "submitted_ms", (json_int_t)row->submitted_ms);
+	if (o->n++)
+		fputc(',', o->f);
+	json_dumpf(summary, o->f, JSON_COMPACT);
+	json_decref(summary);
+	return 0;
+}
+
 void api_jobs_list(struct call *c)
 {
 	const char *uid_text = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "uid");
-	struct model *m = engine_model(c->engine);
+	const char *view = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "view");
+	struct list_out o = { .owners = view && strcmp(view, "owners") == 0 };
 	int64_t uid = -1;
-	char *text = NULL;
-	size_t len = 0, n = 0;
-	FILE *f;
+	char *text = NULL, *err = NULL;
+	size_t len = 0;
+	int rc;
 
 	if (uid_text && api_parse_num(uid_text, &uid) < 0)
 		uid = -2; /* matches nobody */
-	f = open_memstream(&text, &len);
-	if (!f) {
+	o.f = open_memstream(&text, &len);
+	if (!o.f) {
 		reply_errno(c, errno, NULL);
 		return;
 	}
-	fputs("{\"jobs\":[", f);
+	if (!o.owners)
+		fputs("{\"jobs\":[", o.f);
 	engine_lock(c->engine);
-	for (size_t i = 0; i < model_njobs(m); i++) {
-		const struct job *job = model_job_at(m, i);
-		json_t *summary;
-
-		if (!job || (uid != -1 && (int64_t)job->uid != uid))
-			continue;
-		summary = views_job_summary_json(job);
-		if (n++)
-			fputc(',', f);
-		json_dumpf(summary, f, JSON_COMPACT);
-		json_decref(summary);
-	}
+	rc = store_list_jobs(engine_store(c->engine),
+			     engine_now_ms(c->engine) - engine_list_finished_ms(c->engine), uid,
+			     list_one, &o, &err);
 	engine_unlock(c->engine);
-	fputs("]}", f);
-	if (ferror(f)) {
-		fclose(f);
+	if (!o.owners)
+		fputs("]}", o.f);
+	if (rc < 0 || ferror(o.f)) {
+		fclose(o.f);
 		free(text);
-		reply_errno(c, ENOMEM, NULL);
+		reply_errno(c, rc < 0 ? EIO : ENOMEM, err);
 		return;
 	}
-	fclose(f);
-	reply_json_text(c, MHD_HTTP_OK, text, len);
+	fclose(o.f);
+	if (o.owners)
+		reply_bytes(c, text, len);
+	else
+		reply_json_text(c, MHD_HTTP_OK, text, len);
 }
 
 void api_jobs_last(struct call *c)
 {
-	struct model *m = engine_model(c->engine);
 	int64_t id = 0;
+	char *err = NULL;
+	int found;
 
 	engine_lock(c->engine);
-	for (size_t i = model_njobs(m); i-- > 0 && !id; ) {
-		const struct job *job = model_job_at(m, i);
-
-		if (job && job->uid == c->who.uid)
-			id = job->id;
-	}
+	found = store_last_job(engine_store(c->engine), c->who.uid, &id, &err);
 	engine_unlock(c->engine);
-	if (!id)
+	if (found < 0)
+		reply_errno(c, EIO, err);
+	else if (!found)
 		reply_error(c, MHD_HTTP_NOT_FOUND, "you have no job");
 	else
 		reply_json(c, MHD_HTTP_OK, json_pack("{s:I}", "id", (json_int_t)id));
@@ -169,7 +198,7 @@ static void job_view(struct call *c, enum job_view view)
 	size_t nhosts, len = 0;
 
 	engine_lock(e);
-	job = job_arg(c, engine_model(e));
+	job = job_arg(c);
 	if (job) {
 		switch (view) {
 		case VIEW_JSON:
@@ -237,7 +266,7 @@ void api_jobs_stage_status(struct call *c)
 	char *text = NULL;
 
 	engine_lock(e);
-	stage = stage_arg(c, engine_model(e));
+	stage = stage_arg(c);
 	if (stage)
 		text = views_stage_status(stage, engine_now_ms(e));
 	engine_unlock(e);
@@ -248,7 +277,7 @@ void api_jobs_stage_status(struct call *c)
 /* The instance the call's path names, or NULL when it replied 404. Lock held. */
 static struct instance *instance_arg(struct call *c)
 {
-	struct stage *stage = stage_arg(c, engine_model(c->engine));
+	struct stage *stage = stage_arg(c);
 	int64_t idx;
 
 	if (!stage)

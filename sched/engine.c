@@ -109,30 +109,26 @@ static int64_t now_op(void *arg)
 
 static const char *job_state_op(void *arg, int64_t id)
 {
-	const struct job *job = model_job(engine_model(arg), id);
+	enum job_state state;
 
-	return job ? job_state_name(job->state) : NULL;
+	return engine_job_state_of(arg, id, &state) == 1 ? job_state_name(state) : NULL;
 }
 
-/* Fair share is not stored: rebuild it from every instance that ran. */
-static void fair_load(struct engine *e)
+/* Fair share starts from the store's hourly usage: 30 half-lives back is
+ * all that still counts (under a billionth), and no instance need be loaded. */
+static void fair_add_hour(void *arg, const char *team, int64_t hour, double cpu_s)
 {
-	for (size_t j = 0; j < model_njobs(e->model); j++) {
-		const struct job *job = model_job_at(e->model, j);
+	struct engine *e = arg;
+	int64_t at = hour * 3600000 + 1800000, now = engine_now_ms(e);
 
-		for (size_t s = 0; job && s < job->nstages; s++) {
-			const struct stage *stage = &job->stages[s];
+	fairshare_charge(e->fair, team, cpu_s, at < now ? at : now);
+}
 
-			for (size_t i = 0; i < stage->ninst; i++) {
-				const struct instance *inst = stage->inst[i];
+static int fair_load(struct engine *e, char **err)
+{
+	int64_t since_ms = engine_now_ms(e) - 30 * fairshare_half_life_ms(e->fair);
 
-				if (inst->started_ms > 0 && inst->ended_ms > inst->started_ms)
-					fairshare_charge(e->fair, job->team, stage->spec->cpus *
-							 (double)(inst->ended_ms - inst->started_ms) / 1000.0,
-							 inst->ended_ms);
-			}
-		}
-	}
+	return store_usage_since(e->store, since_ms > 0 ? since_ms / 3600000 : 0, fair_add_hour, e, err);
 }
 
 struct engine *engine_create(const struct engine_config *cfg, struct store *store,
@@ -151,6 +147,10 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		e->cfg.timer_ms = 1000;
 	if (e->cfg.lease_ms <= 0)
 		e->cfg.lease_ms = 30000;
+	if (e->cfg.keep_finished_ms <= 0)
+		e->cfg.keep_finished_ms = ENGINE_KEEP_FINISHED_MS;
+	if (e->cfg.list_finished_ms <= 0)
+		e->cfg.list_finished_ms = ENGINE_LIST_FINISHED_MS;
 	e->fair = fairshare_create(e->cfg.half_life_ms);
 	e->policy = policy_create(cfg->conf);
 	/* The engine reads the config only here: the caller may free it. */
@@ -200,7 +200,10 @@ int engine_start(struct engine *e, char **err)
 
 	pthread_mutex_lock(&e->lock);
 	e->started_mono = mono;
-	fair_load(e);
+	if (fair_load(e, err) < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return -1;
+	}
 	for (size_t j = 0; j < model_nactive(e->model); j++) {
 		struct job *job = model_active_at(e->model, j);
 
@@ -279,6 +282,8 @@ void engine_destroy(struct engine *e)
 void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
 void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
 struct model *engine_model(struct engine *e) { return e->model; }
+struct store *engine_store(struct engine *e) { return e->store; }
+int64_t engine_list_finished_ms(const struct engine *e) { return e->cfg.list_finished_ms; }
 
 int64_t engine_lease_ms(const struct engine *e)
 {

@@ -34,7 +34,14 @@ struct engine_config {
 				    * deleted (sched/lifecycle.h); 0 = never */
 	const struct parsa_conf *conf; /* [teams] and [limits] (sched/policy.h), read at
 				    * engine_create; NULL: the built-in limits only */
+	int64_t keep_finished_ms;  /* a finished job stays in memory this long (1 h) */
+	int64_t record_retention_ms; /* job records that ended longer ago are deleted; 0 = never */
+	int64_t list_finished_ms;  /* jobs/ lists jobs that ended this recently (30 d) */
 };
+
+/* The defaults of keep_finished and of what jobs/ lists. */
+#define ENGINE_KEEP_FINISHED_MS (3600LL * 1000)
+#define ENGINE_LIST_FINISHED_MS (30LL * 24 * 3600 * 1000)
 
 /* Who is acting: the socket peer, or whom a trusted peer acts for. */
 struct caller {
@@ -60,6 +67,14 @@ void engine_destroy(struct engine *e);
 void engine_lock(struct engine *e);
 void engine_unlock(struct engine *e);
 struct model *engine_model(struct engine *e);
+/* Job id for a view or a command (lock held): resident, or read back from
+ * the store (it then stays in the model a little while). NULL with errno
+ * ENOENT (no such job) or EIO (the store failed). */
+struct job *engine_job_get(struct engine *e, int64_t id);
+/* The store, for views that cover every job (lists, counts); lock held. */
+struct store *engine_store(struct engine *e);
+/* What jobs/ lists: jobs that ended within this (engine_config.list_finished_ms). */
+int64_t engine_list_finished_ms(const struct engine *e);
 /* The hosts as placement sees them now (lock held); the caller frees *out. */
 size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
 /* The host's runner is stopping on purpose: the host is down until it

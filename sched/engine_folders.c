@@ -149,20 +149,14 @@ void engine_folders_at_start(struct engine *e)
 size_t engine_lifecycle_ended_before(void *arg, int64_t cutoff_ms, int64_t **ids)
 {
 	struct engine *e = arg;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
+	char *err = NULL;
 
-	*ids = NULL;
+	/* Every job in the store, not only those in memory. */
 	pthread_mutex_lock(&e->lock);
-	for (size_t j = 0; j < model_njobs(e->model); j++) {
-		const struct job *job = model_job_at(e->model, j);
-
-		if (!job || !job_ended(job) || job->ended_ms <= 0 || job->ended_ms >= cutoff_ms)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			*ids = xrealloc(*ids, cap * sizeof **ids);
-		}
-		(*ids)[n++] = job->id;
+	if (store_ended_between(e->store, 0, cutoff_ms, ids, &n, &err) < 0) {
+		log_warnx("retention: %s", err ? err : "?");
+		free(err);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return n;
@@ -174,7 +168,7 @@ void engine_lifecycle_note(void *arg, int64_t id, const char *text)
 	struct job *job;
 
 	pthread_mutex_lock(&e->lock);
-	job = model_job(e->model, id);
+	job = engine_job_get(e, id);
 	if (job) {
 		model_job_event(e->model, job, engine_now(e), "%s", text);
 		model_dirty_job(e->model, job);

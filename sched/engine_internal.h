@@ -56,6 +56,12 @@ struct engine {
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
 	struct policy *policy;        /* teams and limits; read-only after create */
+	struct {                      /* engine_history.c; protected by lock */
+		size_t nloaded;       /* jobs read back for views, held now */
+		int64_t swept_mono;
+		int64_t retention_next_ms; /* the engine's clock */
+		uint64_t records_deleted;
+	} history;
 	struct group_commit *submits; /* its own lock; takes lock to commit a group */
 };
 
@@ -164,6 +170,15 @@ static inline bool stage_deps_ready(const struct job *job, const struct stage *s
 	}
 	return true;
 }
+
+/* ---- engine_history.c: finished jobs leave memory ---- */
+
+/* The state of job id, resident or not: 1, 0 when there is no such job. */
+int engine_job_state_of(struct engine *e, int64_t id, enum job_state *state);
+/* From the pass: finished jobs past keep_finished (and jobs read back that
+ * nobody looked at lately) leave the model; a batch of record retention. */
+void engine_history_sweep(struct engine *e, int64_t now, int64_t mono);
+void engine_history_retention(struct engine *e, int64_t now, int64_t mono);
 
 /* ---- engine_state.c: state changes ---- */
 

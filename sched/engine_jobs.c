@@ -219,10 +219,12 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 	}
 	name = ident_user_name(who->uid);
 	pthread_mutex_lock(&e->lock);
-	job = model_job(e->model, id);
+	job = engine_job_get(e, id);
 	if (!job) {
-		errno = ENOENT;
-		errprintf(err, "no job %lld", (long long)id);
+		if (errno == ENOENT)
+			errprintf(err, "no job %lld", (long long)id);
+		else
+			errprintf(err, "job %lld cannot be read from the database", (long long)id);
 		goto out;
 	}
 	if (who->uid != 0 && who->uid != job->uid && !engine_is_admin(e, who)) {
@@ -253,13 +255,15 @@ int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t ti
 	struct timespec until = engine_deadline_in(timeout_ms > 0 ? timeout_ms : 0);
 	struct stage *stage = NULL;
 	struct job *job;
-	int ret = -1;
+	int ret = -1, rc;
 
 	pthread_mutex_lock(&e->lock);
-	job = model_job(e->model, id);
+	job = engine_job_get(e, id);
 	if (!job) {
-		errno = ENOENT;
-		errprintf(err, "no job %lld", (long long)id);
+		if (errno == ENOENT)
+			errprintf(err, "no job %lld", (long long)id);
+		else
+			errprintf(err, "job %lld cannot be read from the database", (long long)id);
 		goto out;
 	}
 	if (stage_name) {
@@ -278,7 +282,16 @@ int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t ti
 		*done = job_ended(job) || (stage && stage_ended(stage));
 		if (*done || e->stopping)
 			break;
-		if (pthread_cond_timedwait(&e->changed, &e->lock, &until) == ETIMEDOUT) {
+		rc = pthread_cond_timedwait(&e->changed, &e->lock, &until);
+		/* Finished jobs leave memory (engine_history.c): look again. */
+		job = engine_job_get(e, id);
+		if (!job) {
+			errno = EIO;
+			errprintf(err, "job %lld cannot be read from the database", (long long)id);
+			goto out;
+		}
+		stage = stage_name ? &job->stages[spec_stage_index(job->spec, stage_name)] : NULL;
+		if (rc == ETIMEDOUT) {
 			*done = job_ended(job) || (stage && stage_ended(stage));
 			break;
 		}

@@ -366,6 +366,10 @@ void engine_pass(struct engine *e)
 		log_info("slow pass: %.0f ms (roll-up %.0f, placement %.0f of %zu, commit %.0f)", ms,
 			 elapsed_ms(&a, &c), elapsed_ms(&c, &d), placed, elapsed_ms(&d, &b));
 	pthread_cond_broadcast(&e->changed);
+	/* After the pass's own work and outside its duration: finished jobs
+	 * leave memory, a batch of old records goes. */
+	engine_history_sweep(e, now, time_mono_ms());
+	engine_history_retention(e, now, time_mono_ms());
 	if (placed)
 		log_debug("pass: %zu placed in %lld ms", placed, (long long)(time_mono_ms() - t0));
 }

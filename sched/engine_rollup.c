@@ -20,15 +20,16 @@ static int job_deps(struct engine *e, const struct job *job, int64_t *failed)
 	int ready = 1;
 
 	for (size_t i = 0; i < job->spec->nafter_jobs; i++) {
-		struct job *dep = model_job(e->model, job->spec->after_jobs[i]);
+		enum job_state state;
 
-		if (!dep)
+		/* A job whose record retention deleted ended long ago: done. */
+		if (engine_job_state_of(e, job->spec->after_jobs[i], &state) != 1)
 			continue;
-		if (dep->state == JOB_FAILED || dep->state == JOB_CANCELLED) {
-			*failed = dep->id;
+		if (state == JOB_FAILED || state == JOB_CANCELLED) {
+			*failed = job->spec->after_jobs[i];
 			return -1;
 		}
-		if (dep->state != JOB_SUCCEEDED)
+		if (state != JOB_SUCCEEDED)
 			ready = 0;
 	}
 	return ready;
@@ -197,10 +198,11 @@ void engine_update_job(struct engine *e, struct job *job, int64_t now)
 		int deps = job_deps(e, job, &failed_dep);
 
 		if (deps < 0) {
-			struct job *dep = model_job(e->model, failed_dep);
+			enum job_state dep = JOB_FAILED;
 
+			engine_job_state_of(e, failed_dep, &dep);
 			snprintf(reason, sizeof reason, "dependency job %lld %s", (long long)failed_dep,
-				 dep && dep->state == JOB_CANCELLED ? "was cancelled" : "failed");
+				 dep == JOB_CANCELLED ? "was cancelled" : "failed");
 			engine_begin_ending(e, job, ENDING_FAIL, reason, now);
 		} else if (deps == 0) {
 			return;

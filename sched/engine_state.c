@@ -88,9 +88,12 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	inst->exit_code = code;
 	inst->signal = sig;
 	/* Fair share charges what was reserved for as long as it ran. */
-	if (inst->started_ms > 0 && inst->ended_ms > inst->started_ms)
-		fairshare_charge(e->fair, job->team,
-				 ss->cpus * (double)(inst->ended_ms - inst->started_ms) / 1000.0, now);
+	if (inst->started_ms > 0 && inst->ended_ms > inst->started_ms) {
+		double cpu_s = ss->cpus * (double)(inst->ended_ms - inst->started_ms) / 1000.0;
+
+		fairshare_charge(e->fair, job->team, cpu_s, now);
+		model_charge(e->model, job, now, cpu_s);
+	}
 	if (code == 0 && sig == 0 && !reason) {
 		model_set_state(e->model, inst, INST_SUCCEEDED);
 		engine_set_reason(inst, "");

@@ -84,7 +84,9 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 	int64_t next_inst;
 
 	for (size_t i = 0; i < spec->nafter_jobs; i++) {
-		if (!model_job(e->model, spec->after_jobs[i])) {
+		enum job_state state;
+
+		if (engine_job_state_of(e, spec->after_jobs[i], &state) != 1) {
 			errno = EINVAL;
 			errprintf(err, "%s: after = %lld: no such job", filename,
 				  (long long)spec->after_jobs[i]);
@@ -397,7 +399,7 @@ json_t *engine_job_meta_json(struct engine *e, int64_t id)
 	const struct job *job;
 
 	pthread_mutex_lock(&e->lock);
-	job = model_job(e->model, id);
+	job = engine_job_get(e, id);
 	if (job) {
 		for (size_t s = 0; s < job->nstages; s++)
 			json_array_append_new(stages, json_pack("{s:s,s:I}", "name", job->stages[s].spec->name,

@@ -54,7 +54,8 @@ static void usage(FILE *out)
 		"usage: parsa-sched [--config FILE] [--state DIR] [--socket PATH] [--storage URL]\n"
 		"                   [--listen HOST:PORT] [--munge-socket PATH] [--admin-group GROUP]\n"
 		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
-		"                   [-v] [--log-stderr]\n"
+		"                   [--keep-finished DURATION] [--record-retention DURATION]\n"
+		"                   [--list-finished DURATION] [-v] [--log-stderr]\n"
 		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
 		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
@@ -64,6 +65,12 @@ static void usage(FILE *out)
 		"                  nfs://server/export[/folder][?timeout=SECONDS]\n"
 		"  --retention D   delete the outputs of finished, un-kept jobs older than D\n"
 		"                  (e.g. 30d; default: never)\n"
+		"  --keep-finished D   finished jobs stay in memory this long (default 1h; then\n"
+		"                      they are read from the database when asked)\n"
+		"  --record-retention D delete the records of jobs that ended longer ago than D\n"
+		"                      (default: keep forever)\n"
+		"  --list-finished D   jobs/ lists the jobs that ended this recently (default 30d;\n"
+		"                      older ids still resolve)\n"
 		"  --listen HOST:PORT  also serve the API on TCP (every request authenticated with munge)\n"
 		"  --munge-socket PATH munged's socket (default /run/munge/munge.socket.2)\n"
 		"  --admin-group GROUP may drain hosts and act on anybody's job\n"
@@ -127,6 +134,12 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
 	cfg->half_life_ms = c->half_life_ms;
 	if (!cfg->retention_ms)
 		cfg->retention_ms = c->retention_ms;
+	if (!cfg->keep_finished_ms)
+		cfg->keep_finished_ms = c->keep_finished_ms;
+	if (!cfg->record_retention_ms)
+		cfg->record_retention_ms = c->record_retention_ms;
+	if (!cfg->list_finished_ms)
+		cfg->list_finished_ms = c->list_finished_ms;
 	if (s->admin_group) {
 		struct group gr, *res = NULL;
 		char buf[16384];
@@ -165,6 +178,9 @@ int main(int argc, char **argv)
 		{ "lease", required_argument, NULL, 'E' },
 		{ "clock-file", required_argument, NULL, 'K' },
 		{ "sendmail", required_argument, NULL, 'W' },
+		{ "keep-finished", required_argument, NULL, 'F' },
+		{ "record-retention", required_argument, NULL, 'D' },
+		{ "list-finished", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -172,6 +188,7 @@ int main(int argc, char **argv)
 	struct sched s = { .lock_fd = -1, .log_stderr = 1 };
 	sigset_t sigs;
 	char *err = NULL;
+	int64_t load_ms;
 	int opt, sig, status = 1;
 
 	while ((opt = getopt_long(argc, argv, "vh", options, NULL)) != -1) {
@@ -221,19 +238,29 @@ int main(int argc, char **argv)
 			s.admin_group = xstrdup(optarg);
 			break;
 		case 'H':
-		case 'E': {
+		case 'E':
+		case 'F':
+		case 'D':
+		case 'I': {
+			static const struct { int opt; const char *name; size_t at; } durations[] = {
+				{ 'H', "host-timeout", offsetof(struct engine_config, host_timeout_ms) },
+				{ 'E', "lease", offsetof(struct engine_config, lease_ms) },
+				{ 'F', "keep-finished", offsetof(struct engine_config, keep_finished_ms) },
+				{ 'D', "record-retention", offsetof(struct engine_config, record_retention_ms) },
+				{ 'I', "list-finished", offsetof(struct engine_config, list_finished_ms) },
+			};
 			uint64_t secs;
+			size_t d = 0;
 
+			while (durations[d].opt != opt)
+				d++;
 			if (parse_duration(optarg, &secs) < 0 || secs == 0) {
 				fprintf(stderr, "parsa-sched: --%s '%s': expected a duration such as 30s\n",
-					opt == 'H' ? "host-timeout" : "lease", optarg);
+					durations[d].name, optarg);
 				status = 2;
 				goto out;
 			}
-			if (opt == 'H')
-				cfg.host_timeout_ms = (int64_t)secs * 1000;
-			else
-				cfg.lease_ms = (int64_t)secs * 1000;
+			*(int64_t *)((char *)&cfg + durations[d].at) = (int64_t)secs * 1000;
 			break;
 		}
 		case 'K':
@@ -296,14 +323,18 @@ int main(int argc, char **argv)
 	s.storage = backend_create(s.storage_url, &err);
 	if (!s.storage)
 		goto fail;
-	s.model = model_create();
-	if (store_load(s.store, s.model, &err) < 0)
-		goto fail;
-	log_info("state %s: %zu jobs (%zu unfinished), %zu hosts", s.db_path,
-		 model_njobs(s.model) - 1, model_nactive(s.model), model_nhosts(s.model));
 	s.clock = clock_create(s.clock_file);
 	if (s.clock_file)
 		log_info("time comes from the clock file %s (a test facility)", s.clock_file);
+	s.model = model_create();
+	load_ms = time_mono_ms();
+	if (store_load(s.store, s.model, clock_now_ms(s.clock) - (cfg.keep_finished_ms > 0 ?
+			cfg.keep_finished_ms : ENGINE_KEEP_FINISHED_MS), &err) < 0)
+		goto fail;
+	log_info("state %s: %zu jobs in memory (%zu unfinished), next id %lld, %zu hosts; "
+		 "loaded in %lld ms", s.db_path, model_nresident(s.model), model_nactive(s.model),
+		 (long long)model_next_job_id(s.model), model_nhosts(s.model),
+		 (long long)(time_mono_ms() - load_ms));
 	cfg.clock = s.clock;
 	cfg.sendmail = s.sendmail;
 	cfg.conf = &s.conf;

@@ -18,12 +18,18 @@
 	} while (0)
 
 struct model {
-	struct job **jobs;          /* indexed by id; NULL for ids never committed */
-	size_t njobs, jobs_cap;     /* njobs = highest id + 1 */
+	struct job **jobs;          /* indexed by id; NULL for ids not resident */
+	size_t njobs, jobs_cap;     /* njobs = the next job id */
+	size_t nresident;           /* jobs held */
 	struct job **active;        /* not ended, by id */
 	size_t nactive, active_cap;
-	struct instance **insts;    /* indexed by id */
-	size_t ninsts, insts_cap;
+	/* Resident instances by id: a hash chained through inst->by_id_next,
+	 * since ids of jobs long gone would make an array by id grow for good. */
+	struct instance **inst_buckets;
+	size_t ninst_buckets, ninsts_held;
+	int64_t next_inst_id;
+	struct model_charge *charges;   /* usage to write with the next flush */
+	size_t ncharges, charges_cap;
 	struct host **hosts;        /* in registration order */
 	size_t nhosts, hosts_cap;
 	struct model_dirty dirty;
@@ -56,13 +62,13 @@ struct model *model_create(void)
 {
 	struct model *m = xcalloc(1, sizeof *m);
 
-	/* Ids start at 1: slot 0 stays empty in both tables. */
+	/* Ids start at 1: slot 0 stays empty. */
 	m->njobs = 1;
-	m->ninsts = 1;
 	m->jobs = xcalloc(1, sizeof *m->jobs);
 	m->jobs_cap = 1;
-	m->insts = xcalloc(1, sizeof *m->insts);
-	m->insts_cap = 1;
+	m->next_inst_id = 1;
+	m->ninst_buckets = 1024;
+	m->inst_buckets = xcalloc(m->ninst_buckets, sizeof *m->inst_buckets);
 	return m;
 }
 
@@ -123,7 +129,12 @@ void model_destroy(struct model *m)
 		model_job_free(m->jobs[i]);
 	free(m->jobs);
 	free(m->active);
-	free(m->insts);
+	free(m->inst_buckets);
+	for (size_t i = 0; i < m->ncharges; i++) {
+		free(m->charges[i].team);
+		free(m->charges[i].user);
+	}
+	free(m->charges);
 	for (size_t i = 0; i < m->nhosts; i++)
 		host_free(m->hosts[i]);
 	free(m->hosts);
@@ -142,9 +153,22 @@ struct job *model_job(struct model *m, int64_t id)
 }
 
 size_t model_njobs(struct model *m) { return m->njobs; }
+size_t model_nresident(struct model *m) { return m->nresident; }
 struct job *model_job_at(struct model *m, size_t i) { return i < m->njobs ? m->jobs[i] : NULL; }
 int64_t model_next_job_id(struct model *m) { return (int64_t)m->njobs; }
-int64_t model_next_instance_id(struct model *m) { return (int64_t)m->ninsts; }
+int64_t model_next_instance_id(struct model *m) { return m->next_inst_id; }
+
+static void grow_ptrs(void ***arr, size_t *cap, size_t need);
+
+void model_set_next_ids(struct model *m, int64_t job_id, int64_t inst_id)
+{
+	if (job_id > (int64_t)m->njobs) {
+		grow_ptrs((void ***)&m->jobs, &m->jobs_cap, (size_t)job_id);
+		m->njobs = (size_t)job_id;
+	}
+	if (inst_id > m->next_inst_id)
+		m->next_inst_id = inst_id;
+}
 size_t model_nactive(struct model *m) { return m->nactive; }
 struct job *model_active_at(struct model *m, size_t i) { return i < m->nactive ? m->active[i] : NULL; }
 
@@ -167,6 +191,7 @@ void model_activate(struct model *m, struct job *job)
 {
 	size_t at;
 
+	job->loaded = false;    /* read back from the store, now live again */
 	for (size_t i = 0; i < m->nactive; i++)
 		if (m->active[i] == job)
 			return;
@@ -177,11 +202,53 @@ void model_activate(struct model *m, struct job *job)
 	m->active[at] = job;
 }
 
+static size_t inst_bucket(const struct model *m, int64_t id)
+{
+	return (size_t)(((uint64_t)id * 11400714819323198485ull) >> 40) & (m->ninst_buckets - 1);
+}
+
 struct instance *model_instance(struct model *m, int64_t id)
 {
-	if (id <= 0 || (size_t)id >= m->ninsts)
-		return NULL;
-	return m->insts[id];
+	struct instance *inst = m->inst_buckets[inst_bucket(m, id)];
+
+	while (inst && inst->id != id)
+		inst = inst->by_id_next;
+	return inst;
+}
+
+/* Twice the buckets once there are more instances than buckets. */
+static void inst_rehash(struct model *m)
+{
+	size_t old_n = m->ninst_buckets;
+	struct instance **old = m->inst_buckets;
+
+	m->ninst_buckets = old_n * 2;
+	m->inst_buckets = xcalloc(m->ninst_buckets, sizeof *m->inst_buckets);
+	for (size_t b = 0; b < old_n; b++) {
+		struct instance *inst = old[b], *next;
+
+		for (; inst; inst = next) {
+			size_t nb = inst_bucket(m, inst->id);
+
+			next = inst->by_id_next;
+			inst->by_id_next = m->inst_buckets[nb];
+			m->inst_buckets[nb] = inst;
+		}
+	}
+	free(old);
+}
+
+static void inst_unhash(struct model *m, struct instance *inst)
+{
+	struct instance **pp = &m->inst_buckets[inst_bucket(m, inst->id)];
+
+	while (*pp && *pp != inst)
+		pp = &(*pp)->by_id_next;
+	if (*pp) {
+		*pp = inst->by_id_next;
+		inst->by_id_next = NULL;
+		m->ninsts_held--;
+	}
 }
 
 struct job *model_job_new(int64_t id, struct spec *spec)
@@ -215,12 +282,16 @@ static void grow_ptrs(void ***arr, size_t *cap, size_t need)
 
 void model_add_instance(struct model *m, struct instance *inst)
 {
-	size_t id = (size_t)inst->id;
+	size_t b;
 
-	grow_ptrs((void ***)&m->insts, &m->insts_cap, id + 1);
-	m->insts[id] = inst;
-	if (id + 1 > m->ninsts)
-		m->ninsts = id + 1;
+	if (m->ninsts_held >= m->ninst_buckets)
+		inst_rehash(m);
+	b = inst_bucket(m, inst->id);
+	inst->by_id_next = m->inst_buckets[b];
+	m->inst_buckets[b] = inst;
+	m->ninsts_held++;
+	if (inst->id + 1 > m->next_inst_id)
+		m->next_inst_id = inst->id + 1;
 }
 
 void model_add_job(struct model *m, struct job *job)
@@ -228,6 +299,8 @@ void model_add_job(struct model *m, struct job *job)
 	size_t id = (size_t)job->id;
 
 	grow_ptrs((void ***)&m->jobs, &m->jobs_cap, id + 1);
+	if (!m->jobs[id])
+		m->nresident++;
 	m->jobs[id] = job;
 	if (id + 1 > m->njobs)
 		m->njobs = id + 1;
@@ -252,21 +325,32 @@ void model_add_job(struct model *m, struct job *job)
 
 void model_forget_job(struct model *m, struct job *job)
 {
-	for (size_t s = 0; s < job->nstages; s++) {
-		for (size_t i = 0; i < job->stages[s].ninst; i++) {
-			size_t id = (size_t)job->stages[s].inst[i]->id;
-
-			if (id < m->ninsts && m->insts[id] == job->stages[s].inst[i])
-				m->insts[id] = NULL;
-		}
-	}
-	if ((size_t)job->id < m->njobs && m->jobs[job->id] == job)
+	for (size_t s = 0; s < job->nstages; s++)
+		for (size_t i = 0; i < job->stages[s].ninst; i++)
+			inst_unhash(m, job->stages[s].inst[i]);
+	if ((size_t)job->id < m->njobs && m->jobs[job->id] == job) {
 		m->jobs[job->id] = NULL;
+		m->nresident--;
+	}
 	DROP_OF_JOB(m->active, m->nactive, m->active[i_] == job);
 	DROP_OF_JOB(m->dirty.jobs, m->dirty.njobs, m->dirty.jobs[i_] == job);
 	DROP_OF_JOB(m->dirty.stages, m->dirty.nstages, m->dirty.stages[i_]->job == job);
 	DROP_OF_JOB(m->dirty.insts, m->dirty.ninsts, m->dirty.insts[i_]->job == job);
 	model_job_free(job);
+}
+
+void model_undirty_job(struct model *m, struct job *job)
+{
+	DROP_OF_JOB(m->dirty.jobs, m->dirty.njobs, m->dirty.jobs[i_] == job);
+	DROP_OF_JOB(m->dirty.stages, m->dirty.nstages, m->dirty.stages[i_]->job == job);
+	DROP_OF_JOB(m->dirty.insts, m->dirty.ninsts, m->dirty.insts[i_]->job == job);
+	job->dirty = false;
+	job->nflushed_events = job->nevents;
+	for (size_t s = 0; s < job->nstages; s++) {
+		job->stages[s].dirty = false;
+		for (size_t i = 0; i < job->stages[s].ninst; i++)
+			job->stages[s].inst[i]->dirty = false;
+	}
 }
 
 struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const char *item)
@@ -417,6 +501,27 @@ const struct model_dirty *model_dirty(struct model *m)
 	return &m->dirty;
 }
 
+void model_charge(struct model *m, const struct job *job, int64_t ended_ms, double cpu_s)
+{
+	struct model_charge *c;
+
+	if (m->ncharges == m->charges_cap) {
+		m->charges_cap = m->charges_cap ? m->charges_cap * 2 : 16;
+		m->charges = xrealloc(m->charges, m->charges_cap * sizeof *m->charges);
+	}
+	c = &m->charges[m->ncharges++];
+	c->hour = ended_ms / 3600000;
+	c->team = xstrdup(job->team ? job->team : "");
+	c->user = xstrdup(job->user ? job->user : "");
+	c->cpu_s = cpu_s;
+}
+
+const struct model_charge *model_charges(struct model *m, size_t *n)
+{
+	*n = m->ncharges;
+	return m->charges;
+}
+
 void model_clean(struct model *m)
 {
 	for (size_t i = 0; i < m->dirty.njobs; i++) {
@@ -431,6 +536,11 @@ void model_clean(struct model *m)
 	for (size_t i = 0; i < m->dirty.nhosts; i++)
 		m->dirty.hosts[i]->dirty = false;
 	m->dirty.njobs = m->dirty.nstages = m->dirty.ninsts = m->dirty.nhosts = 0;
+	for (size_t i = 0; i < m->ncharges; i++) {
+		free(m->charges[i].team);
+		free(m->charges[i].user);
+	}
+	m->ncharges = 0;
 }
 
 struct host *model_host(struct model *m, const char *name)

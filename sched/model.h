@@ -59,6 +59,7 @@ struct instance {
 	double progress_total;    /* 0 = none reported */
 	int64_t progress_ms;      /* when it came */
 	bool dirty;
+	struct instance *by_id_next;  /* the model's hash of instances by id */
 };
 
 struct stage {
@@ -108,6 +109,10 @@ struct job {
 	bool persisted;           /* its row exists (inserted at submission) */
 	bool dirty;
 	bool folders_pending;     /* its folders are being made: not placed yet */
+	/* Not persisted: a finished job leaves memory keep_finished after its
+	 * end; one read back from the store for a view stays a little while. */
+	bool loaded;              /* read back from the store on demand */
+	int64_t touched_mono;     /* when a view last asked for it (loaded ones) */
 };
 
 struct host {
@@ -156,12 +161,17 @@ int job_state_parse(const char *name);
 int stage_state_parse(const char *name);
 int inst_state_parse(const char *name);
 
-/* Jobs, by id (NULL when unknown), and all of them oldest first. */
+/* Resident jobs, by id (NULL when unknown or not in memory: the store has
+ * the others, store_history.c), and by index up to model_njobs (the next id;
+ * NULL for gaps and jobs not in memory). */
 struct job *model_job(struct model *m, int64_t id);
 size_t model_njobs(struct model *m);
 struct job *model_job_at(struct model *m, size_t i);   /* may be NULL (gaps) */
+size_t model_nresident(struct model *m);               /* jobs in memory */
 int64_t model_next_job_id(struct model *m);
 int64_t model_next_instance_id(struct model *m);
+/* At load: the next ids as the store's rows say (never lowered). */
+void model_set_next_ids(struct model *m, int64_t job_id, int64_t inst_id);
 
 /* Jobs that have not ended, oldest first. model_prune_active() drops the ended ones. */
 size_t model_nactive(struct model *m);
@@ -180,6 +190,8 @@ void model_job_free(struct job *job);
  * learned its id, and free it: gone from the jobs, instances, active and
  * dirty lists. */
 void model_forget_job(struct model *m, struct job *job);
+/* A job just read back from the store: none of its objects is to be written. */
+void model_undirty_job(struct model *m, struct job *job);
 /* Add a job (its id must be free); with its instances. */
 void model_add_job(struct model *m, struct job *job);
 /* Append an instance to stage (state queued) with the given id; not yet
@@ -226,6 +238,17 @@ struct model_dirty {
 	size_t nhosts;
 };
 const struct model_dirty *model_dirty(struct model *m);
+
+/* Usage to add to the store's hourly totals with the next flush (fair share
+ * and accounting read those, not the instances): an attempt of job that
+ * ended at ended_ms after holding cpu_s reserved cpu-seconds. */
+struct model_charge {
+	int64_t hour;               /* ended_ms / 1 h */
+	char *team, *user;
+	double cpu_s;
+};
+void model_charge(struct model *m, const struct job *job, int64_t ended_ms, double cpu_s);
+const struct model_charge *model_charges(struct model *m, size_t *n);
 /* After a successful commit: everything dirty is now clean. */
 void model_clean(struct model *m);
 

@@ -42,6 +42,25 @@ static const char *const migrations[] = {
 	 * jobs from before and for runs of schedules; NULLs are distinct. */
 	"ALTER TABLE jobs ADD COLUMN token TEXT;"
 	"CREATE UNIQUE INDEX jobs_token ON jobs(token);",
+	/* 5: years of history (sched/store_history.c). Finished jobs live in
+	 * memory only for keep_finished: the index finds the ones to load, the
+	 * listing and the ones old enough to delete; usage per hour, team and
+	 * user is what fair share and accounting read instead of every
+	 * instance (filled here from the instances that ran so far). */
+	"CREATE INDEX jobs_state ON jobs(state);"
+	"CREATE INDEX jobs_ended ON jobs(ended_ms);"
+	"CREATE INDEX jobs_uid ON jobs(uid, id);"
+	"CREATE TABLE usage_hours("
+	"  hour INTEGER NOT NULL, team TEXT NOT NULL, user TEXT NOT NULL,"
+	"  cpu_s REAL NOT NULL, instances INTEGER NOT NULL,"
+	"  PRIMARY KEY(hour, team, user)) WITHOUT ROWID;"
+	"INSERT INTO usage_hours(hour, team, user, cpu_s, instances)"
+	"  SELECT i.ended_ms / 3600000, j.team, j.user,"
+	"    SUM(COALESCE(json_extract(j.spec_json, '$.stages[' || i.stage_idx || '].cpus'), 1)"
+	"      * (i.ended_ms - i.started_ms) / 1000.0), COUNT(*)"
+	"  FROM instances i JOIN jobs j ON j.id = i.job_id"
+	"  WHERE i.started_ms > 0 AND i.ended_ms > i.started_ms"
+	"  GROUP BY 1, 2, 3;",
 };
 #define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 
@@ -123,17 +142,67 @@ static const char sql_insert_event[] = "INSERT INTO events(job_id, ms, text) VAL
 static const char sql_load_hosts[] =
 	"SELECT name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit, features,"
 	"  mount, draining, registered_ms, win_text, win_drain, gpus FROM hosts ORDER BY rowid";
+/* The jobs the model holds: unfinished, or ended at or after ?1 (the
+ * keep_finished horizon; 0 loads every job). */
+#define RESIDENT_JOBS \
+	"SELECT id FROM jobs WHERE state IN ('queued', 'running') OR ended_ms >= ?1" \
+	" OR ended_ms = 0"
 static const char sql_load_jobs[] =
 	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
 	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
-	"  j.ended_ms, s.text FROM jobs j JOIN specs s ON s.job_id = j.id ORDER BY j.id";
+	"  j.ended_ms, s.text FROM jobs j JOIN specs s ON s.job_id = j.id"
+	" WHERE j.id IN (" RESIDENT_JOBS ") ORDER BY j.id";
 static const char sql_load_stages[] =
-	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages";
+	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages"
+	" WHERE job_id IN (" RESIDENT_JOBS ")";
 static const char sql_load_instances[] =
 	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code,"
 	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss,"
-	"  cpu_list, gpu_list FROM instances ORDER BY job_id, stage_idx, idx";
-static const char sql_load_events[] = "SELECT job_id, ms, text FROM events ORDER BY id";
+	"  cpu_list, gpu_list FROM instances WHERE job_id IN (" RESIDENT_JOBS ")"
+	" ORDER BY job_id, stage_idx, idx";
+static const char sql_load_events[] =
+	"SELECT job_id, ms, text FROM events WHERE job_id IN (" RESIDENT_JOBS ") ORDER BY id";
+
+/* One job by id (?1), loaded on demand when it is no longer resident. */
+static const char sql_job_load[] =
+	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
+	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
+	"  j.ended_ms, s.text FROM jobs j JOIN specs s ON s.job_id = j.id WHERE j.id = ?1";
+static const char sql_job_stages[] =
+	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages WHERE job_id = ?1";
+static const char sql_job_instances[] =
+	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code,"
+	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss,"
+	"  cpu_list, gpu_list FROM instances WHERE job_id = ?1 ORDER BY stage_idx, idx";
+static const char sql_job_events[] = "SELECT job_id, ms, text FROM events WHERE job_id = ?1 ORDER BY id";
+static const char sql_job_state[] = "SELECT state, uid FROM jobs WHERE id = ?1";
+static const char sql_job_counts[] = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
+/* What jobs/ lists: unfinished jobs and those ended at or after ?1; ?2 a
+ * uid (-1: everyone). */
+static const char sql_list_jobs[] =
+	"SELECT id, uid, gid, submitted_ms, name, user, team, state FROM jobs"
+	" WHERE (state IN ('queued', 'running') OR ended_ms >= ?1 OR ended_ms = 0)"
+	"  AND (?2 = -1 OR uid = ?2) ORDER BY id";
+static const char sql_last_job[] = "SELECT MAX(id) FROM jobs WHERE uid = ?1";
+static const char sql_max_job[] = "SELECT COALESCE(MAX(id), 0) FROM jobs";
+static const char sql_max_instance[] = "SELECT COALESCE(MAX(id), 0) FROM instances";
+static const char sql_ended_before[] =
+	"SELECT id FROM jobs WHERE state IN ('succeeded', 'failed', 'cancelled')"
+	"  AND ended_ms > ?1 AND ended_ms < ?2 ORDER BY ended_ms";
+static const char sql_usage_add[] =
+	"INSERT INTO usage_hours(hour, team, user, cpu_s, instances) VALUES(?1, ?2, ?3, ?4, 1)"
+	" ON CONFLICT(hour, team, user) DO UPDATE SET cpu_s = cpu_s + ?4,"
+	"  instances = instances + 1";
+static const char sql_usage_since[] =
+	"SELECT hour, team, SUM(cpu_s) FROM usage_hours WHERE hour >= ?1 GROUP BY hour, team";
+static const char sql_old_jobs[] =
+	"SELECT id FROM jobs WHERE state IN ('succeeded', 'failed', 'cancelled')"
+	"  AND ended_ms > 0 AND ended_ms < ?1 ORDER BY ended_ms LIMIT ?2";
+static const char sql_delete_job[] = "DELETE FROM jobs WHERE id = ?1";
+static const char sql_delete_spec[] = "DELETE FROM specs WHERE job_id = ?1";
+static const char sql_delete_stages[] = "DELETE FROM stages WHERE job_id = ?1";
+static const char sql_delete_instances[] = "DELETE FROM instances WHERE job_id = ?1";
+static const char sql_delete_events[] = "DELETE FROM events WHERE job_id = ?1";
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = sql_begin,
@@ -154,6 +223,25 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SAVEPOINT] = sql_savepoint,
 	[ST_RELEASE] = sql_release,
 	[ST_ROLLBACK_TO] = sql_rollback_to,
+	[ST_JOB_LOAD] = sql_job_load,
+	[ST_JOB_STAGES] = sql_job_stages,
+	[ST_JOB_INSTANCES] = sql_job_instances,
+	[ST_JOB_EVENTS] = sql_job_events,
+	[ST_JOB_STATE] = sql_job_state,
+	[ST_JOB_COUNTS] = sql_job_counts,
+	[ST_LIST_JOBS] = sql_list_jobs,
+	[ST_LAST_JOB] = sql_last_job,
+	[ST_MAX_JOB] = sql_max_job,
+	[ST_MAX_INSTANCE] = sql_max_instance,
+	[ST_ENDED_BEFORE] = sql_ended_before,
+	[ST_USAGE_ADD] = sql_usage_add,
+	[ST_USAGE_SINCE] = sql_usage_since,
+	[ST_OLD_JOBS] = sql_old_jobs,
+	[ST_DELETE_JOB] = sql_delete_job,
+	[ST_DELETE_SPEC] = sql_delete_spec,
+	[ST_DELETE_STAGES] = sql_delete_stages,
+	[ST_DELETE_INSTANCES] = sql_delete_instances,
+	[ST_DELETE_EVENTS] = sql_delete_events,
 };
 
 int store_db_error(struct store *st, int rc, const char *what, char **err)

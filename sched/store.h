@@ -1,7 +1,7 @@
 /* The scheduler's durable state: one sqlite database on local disk (WAL,
  * BEGIN IMMEDIATE for every write, a busy timeout, quick_check at open). It
- * loads the whole model at start and writes changed objects in one
- * transaction. Errors: ENOSPC (disk full), EAGAIN (busy), EIO (anything else). */
+ * loads the resident model at start (other jobs on demand, store_history.c)
+ * and writes changed objects in one transaction. Errors: ENOSPC (disk full), EAGAIN (busy), EIO (anything else). */
 #ifndef PARSA_STORE_H
 #define PARSA_STORE_H
 
@@ -14,8 +14,54 @@ struct store;
 struct store *store_open(const char *path, char **err);
 void store_close(struct store *st);
 
-/* Load every host, job, stage, instance and event into an empty model. */
-int store_load(struct store *st, struct model *m, char **err);
+/* Load every host and the resident jobs (unfinished, or ended at or after
+ * keep_since_ms; 0: every job) with their stages, instances and events into
+ * an empty model, and the next ids from every row. */
+int store_load(struct store *st, struct model *m, int64_t keep_since_ms, char **err);
+
+/* ---- history: what is no longer in memory (store_history.c) ---- */
+
+/* Load job id (not in m) with its stages, instances and events into m, clean.
+ * 1 when loaded (*job), 0 when no such job, -1 with errno and *err. */
+int store_load_job(struct store *st, struct model *m, int64_t id, struct job **job, char **err);
+/* The state and owner of job id whether loaded or not: 1, 0 when unknown, -1. */
+int store_job_state(struct store *st, int64_t id, enum job_state *state, uid_t *uid, char **err);
+/* Jobs per state (indexed by enum job_state), every row. */
+int store_job_counts(struct store *st, int64_t counts[5], char **err);
+/* The newest job of uid: 1 with *id, 0 when none, -1. */
+int store_last_job(struct store *st, uid_t uid, int64_t *id, char **err);
+
+/* What jobs/ lists, oldest first: unfinished jobs and those ended at or
+ * after since_ms, of uid (-1: everyone). on_job returns nonzero to stop. */
+struct store_job_row {
+	int64_t id;
+	uid_t uid;
+	gid_t gid;
+	int64_t submitted_ms;
+	const char *name, *user, *team, *state;   /* valid during the call */
+};
+typedef int (*store_job_fn)(void *arg, const struct store_job_row *row);
+int store_list_jobs(struct store *st, int64_t since_ms, int64_t uid, store_job_fn on_job, void *arg,
+		    char **err);
+
+/* Ids of the jobs that ended after after_ms and before before_ms, oldest
+ * end first; *ids malloc'ed. */
+int store_ended_between(struct store *st, int64_t after_ms, int64_t before_ms, int64_t **ids,
+			size_t *n, char **err);
+
+/* Usage (reserved cpu-seconds) per hour since since_hour, per team: for fair
+ * share at start. on_usage(arg, team, hour, cpu_s). */
+typedef void (*store_usage_fn)(void *arg, const char *team, int64_t hour, double cpu_s);
+int store_usage_since(struct store *st, int64_t since_hour, store_usage_fn on_usage, void *arg,
+		      char **err);
+
+/* Record retention: delete up to limit finished jobs that ended before
+ * cutoff_ms (every row of each) in one transaction; *deleted is how many.
+ * A job may_delete refuses is skipped (the caller may drop it from memory
+ * when it says yes: the transaction is not yet committed, but a failed one
+ * only leaves rows that a later batch deletes). */
+int store_delete_old_jobs(struct store *st, int64_t cutoff_ms, int limit,
+			  bool (*may_delete)(void *arg, int64_t id), void *arg, int *deleted, char **err);
 
 /* Write one new job (its spec text, stages, instances and events) in one
  * transaction. On success the job's objects are clean and persisted. */

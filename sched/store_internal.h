@@ -15,7 +15,11 @@ enum stmt_id {
 	ST_UPSERT_INSTANCE, ST_UPSERT_HOST, ST_INSERT_EVENT, ST_LOAD_HOSTS, ST_LOAD_JOBS,
 	ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS,
 	ST_SAVEPOINT, ST_RELEASE, ST_ROLLBACK_TO,
-	ST_COUNT
+	/* store_history.c */
+	ST_JOB_LOAD, ST_JOB_STAGES, ST_JOB_INSTANCES, ST_JOB_EVENTS, ST_JOB_STATE, ST_JOB_COUNTS,
+	ST_LIST_JOBS, ST_LAST_JOB, ST_MAX_JOB, ST_MAX_INSTANCE, ST_ENDED_BEFORE, ST_USAGE_ADD,
+	ST_USAGE_SINCE, ST_OLD_JOBS, ST_DELETE_JOB, ST_DELETE_SPEC, ST_DELETE_STAGES,
+	ST_DELETE_INSTANCES, ST_DELETE_EVENTS, ST_COUNT
 };
 
 struct store {
@@ -34,6 +38,12 @@ int store_step_done(struct store *st, enum stmt_id id, char **err);
  * so that the connection is usable again. */
 int store_tx_begin(struct store *st, char **err);
 int store_tx_end(struct store *st, int ok, char **err);
+/* Load the job rows of stmt (ST_LOAD_* with the keep_finished horizon, or
+ * ST_JOB_* with an id, bound by the caller) into m (store_load.c). */
+int store_load_rows(struct store *st, struct model *m, enum stmt_id jobs, enum stmt_id stages,
+		    enum stmt_id instances, enum stmt_id events, char **err);
+/* The model's usage charges, inside the caller's transaction (store_history.c). */
+int store_put_charges(struct store *st, struct model *m, char **err);
 /* A new job's rows, inside the caller's transaction (store_write.c). */
 int store_put_new_job(struct store *st, struct job *job, char **err);
 

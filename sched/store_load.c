@@ -1,5 +1,7 @@
-/* Loading the model from the store at start: hosts, jobs (their specs read
- * back), stages, instances and events, in that order. */
+/* Loading the model from the store: at start the hosts and the resident jobs
+ * (unfinished, or ended within keep_finished: their specs read back, stages,
+ * instances and events, in that order); later one job at a time, on demand
+ * (store_history.c), through the same row readers. */
 #include "store_internal.h"
 #include "ident.h"
 #include "log.h"
@@ -88,9 +90,9 @@ static struct spec *load_spec(int64_t id, const char *spec_json, const char *tex
 	return spec;
 }
 
-static int load_jobs(struct store *st, struct model *m, char **err)
+static int load_jobs(struct store *st, struct model *m, enum stmt_id id, char **err)
 {
-	sqlite3_stmt *s = st->stmt[ST_LOAD_JOBS];
+	sqlite3_stmt *s = st->stmt[id];
 	int rc;
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -149,9 +151,9 @@ static struct stage *find_stage(struct model *m, int64_t job_id, int idx)
 	return &job->stages[idx];
 }
 
-static int load_stages(struct store *st, struct model *m, char **err)
+static int load_stages(struct store *st, struct model *m, enum stmt_id id, char **err)
 {
-	sqlite3_stmt *s = st->stmt[ST_LOAD_STAGES];
+	sqlite3_stmt *s = st->stmt[id];
 	int rc;
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -172,9 +174,9 @@ static int load_stages(struct store *st, struct model *m, char **err)
 	return 0;
 }
 
-static int load_instances(struct store *st, struct model *m, char **err)
+static int load_instances(struct store *st, struct model *m, enum stmt_id id, char **err)
 {
-	sqlite3_stmt *s = st->stmt[ST_LOAD_INSTANCES];
+	sqlite3_stmt *s = st->stmt[id];
 	int rc;
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -220,9 +222,9 @@ static int load_instances(struct store *st, struct model *m, char **err)
 	return 0;
 }
 
-static int load_events(struct store *st, struct model *m, char **err)
+static int load_events(struct store *st, struct model *m, enum stmt_id id, char **err)
 {
-	sqlite3_stmt *s = st->stmt[ST_LOAD_EVENTS];
+	sqlite3_stmt *s = st->stmt[id];
 	int rc;
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -239,14 +241,45 @@ static int load_events(struct store *st, struct model *m, char **err)
 	return 0;
 }
 
-int store_load(struct store *st, struct model *m, char **err)
+int store_load_rows(struct store *st, struct model *m, enum stmt_id jobs, enum stmt_id stages,
+		    enum stmt_id instances, enum stmt_id events, char **err)
 {
-	if (load_hosts(st, m, err) < 0 || load_jobs(st, m, err) < 0 ||
-	    load_stages(st, m, err) < 0 || load_instances(st, m, err) < 0 ||
-	    load_events(st, m, err) < 0)
+	return load_jobs(st, m, jobs, err) < 0 || load_stages(st, m, stages, err) < 0 ||
+	       load_instances(st, m, instances, err) < 0 || load_events(st, m, events, err) < 0 ? -1 : 0;
+}
+
+/* The next ids come from every row, resident or not. */
+static int load_next_ids(struct store *st, struct model *m, char **err)
+{
+	int64_t max[2] = { 0, 0 };
+	const enum stmt_id ids[2] = { ST_MAX_JOB, ST_MAX_INSTANCE };
+
+	for (int i = 0; i < 2; i++) {
+		sqlite3_stmt *s = st->stmt[ids[i]];
+		int rc = sqlite3_step(s);
+
+		if (rc == SQLITE_ROW)
+			max[i] = sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+		if (rc != SQLITE_ROW)
+			return store_db_error(st, rc, "next ids", err);
+	}
+	model_set_next_ids(m, max[0] + 1, max[1] + 1);
+	return 0;
+}
+
+int store_load(struct store *st, struct model *m, int64_t keep_since_ms, char **err)
+{
+	const enum stmt_id ids[] = { ST_LOAD_JOBS, ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS };
+
+	for (size_t i = 0; i < ARRAY_LEN(ids); i++)
+		sqlite3_bind_int64(st->stmt[ids[i]], 1, keep_since_ms);
+	if (load_hosts(st, m, err) < 0 ||
+	    store_load_rows(st, m, ST_LOAD_JOBS, ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS,
+			    err) < 0 ||
+	    load_next_ids(st, m, err) < 0)
 		return -1;
 	/* Loading went through the same setters as live changes; nothing is new. */
 	model_clean(m);
 	return 0;
 }
-

@@ -244,9 +244,11 @@ int store_job_by_token(struct store *st, const char *token, int64_t *id, uid_t *
 int store_flush(struct store *st, struct model *m, char **err)
 {
 	const struct model_dirty *d = model_dirty(m);
+	size_t ncharges;
 	int ok = 0;
 
-	if (d->njobs + d->nstages + d->ninsts + d->nhosts == 0)
+	model_charges(m, &ncharges);
+	if (d->njobs + d->nstages + d->ninsts + d->nhosts + ncharges == 0)
 		return 0;
 	if (store_tx_begin(st, err) < 0)
 		return -1;
@@ -262,6 +264,8 @@ int store_flush(struct store *st, struct model *m, char **err)
 	for (size_t i = 0; i < d->ninsts; i++)
 		if (put_instance(st, d->insts[i], err) < 0)
 			goto out;
+	if (store_put_charges(st, m, err) < 0)
+		goto out;
 	ok = 1;
 out:
 	if (store_tx_end(st, ok, err) < 0)

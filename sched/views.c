@@ -741,19 +741,13 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 	return text_close(&t);
 }
 
-char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
+char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up, int64_t now_ms)
 {
-	int jobs[5] = { 0 }, insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
+	int insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
 	int cpus = 0, reserved = 0;
 	struct text t;
 	char a[64], b[64];
 
-	for (size_t i = 0; i < model_njobs(m); i++) {
-		const struct job *job = model_job_at(m, i);
-
-		if (job)
-			jobs[job->state]++;
-	}
 	for (size_t j = 0; j < model_nactive(m); j++) {
 		const struct job *job = model_active_at(m, j);
 
@@ -779,9 +773,10 @@ char *views_cluster_status(struct model *m, const int *up, int64_t now_ms)
 	fprintf(t.f, "hosts: %zu (%d up, %d draining, %d down)\n", model_nhosts(m), nup, ndrain, ndown);
 	fprintf(t.f, "cpus: %d total, %d reserved, %d free\n", cpus, reserved,
 		cpus > reserved ? cpus - reserved : 0);
-	fprintf(t.f, "jobs: %d queued, %d running, %d succeeded, %d failed, %d cancelled\n",
-		jobs[JOB_QUEUED], jobs[JOB_RUNNING], jobs[JOB_SUCCEEDED], jobs[JOB_FAILED],
-		jobs[JOB_CANCELLED]);
+	fprintf(t.f, "jobs: %lld queued, %lld running, %lld succeeded, %lld failed, %lld cancelled\n",
+		(long long)jobs[JOB_QUEUED], (long long)jobs[JOB_RUNNING],
+		(long long)jobs[JOB_SUCCEEDED], (long long)jobs[JOB_FAILED],
+		(long long)jobs[JOB_CANCELLED]);
 	fprintf(t.f, "instances: %d queued, %d assigned, %d running\n", insts[INST_QUEUED],
 		insts[INST_ASSIGNED], insts[INST_RUNNING]);
 	for (size_t i = 0; i < model_nhosts(m); i++) {

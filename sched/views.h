@@ -30,8 +30,9 @@ char *views_instance_status(const struct instance *inst);
 char *views_job_why(struct model *m, const struct job *job,
 		    const struct placement_host *hosts, size_t nhosts, int64_t now);
 char *views_host_status(const struct host *h, int up, int64_t now_ms);
-/* up[i] tells whether model_host_at(m, i) is up. */
-char *views_cluster_status(struct model *m, const int *up, int64_t now_ms);
+/* up[i] tells whether model_host_at(m, i) is up; jobs[] counts every job
+ * per state (the store's, store_job_counts). */
+char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up, int64_t now_ms);
 
 /* "succeeded 1/1", "succeeded, 3 of 200 failed" (failures it tolerates) or
  * "running (3 running, 5 done, 12 queued, 0 failed of 20)". */

@@ -38,13 +38,17 @@ struct sched_world {
 	struct fs_ctx fs;        /* the mount's, with a backend of its own */
 };
 
-/* Start it all; the mount caches names for ttl_ms. 0, or -1 after a diag. */
-static inline int sched_world_start(struct sched_world *w, int64_t ttl_ms)
+/* Start it all with the engine's settings cfg (NULL: the defaults); the
+ * mount caches names for ttl_ms. 0, or -1 after a diag. */
+static inline int sched_world_start_with(struct sched_world *w, int64_t ttl_ms,
+					 const struct engine_config *with)
 {
 	struct engine_config cfg = { 0 };
 	char *db, *vol, *sock, *err = NULL;
 	int ret = -1;
 
+	if (with)
+		cfg = *with;
 	memset(w, 0, sizeof *w);
 	snprintf(w->dir, sizeof w->dir, "/tmp/parsa-test-world.XXXXXX");
 	if (!mkdtemp(w->dir))
@@ -59,7 +63,7 @@ static inline int sched_world_start(struct sched_world *w, int64_t ttl_ms)
 	w->store = store_open(db, &err);
 	w->storage = w->store ? backend_create(vol, &err) : NULL;
 	w->model = model_create();
-	if (!w->storage || store_load(w->store, w->model, &err) < 0)
+	if (!w->storage || store_load(w->store, w->model, 0, &err) < 0)
 		goto out;
 	w->engine = engine_create(&cfg, w->store, w->storage, w->model, &err);
 	if (!w->engine || engine_start(w->engine, &err) < 0)
@@ -88,6 +92,11 @@ out:
 	free(vol);
 	free(sock);
 	return ret;
+}
+
+static inline int sched_world_start(struct sched_world *w, int64_t ttl_ms)
+{
+	return sched_world_start_with(w, ttl_ms, NULL);
 }
 
 static inline int sched_world_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw)

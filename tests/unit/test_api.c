@@ -56,7 +56,7 @@ int main(void)
 	store = store_open(db, &err);
 	storage = backend_create(vol, &err);
 	model = model_create();
-	store_load(store, model, &err);
+	store_load(store, model, 0, &err);
 	engine = engine_create(&cfg, store, storage, model, &err);
 	engine_start(engine, &err);
 	api = api_create(sock, engine, &err);

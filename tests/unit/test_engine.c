@@ -40,7 +40,7 @@ static void world_start(struct world *w)
 	w->store = store_open(w->db, &err);
 	w->storage = backend_create(w->vol, &err);
 	w->model = model_create();
-	if (!w->store || !w->storage || store_load(w->store, w->model, &err) < 0)
+	if (!w->store || !w->storage || store_load(w->store, w->model, 0, &err) < 0)
 		diag("setup: %s", err ? err : "?");
 	w->engine = engine_create(&cfg, w->store, w->storage, w->model, &err);
 	if (!w->engine || engine_start(w->engine, &err) < 0)

@@ -71,7 +71,7 @@ int main(void)
 	st = store_open(path, &err);
 	ok(st != NULL, "a new database opens (%s)", err ? err : "");
 	m = model_create();
-	ok(store_load(st, m, &err) == 0, "an empty database loads");
+	ok(store_load(st, m, 0, &err) == 0, "an empty database loads");
 	is_int(model_njobs(m), 1, "no jobs (slot 0 is never used)");
 
 	job = make_job(m);
@@ -112,7 +112,7 @@ int main(void)
 	st = store_open(path, &err);
 	ok(st != NULL, "reopen");
 	m = model_create();
-	ok(store_load(st, m, &err) == 0, "load (%s)", err ? err : "");
+	ok(store_load(st, m, 0, &err) == 0, "load (%s)", err ? err : "");
 	job = model_job(m, 1);
 	ok(job != NULL, "job 1 is back");
 	if (!job)

@@ -52,7 +52,7 @@ static struct store *reopen(struct store *st, const char *path, struct model **m
 	*m = model_create();
 	st = store_open(path, &err);
 	ok(st != NULL, "the database opens (%s)", err ? err : "ok");
-	if (st && store_load(st, *m, &err) < 0)
+	if (st && store_load(st, *m, 0, &err) < 0)
 		ok(0, "load: %s", err);
 	free(err);
 	return st;
@@ -97,8 +97,8 @@ int main(void)
 		sqlite3_stmt *s = NULL;
 
 		sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL);
-		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "4") == 0,
-		   "the database is at the newest version (4)");
+		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "5") == 0,
+		   "the database is at the newest version (5)");
 		sqlite3_finalize(s);
 		s = NULL;
 		/* Version 4: jobs carry their submission's token, one job a token. */

@@ -1,0 +1,179 @@
+/* Finished jobs leave memory and come back (sched/engine_history.c,
+ * sched/store_history.c): a job that ended longer ago than keep_finished is
+ * no longer in the model, every view of it reads the same from the store,
+ * commands and the listing still find it, a restart loads only what is
+ * resident (the next id still comes after every row), and record retention
+ * deletes the records of jobs older than record_retention. Time moves
+ * through a clock file (lib/clock.h). */
+#include "clock.h"
+#include "sched_world.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+static void set_clock(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fprintf(f, "%s\n", text);
+		fclose(f);
+	}
+}
+
+static char *get(struct sched_world *w, const char *path)
+{
+	struct fs_identity me = { .uid = geteuid(), .gid = getegid() };
+	size_t len;
+
+	return sched_link_get_text(w->fs.link, &me, path, false, &len);
+}
+
+static bool resident(struct sched_world *w, int64_t id)
+{
+	bool in;
+
+	engine_lock(w->engine);
+	in = model_job(w->model, id) != NULL;
+	engine_unlock(w->engine);
+	return in;
+}
+
+/* Up to 10 s for job id's status to hold text. */
+static bool wait_status(struct sched_world *w, int64_t id, const char *text)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "/v1/jobs/%lld/status", (long long)id);
+	for (int i = 0; i < 100; i++) {
+		char *s = get(w, path);
+		bool found = s && strstr(s, text);
+
+		free(s);
+		if (found)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/* Up to 10 s for job id to leave memory (or, gone = false, to be in it). */
+static bool wait_resident(struct sched_world *w, int64_t id, bool want)
+{
+	for (int i = 0; i < 100; i++) {
+		if (resident(w, id) == want)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+static int64_t submit(struct sched_world *w, const char *spec)
+{
+	struct caller me = { .uid = geteuid(), .gid = getegid() };
+	int64_t id = 0;
+	char *err = NULL;
+
+	if (engine_submit(w->engine, &me, "h.conf", NULL, spec, strlen(spec), &id, NULL, &err) < 0)
+		diag("submit: %s", err);
+	free(err);
+	return id;
+}
+
+int main(void)
+{
+	struct sched_world w;
+	struct engine_config cfg = { .keep_finished_ms = 60000, .record_retention_ms = 48LL * 3600000 };
+	struct caller me = { .uid = geteuid(), .gid = getegid() };
+	char clock_path[] = "/tmp/parsa-test-history-clock.XXXXXX";
+	const char *views[] = { "status", "", "events", "spec", "why",
+		"stages/s/status", "stages/s/instances/0/status" };
+	char *before[7] = { 0 }, *after, *err = NULL, path[128], *list;
+	int64_t a, b, state_id;
+	int fd = mkstemp(clock_path);
+
+	if (fd >= 0)
+		close(fd);
+	set_clock(clock_path, "+0s");
+	cfg.clock = clock_create(clock_path);
+	if (sched_world_start_with(&w, 1000, &cfg) < 0) {
+		ok(0, "a scheduler for the test");
+		return done_testing();
+	}
+	a = submit(&w, "[job]\nname = old\n[stage s]\nrun = true\n");
+	b = submit(&w, "[stage s]\nrun = true\n");
+	ok(a > 0 && b == a + 1, "two jobs (%lld, %lld)", (long long)a, (long long)b);
+	ok(engine_ctl(w.engine, &me, a, "cancel", &err) == 0, "cancel the first (%s)", err ? err : "ok");
+	ok(wait_status(&w, a, "state: cancelled"), "it ends");
+	for (size_t i = 0; i < 7; i++) {
+		snprintf(path, sizeof path, "/v1/jobs/%lld%s%s", (long long)a, *views[i] ? "/" : "",
+			 views[i]);
+		before[i] = get(&w, path);
+	}
+	ok(resident(&w, a), "within keep_finished it stays in memory");
+
+	set_clock(clock_path, "+2h");
+	ok(wait_resident(&w, a, false), "past keep_finished it leaves memory");
+	ok(resident(&w, b), "the unfinished job stays");
+	for (size_t i = 0; i < 7; i++) {
+		snprintf(path, sizeof path, "/v1/jobs/%lld%s%s", (long long)a, *views[i] ? "/" : "",
+			 views[i]);
+		after = get(&w, path);
+		ok(before[i] && after && strcmp(before[i], after) == 0, "%s reads the same from the store",
+		   *views[i] ? views[i] : "the job's JSON");
+		if (!before[i] || !after || strcmp(before[i], after) != 0)
+			diag("before: %s\n# after: %s", before[i] ? before[i] : "?", after ? after : "?");
+		free(after);
+	}
+	ok(resident(&w, a), "read back, it stays a while for the views that follow");
+	list = get(&w, "/v1/jobs?view=owners");
+	snprintf(path, sizeof path, "%lld %u", (long long)a, (unsigned)geteuid());
+	ok(list && strstr(list, path) == list, "jobs/ still lists it (%s)", list ? list : "?");
+	free(list);
+	ok(engine_ctl(w.engine, &me, a, "retry", &err) == 0, "a command reaches it (retry: %s)",
+	   err ? err : "ok");
+	ok(wait_status(&w, a, "state: queued") || wait_status(&w, a, "state: running"),
+	   "retried, it is live again");
+	ok(engine_ctl(w.engine, &me, a, "cancel", &err) == 0 && wait_status(&w, a, "state: cancelled"),
+	   "and ends again");
+
+	/* Record retention: over two days on, the cancelled job's records go. */
+	state_id = a;
+	set_clock(clock_path, "+60h");
+	/* Not by reading the job: that would bring it back for a while. */
+	for (int i = 0; i < 150; i++) {
+		bool gone;
+
+		after = get(&w, "/v1/status");
+		gone = after && strstr(after, " 0 cancelled");
+		free(after);
+		if (gone)
+			break;
+		usleep(100000);
+	}
+	snprintf(path, sizeof path, "/v1/jobs/%lld/status", (long long)state_id);
+	after = get(&w, path);
+	ok(!after && errno == ENOENT, "past record_retention its records are deleted");
+	if (after) {
+		char *st = get(&w, "/v1/status");
+
+		diag("%s\n# resident: %d", st ? st : "?", resident(&w, state_id));
+		free(st);
+	}
+	free(after);
+	ok(resident(&w, b), "the unfinished job is untouched");
+	ok(submit(&w, "[stage s]\nrun = true\n") == b + 1, "ids go on after the deleted ones");
+
+	for (size_t i = 0; i < 7; i++)
+		free(before[i]);
+	free(err);
+	ok(sched_world_stop(&w) == 0, "stopped, nothing left behind");
+	clock_destroy(cfg.clock);
+	unlink(clock_path);
+	return done_testing();
+}
