@@ -3,6 +3,7 @@
 #include "ops.h"
 #include "backend.h"
 #include "data_dir.h"
+#include "dir_listing.h"
 #include "hosts_dir.h"
 #include "inode_map.h"
 #include "jobs_dir.h"
@@ -226,19 +227,8 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	return 0;
 }
 
-struct dir_fill {
-	void *buf;
-	fuse_fill_dir_t filler;
-};
-
-static int dir_fill(void *arg, const char *name, const struct stat *st)
-{
-	struct dir_fill *df = arg;
-
-	return df->filler(df->buf, name, st, 0, 0);
-}
-
-/* With nullpath_ok, readdir gets no path: opendir keeps it in fh. */
+/* With nullpath_ok, readdir gets no path: opendir keeps it in fh, with the
+ * entries once read (fs/dir_listing.h). */
 static int op_opendir(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_path p;
@@ -247,34 +237,52 @@ static int op_opendir(const char *path, struct fuse_file_info *fi)
 		return -ENOENT;
 	if (!p.ops->readdir)
 		return -ENOTDIR;
-	fi->fh = (uintptr_t)xstrdup(path);
+	fi->fh = (uintptr_t)dir_listing_create(path);
 	return 0;
 }
 
 static int op_releasedir(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
-	free((char *)(uintptr_t)fi->fh);
+	dir_listing_destroy((struct dir_listing *)(uintptr_t)fi->fh);
 	return 0;
 }
 
+/* The entries are read at offset 0 (the first readdir, or a rewinddir) and
+ * handed out by offset: entry i has offset i + 1. */
 static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
-	struct dir_fill df = { buf, filler };
+	struct dir_listing *l = fi ? (struct dir_listing *)(uintptr_t)fi->fh : NULL;
 	struct fs_path p;
+	struct stat st;
+	bool has_st;
 
-	(void)off;
 	(void)flags;
-	if (fi && fi->fh)
-		path = (const char *)(uintptr_t)fi->fh;
-	if (fs_match(path, &p) < 0)
-		return -ENOENT;
-	if (!p.ops->readdir)
-		return -ENOTDIR;
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
-	return edge(p.ops->readdir(ctx(), &p, dir_fill, &df));
+	if (!l)
+		return -EBADF;
+	path = dir_listing_path(l);
+	if (off == 0) {
+		int ret;
+
+		if (fs_match(path, &p) < 0)
+			return -ENOENT;
+		if (!p.ops->readdir)
+			return -ENOTDIR;
+		dir_listing_clear(l);
+		dir_listing_add(l, ".", NULL);
+		dir_listing_add(l, "..", NULL);
+		ret = p.ops->readdir(ctx(), &p, dir_listing_add, l);
+		if (ret < 0)
+			return edge(ret);
+	}
+	for (size_t i = (size_t)off; i < dir_listing_count(l); i++) {
+		const char *name = dir_listing_entry(l, i, &st, &has_st);
+
+		if (filler(buf, name, has_st ? &st : NULL, (off_t)(i + 1), 0))
+			break;
+	}
+	return 0;
 }
 
 static void attach(struct fuse_file_info *fi, struct fs_file *f)

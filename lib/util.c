@@ -189,6 +189,8 @@ void mem_give_back(void)
 void mem_one_arena(void)
 {
 	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_MMAP_THRESHOLD, (int)MEM_LARGE);
+	mallopt(M_TRIM_THRESHOLD, (int)(4 * MEM_LARGE));
 }
 
 void *xrealloc(void *p, size_t n)

@@ -56,7 +56,12 @@ void mem_give_back(void);
  * thread's arena only past M_TRIM_THRESHOLD (256 MB in parsafs), and glibc
  * makes up to 8 arenas a core: each connection or FUSE thread that built one
  * listing kept its peak. The daemons' threads mostly wait on sockets and
- * locks, so they do not queue on malloc's lock. Call before any thread. */
+ * locks, so they do not queue on malloc's lock. It also fixes malloc's mmap
+ * and trim thresholds (MEM_LARGE and 4 x MEM_LARGE): left dynamic, glibc
+ * raises them to the largest block ever freed (a 7 MB answer: then 14 MB of
+ * free heap is never given back), and a listing's buffers, freed after the
+ * last mem_give_back (libfuse frees a directory's entries at releasedir),
+ * stayed for good. Call before any thread. */
 void mem_one_arena(void);
 
 /* text without leading blanks and with every run of blanks (spaces, tabs) as
