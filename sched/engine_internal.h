@@ -37,6 +37,8 @@ struct engine {
 	pthread_cond_t kick;          /* wakes the scheduling thread */
 	pthread_cond_t changed;       /* broadcast after every pass: wakes long polls */
 	bool kicked;                  /* protected by lock */
+	bool kicked_now;              /* by other than a new job: no rest; protected by lock */
+	bool resting;                 /* the thread rests after a pass; protected by lock */
 	bool stopping;                /* protected by lock */
 	bool thread_started;
 	pthread_t thread;
@@ -96,7 +98,18 @@ static inline int64_t engine_now(const struct engine *e)
 static inline void engine_kick(struct engine *e)
 {
 	e->kicked = true;
+	e->kicked_now = true;
 	pthread_cond_signal(&e->kick);
+}
+
+/* Wake it for a new job: after the rest the last pass earned (engine.c), so
+ * that a stream of submissions does not buy a whole pass each; an instance's
+ * end, a heartbeat or a command (engine_kick) cuts the rest short. */
+static inline void engine_kick_new_job(struct engine *e)
+{
+	e->kicked = true;
+	if (!e->resting)
+		pthread_cond_signal(&e->kick);
 }
 
 /* Write what changed (store_flush). On failure the objects stay dirty: the
