@@ -15,6 +15,7 @@
 #include "sched_link.h"
 #include "unlinked.h"
 #include "util.h"
+#include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +98,8 @@ static char *default_sched(void)
 
 	if ((!home || !*home) && pw)
 		home = pw->pw_dir;
-	return default_sched_endpoint(geteuid(), home, getenv("XDG_STATE_HOME"), getenv("PARSA_SCHED"));
+	return default_sched_endpoint(geteuid(), home, getenv("XDG_STATE_HOME"), getenv("PARSA_SCHED"),
+				      default_system_state());
 }
 
 /* a is b or lies below it (both absolute, resolved). */

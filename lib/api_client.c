@@ -1,5 +1,6 @@
 #include "api_client.h"
 #include "auth.h"
+#include "handshake.h"
 #include "util.h"
 
 #include <curl/curl.h>
@@ -21,6 +22,7 @@ struct api_client {
 	CURLM *multi;     /* drives transfers while cancel_fd is set */
 	struct auth *auth;  /* TCP only: munge credentials */
 	int refused;      /* the last failed call found nothing listening */
+	char *user_agent; /* the handshake: program, release, protocol */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -37,6 +39,7 @@ struct api_client *api_client_create(const char *endpoint, char **err)
 	pthread_once(&curl_once, curl_init_once);
 	client = xcalloc(1, sizeof *client);
 	client->cancel_fd = -1;
+	client->user_agent = handshake_user_agent(program_invocation_short_name);
 	if (strncmp(endpoint, "unix:", 5) == 0) {
 		client->unix_path = xstrdup(endpoint + 5);
 		client->base_url = xstrdup("http://localhost");
@@ -55,6 +58,7 @@ struct api_client *api_client_create(const char *endpoint, char **err)
 	} else {
 		errprintf(err, "scheduler address '%s' is neither unix:/path, http://host:port nor"
 			  " host:port", endpoint);
+		free(client->user_agent);
 		free(client);
 		errno = EINVAL;
 		return NULL;
@@ -80,6 +84,7 @@ void api_client_destroy(struct api_client *client)
 	auth_destroy(client->auth);
 	free(client->unix_path);
 	free(client->base_url);
+	free(client->user_agent);
 	free(client);
 }
 
@@ -220,6 +225,7 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	if (client->unix_path)
 		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, client->unix_path);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, client->user_agent);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
@@ -391,6 +397,8 @@ int api_status_errno(long status)
 		return ENOENT;
 	case 409:
 		return EBUSY;
+	case 426: /* the handshake: another protocol (handshake.h) */
+		return EPROTO;
 	case 413:
 		return EFBIG;
 	case 429:

@@ -338,12 +338,18 @@ int parsa_conf_check_key(const char *path, int optional, char **err)
 
 int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err)
 {
-	struct reader r = { .path = path, .conf = conf };
+	const char *env = optional ? getenv("PARSA_CONFIG") : NULL;
+	struct reader r = { .conf = conf };
 	struct stat st;
 	int rc, ret = -1;
 
 	memset(conf, 0, sizeof *conf);
 	conf->gpus = -1;
+	if (env && !*env)
+		return 0;
+	if (env)
+		path = env;
+	r.path = path;
 	r.f = fopen(path, "re");
 	if (!r.f) {
 		if (optional && errno == ENOENT)

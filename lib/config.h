@@ -86,7 +86,9 @@ struct parsa_conf {
 };
 
 /* Read path into conf (zeroed first). A missing file is not an error when
- * optional is set (conf->path stays NULL). -1 with errno and *err naming the
+ * optional is set (conf->path stays NULL). When optional is set (path is the
+ * default, no --config was given), $PARSA_CONFIG replaces path, and "" means
+ * no file at all: the tests' way to leave the machine's settings out. -1 with errno and *err naming the
  * file, the line and the fix. */
 int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err);
 void parsa_conf_free(struct parsa_conf *conf);

@@ -20,19 +20,29 @@ char *default_state_dir(uid_t uid, const char *home, const char *xdg_state)
 	return xasprintf("%s/.local/state/parsa", home && *home ? home : "/tmp");
 }
 
-char *default_sched_endpoint(uid_t uid, const char *home, const char *xdg_state,
-			     const char *env_sched)
+const char *default_system_state(void)
 {
-	char *state, *own, *endpoint;
+	const char *env = getenv("PARSA_SYSTEM_STATE");
+
+	return env ? env : PARSA_SYSTEM_STATE;
+}
+
+char *default_sched_endpoint(uid_t uid, const char *home, const char *xdg_state,
+			     const char *env_sched, const char *system_state)
+{
+	char *state, *own, *machine = NULL, *endpoint;
 
 	if (env_sched && *env_sched)
 		return xstrdup(env_sched);
 	state = default_state_dir(uid, home, xdg_state);
 	own = xasprintf("%s/sched.sock", state);
-	if (uid != 0 && access(own, F_OK) != 0 && access(PARSA_SYSTEM_STATE "/sched.sock", F_OK) == 0)
-		endpoint = xstrdup("unix:" PARSA_SYSTEM_STATE "/sched.sock");
+	if (system_state && *system_state)
+		machine = xasprintf("%s/sched.sock", system_state);
+	if (uid != 0 && access(own, F_OK) != 0 && machine && access(machine, F_OK) == 0)
+		endpoint = xasprintf("unix:%s", machine);
 	else
 		endpoint = xasprintf("unix:%s", own);
+	free(machine);
 	free(own);
 	free(state);
 	return endpoint;

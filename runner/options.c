@@ -5,6 +5,7 @@
 #include "timewin.h"
 #include "units.h"
 #include "util.h"
+#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -50,7 +51,8 @@ static const char usage_text[] =
 	"                      or stop it to be requeued (no, the default)\n"
 	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
 	"  -v, --verbose       log debug messages\n"
-	"  -h, --help          this text\n";
+	"  -h, --help          this text\n"
+	"  --version           the release and the protocol it speaks with the scheduler\n";
 
 void options_free(struct runner_options *cfg)
 {
@@ -186,7 +188,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 {
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
-	       O_CLOCK, O_GPUS };
+	       O_CLOCK, O_GPUS, O_VERSION };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -208,6 +210,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "clock-file", required_argument, NULL, O_CLOCK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int seen[3] = { 0 };  /* --cpu-limit, --mem-limit, --grace given */
@@ -326,6 +329,9 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return 1;
+		case O_VERSION:
+			printf("parsa-runner %s (protocol %d)\n", PARSA_VERSION, PARSA_PROTOCOL);
 			return 1;
 		default:
 			return errprintf(err, "unknown or incomplete option '%s' (see parsa-runner --help)",

@@ -31,7 +31,7 @@ struct runner_options {
 };
 
 /* Fill opts from argv, then the config file, then the defaults. 0; 1 when
- * --help was printed; -1 with *err (opts is then freed by options_free()
+ * --help or --version was printed; -1 with *err (opts is then freed by options_free()
  * all the same). */
 int options_parse(int argc, char **argv, struct runner_options *opts, char **err);
 void options_free(struct runner_options *opts);

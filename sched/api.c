@@ -9,6 +9,7 @@
 #include "api_schedules.h"
 
 #include "auth.h"
+#include "handshake.h"
 #include "log.h"
 #include "unix_socket.h"
 #include "util.h"
@@ -187,6 +188,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct request *req = *con_cls;
 	struct call *c;
 	enum MHD_Result ret;
+	char *why = NULL;
 	int who;
 
 	(void)version;
@@ -237,6 +239,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		snprintf(msg, sizeof msg, "the request is larger than the limit (a spec may have %d bytes)",
 			 SPEC_MAX_BYTES);
 		reply_error(c, API_HTTP_TOO_LARGE, msg);
+	} else if (handshake_check(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							       MHD_HTTP_HEADER_USER_AGENT), &why) < 0) {
+		log_info("%s %s refused: %s", method, url, why);
+		reply_error(c, MHD_HTTP_UPGRADE_REQUIRED, why);
+		free(why);
 	} else if ((who = api_identify(c, method, req->target, api->auth, api->self_uid)) == -2) {
 		log_info("%s %s refused: %s", method, url, c->auth_error ? c->auth_error : "?");
 		reply_error(c, c->auth_busy ? MHD_HTTP_SERVICE_UNAVAILABLE :

@@ -12,6 +12,7 @@
 #include "store.h"
 #include "units.h"
 #include "util.h"
+#include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +56,7 @@ static void usage(FILE *out)
 		"                   [--listen HOST:PORT] [--munge-socket PATH] [--admin-group GROUP]\n"
 		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
 		"                   [--keep-finished DURATION] [--record-retention DURATION]\n"
-		"                   [--list-finished DURATION] [-v] [--log-stderr]\n"
+		"                   [--list-finished DURATION] [-v] [--log-stderr] [--help] [--version]\n"
 		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
 		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
@@ -80,7 +81,9 @@ static void usage(FILE *out)
 		"  --clock-file PATH   a test facility: take the time from PATH (+1h, or a local time;\n"
 		"                      see lib/clock.h) instead of the system clock\n"
 		"  -v              debug logging\n"
-		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n");
+		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n"
+		"  -h, --help      this text\n"
+		"  --version       the release and the protocol it speaks with runners and mounts\n");
 }
 
 /* One scheduler per state folder: a second one would share the database. */
@@ -182,6 +185,7 @@ int main(int argc, char **argv)
 		{ "record-retention", required_argument, NULL, 'D' },
 		{ "list-finished", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct engine_config cfg = { 0 };
@@ -273,6 +277,10 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 			usage(stdout);
+			status = 0;
+			goto out;
+		case 'V':
+			printf("parsa-sched %s (protocol %d)\n", PARSA_VERSION, PARSA_PROTOCOL);
 			status = 0;
 			goto out;
 		default:

@@ -142,47 +142,40 @@ static const char sql_insert_event[] = "INSERT INTO events(job_id, ms, text) VAL
 static const char sql_load_hosts[] =
 	"SELECT name, cpus, mem, scratch_total, scratch_free, cpu_limit, mem_limit, features,"
 	"  mount, draining, registered_ms, win_text, win_drain, gpus FROM hosts ORDER BY rowid";
-/* The jobs the model holds: unfinished, or ended at or after ?1 (the
- * keep_finished horizon; 0 loads every job). */
-#define RESIDENT_JOBS \
-	"SELECT id FROM jobs WHERE state IN ('queued', 'running') OR ended_ms >= ?1" \
-	" OR ended_ms = 0"
-static const char sql_load_jobs[] =
-	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
-	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
+/* The columns the loaders read (store_load.c), at start and on demand. */
+#define JOB_COLUMNS \
+	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team," \
+	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms," \
 	"  j.ended_ms, s.text FROM jobs j JOIN specs s ON s.job_id = j.id"
-	" WHERE j.id IN (" RESIDENT_JOBS ") ORDER BY j.id";
-static const char sql_load_stages[] =
-	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages"
-	" WHERE job_id IN (" RESIDENT_JOBS ")";
+#define STAGE_COLUMNS "SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages"
+#define INSTANCE_COLUMNS \
+	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code," \
+	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss," \
+	"  cpu_list, gpu_list FROM instances"
+#define EVENT_COLUMNS "SELECT job_id, ms, text FROM events"
+/* The jobs the model holds: unfinished, or ended at or after ?1 (the
+ * keep_finished horizon; 0 loads every job). jobs/ lists the same with the
+ * list_finished horizon. */
+#define UNFINISHED_OR_ENDED_SINCE "state IN ('queued', 'running') OR ended_ms >= ?1 OR ended_ms = 0"
+#define RESIDENT_JOBS "SELECT id FROM jobs WHERE " UNFINISHED_OR_ENDED_SINCE
+static const char sql_load_jobs[] = JOB_COLUMNS " WHERE j.id IN (" RESIDENT_JOBS ") ORDER BY j.id";
+static const char sql_load_stages[] = STAGE_COLUMNS " WHERE job_id IN (" RESIDENT_JOBS ")";
 static const char sql_load_instances[] =
-	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code,"
-	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss,"
-	"  cpu_list, gpu_list FROM instances WHERE job_id IN (" RESIDENT_JOBS ")"
-	" ORDER BY job_id, stage_idx, idx";
-static const char sql_load_events[] =
-	"SELECT job_id, ms, text FROM events WHERE job_id IN (" RESIDENT_JOBS ") ORDER BY id";
+	INSTANCE_COLUMNS " WHERE job_id IN (" RESIDENT_JOBS ") ORDER BY job_id, stage_idx, idx";
+static const char sql_load_events[] = EVENT_COLUMNS " WHERE job_id IN (" RESIDENT_JOBS ") ORDER BY id";
 
 /* One job by id (?1), loaded on demand when it is no longer resident. */
-static const char sql_job_load[] =
-	"SELECT j.id, j.name, j.spec_file, j.spec_json, j.uid, j.gid, j.groups, j.user, j.team,"
-	"  j.priority, j.state, j.held, j.ending, j.reason, j.submitted_ms, j.started_ms,"
-	"  j.ended_ms, s.text FROM jobs j JOIN specs s ON s.job_id = j.id WHERE j.id = ?1";
-static const char sql_job_stages[] =
-	"SELECT job_id, idx, state, expanded, started_ms, ended_ms FROM stages WHERE job_id = ?1";
-static const char sql_job_instances[] =
-	"SELECT id, job_id, stage_idx, idx, item, state, attempt, failures, host, pid, exit_code,"
-	"  signal, reason, cancel_requested, assigned_ms, started_ms, ended_ms, cpu_ms, max_rss,"
-	"  cpu_list, gpu_list FROM instances WHERE job_id = ?1 ORDER BY stage_idx, idx";
-static const char sql_job_events[] = "SELECT job_id, ms, text FROM events WHERE job_id = ?1 ORDER BY id";
+static const char sql_job_load[] = JOB_COLUMNS " WHERE j.id = ?1";
+static const char sql_job_stages[] = STAGE_COLUMNS " WHERE job_id = ?1";
+static const char sql_job_instances[] = INSTANCE_COLUMNS " WHERE job_id = ?1 ORDER BY stage_idx, idx";
+static const char sql_job_events[] = EVENT_COLUMNS " WHERE job_id = ?1 ORDER BY id";
 static const char sql_job_state[] = "SELECT state, uid FROM jobs WHERE id = ?1";
 static const char sql_job_counts[] = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
 /* What jobs/ lists: unfinished jobs and those ended at or after ?1; ?2 a
  * uid (-1: everyone). */
 static const char sql_list_jobs[] =
 	"SELECT id, uid, gid, submitted_ms, name, user, team, state FROM jobs"
-	" WHERE (state IN ('queued', 'running') OR ended_ms >= ?1 OR ended_ms = 0)"
-	"  AND (?2 = -1 OR uid = ?2) ORDER BY id";
+	" WHERE (" UNFINISHED_OR_ENDED_SINCE ") AND (?2 = -1 OR uid = ?2) ORDER BY id";
 static const char sql_last_job[] = "SELECT MAX(id) FROM jobs WHERE uid = ?1";
 static const char sql_max_job[] = "SELECT COALESCE(MAX(id), 0) FROM jobs";
 static const char sql_max_instance[] = "SELECT COALESCE(MAX(id), 0) FROM instances";

@@ -182,14 +182,6 @@ static json_t *stage_json(const struct stage *stage, int64_t now)
 	return json;
 }
 
-json_t *views_job_summary_json(const struct job *job)
-{
-	return json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}",
-			 "id", (json_int_t)job->id, "name", job->name, "uid", (json_int_t)job->uid,
-			 "gid", (json_int_t)job->gid, "user", job->user, "team", job->team,
-			 "state", job_state_name(job->state), "submitted_ms", (json_int_t)job->submitted_ms);
-}
-
 json_t *views_job_json(const struct job *job, int64_t now)
 {
 	json_t *after = json_array(), *stages = json_array(), *json;

@@ -15,7 +15,6 @@
 json_t *views_assignment_json(const struct instance *inst);
 /* now (the engine's clock) dates progress estimates and time waits. */
 json_t *views_job_json(const struct job *job, int64_t now);  /* status.json */
-json_t *views_job_summary_json(const struct job *job);  /* an entry of GET /v1/jobs */
 json_t *views_host_json(const struct host *h, int up);
 /* stages/<s>/instances/<i>/status.json: times (ms, the host's clock), usage,
  * host, attempt, exit, reason; unknown numbers are null. */

@@ -2,15 +2,30 @@
 # One command from a fresh Debian 12 machine to the lab's pipeline done:
 # install the packages, build, start parsa on this machine (`parsa up`), submit
 # examples/lab-pipeline.conf through the mount, wait for it and print where the
-# results are. parsa keeps running afterwards; `build/bin/parsa down` stops it.
+# results are. It installs the build (`cmake --install`: /usr/local as root,
+# ~/.local for a user) so that `parsa` is on the PATH, as the tutorial and the
+# banner of `parsa up` type it. parsa keeps running afterwards; `parsa down`
+# stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=$PWD
 
 ./scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if [ "$(id -u)" -eq 0 ]; then
+	prefix=/usr/local
+else
+	prefix=$HOME/.local
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
-parsa=$src/build/bin/parsa
+cmake --install build >/dev/null
+parsa=$prefix/bin/parsa
+if [ "$(command -v parsa || true)" != "$parsa" ]; then
+	path_hint="parsa is installed in $prefix/bin, which is not first on your PATH; add it with:
+  export PATH=$prefix/bin:\$PATH"
+	export PATH=$prefix/bin:$PATH
+else
+	path_hint=
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
 	mnt=${PARSA_MOUNT:-/parsa}
@@ -33,4 +48,7 @@ fi
 echo
 echo "results: $mnt/jobs/$id/out/gather/results.csv"
 head -n 5 "$mnt/jobs/$id/out/gather/results.csv"
-echo "parsa is still up on $mnt; stop it with: $parsa down --mount $mnt"
+echo "parsa is still up on $mnt; stop it with: parsa down --mount $mnt"
+if [ -n "$path_hint" ]; then
+	echo "$path_hint"
+fi

@@ -1,5 +1,8 @@
 #!/bin/sh
-# Installs every Debian 12 package parsa needs to build, run and test.
+# Installs every Debian 12 package parsa needs to build, run and test, and to
+# build its own packages (debhelper, lintian; scdoc for the man pages,
+# systemd for systemd-analyze verify of the units). What a machine needs to
+# *run* parsa is much less: docs/operators.md, "What each machine needs".
 # Safe to run again; needs root (or sudo).
 set -eu
 
@@ -8,7 +11,8 @@ packages="build-essential cmake pkg-config
   libmicrohttpd-dev libcurl4-openssl-dev libnfs-dev libnfs-utils libinotifytools0-dev
   libmunge-dev munge libssl-dev faketime
   nfs-ganesha nfs-ganesha-vfs rpcbind rsync
-  curl iproute2 procps psmisc util-linux passwd python3"
+  curl iproute2 procps psmisc util-linux passwd python3
+  scdoc man-db systemd debhelper dpkg-dev lintian adduser"
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo "$0" "$@"

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -38,4 +39,26 @@ int cli_fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return CLI_FAIL;
+}
+
+int cli_next_option(const struct cli_cmd *cmd, int argc, char **argv,
+		    const struct option *longopts, int *rc)
+{
+	int c;
+
+	c = getopt_long(argc, argv, "h", longopts, NULL);
+	switch (c) {
+	case -1:
+		return 0;
+	case 'h':
+		cli_help(cmd, stdout);
+		*rc = CLI_OK;
+		return -1;
+	case '?':
+	case ':':
+		*rc = cli_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+		return -1;
+	default:
+		return c;
+	}
 }

@@ -33,6 +33,16 @@ void cli_help(const struct cli_cmd *cmd, FILE *out);
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+struct option;
+
+/* The next option of a subcommand's command line (getopt_long over longopts,
+ * which should hold "help" as 'h'; set optind = 1 and opterr = 0 first): the
+ * option's value, 0 after the last one, or -1 with *rc the exit code once
+ * --help was printed (CLI_OK) or an option was unknown or lacked its value
+ * (CLI_USAGE, the message printed). */
+int cli_next_option(const struct cli_cmd *cmd, int argc, char **argv,
+		    const struct option *longopts, int *rc);
+
 /* "parsa: <message>" on stderr; returns CLI_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -48,5 +58,6 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv);     /* jobs.c *
 int cmd_why(const struct cli_cmd *self, int argc, char **argv);      /* jobs.c */
 int cmd_events(const struct cli_cmd *self, int argc, char **argv);   /* jobs.c */
 int cmd_hosts(const struct cli_cmd *self, int argc, char **argv);    /* jobs.c */
+int cmd_admin(const struct cli_cmd *self, int argc, char **argv);    /* admin.c */
 
 #endif

@@ -5,16 +5,13 @@
 #include "cli.h"
 #include "log.h"
 #include "util.h"
+#include "version.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef PARSA_VERSION
-#define PARSA_VERSION "0.0.0"
-#endif
 
 static int cmd_version(const struct cli_cmd *self, int argc, char **argv);
 static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
@@ -80,6 +77,15 @@ static const struct cli_cmd commands[] = {
 	  "the hosts: capacity, reserved, live use; or one host's status",
 	  SCHED_HELP
 	  "  --json              the hosts as JSON\n" },
+	{ "admin", cmd_admin, "[--state DIR] backup|restore FILE",
+	  "an operator's backup or restore of a scheduler's database",
+	  "  backup FILE         copy the database of the (running) scheduler to FILE: sqlite's\n"
+	  "                      online backup, one snapshot with every job acknowledged before it\n"
+	  "  restore FILE        put the copy FILE in place of STATE/parsa.db; the scheduler must\n"
+	  "                      be stopped; the replaced database is kept as parsa.db.before-restore\n"
+	  "  --state DIR         the scheduler's state folder (default /var/lib/parsa as root,\n"
+	  "                      ${XDG_STATE_HOME:-~/.local/state}/parsa otherwise)\n"
+	  "\nBoth need read and write access to the state folder (root, or the scheduler's user).\n" },
 	{ "version", cmd_version, "", "print parsa's version", NULL },
 	{ "help", cmd_help, "[COMMAND]", "help on a command", NULL },
 };

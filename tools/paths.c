@@ -33,6 +33,7 @@ void up_env_from_process(struct up_env *env, char *buf, size_t len)
 	if (buf && len > 0)
 		cwd = getcwd(buf, len);
 	env->cwd = cwd ? cwd : "/";
+	env->system_state = default_system_state();
 }
 
 char *paths_default_mount(const struct up_env *env)
@@ -59,7 +60,7 @@ char *paths_default_state(const struct up_env *env)
 
 char *paths_default_endpoint(const struct up_env *env)
 {
-	return default_sched_endpoint(env->uid, env->home, env->xdg_state, NULL);
+	return default_sched_endpoint(env->uid, env->home, env->xdg_state, NULL, env->system_state);
 }
 
 char *paths_runtime_dir(const struct up_env *env)

@@ -16,6 +16,7 @@ struct up_env {
 	const char *xdg_state;   /* $XDG_STATE_HOME or NULL */
 	const char *xdg_runtime; /* $XDG_RUNTIME_DIR or NULL */
 	const char *cwd;         /* to make relative paths absolute */
+	const char *system_state; /* the machine's parsa (default_system_state()), NULL: none */
 };
 
 /* Fill env from this process (getenv, getpwuid, getcwd). The strings point

@@ -19,6 +19,13 @@ LOGS=$TEST_DIR/logs
 SCRATCH=$TEST_DIR/scratch
 SOCK=$STATE/sched.sock
 export PARSA_SCHED=unix:$SOCK
+# Never the machine's parsa (an installed package's /var/lib/parsa): a user's
+# command without PARSA_SCHED falls back to this folder's socket, which no
+# test makes (lib/defaults.h).
+export PARSA_SYSTEM_STATE=$TEST_DIR/no-system-parsa
+# Nor the machine's /etc/parsa/parsa.conf: a test passes --config FILE when it
+# wants one (lib/config.h).
+export PARSA_CONFIG=
 mkdir -p "$MNT" "$STATE" "$STORAGE" "$LOGS" "$SCRATCH"
 
 # name -> pid of each daemon this test started

@@ -7,11 +7,13 @@
 #include "util.h"
 
 #include "client.h"
+#include "defaults.h"
 #include "paths.h"
 #include "proc.h"
 #include "runfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,6 +80,44 @@ static void test_defaults(void)
 	s = paths_runtime_dir(&xdg);
 	is_str(s, "/run/user/1000/parsa", "XDG_RUNTIME_DIR is honoured");
 	free(s);
+}
+
+/* A user without a parsa of their own falls back to the machine's socket, and
+ * only to the one they are told about: whatever runs in /var/lib/parsa on
+ * the test machine (an installed package) changes nothing here. */
+static void test_system_fallback(void)
+{
+	char dir[] = "/tmp/parsa-test-cli.XXXXXX", *sock, *s, *want;
+	struct up_env user = { .uid = 1000, .home = "/nonexistent-home", .cwd = "/" };
+	int fd;
+
+	ok(mkdtemp(dir) != NULL, "a folder for the machine's parsa");
+	sock = xasprintf("%s/sched.sock", dir);
+	s = paths_default_endpoint(&user);
+	is_str(s, "unix:/nonexistent-home/.local/state/parsa/sched.sock", "no machine's parsa: the user's own socket");
+	free(s);
+	user.system_state = dir;
+	s = paths_default_endpoint(&user);
+	is_str(s, "unix:/nonexistent-home/.local/state/parsa/sched.sock", "the machine's folder without a socket: still the user's own");
+	free(s);
+	fd = open(sock, O_CREAT | O_WRONLY, 0600);
+	ok(fd >= 0, "the machine's socket appears");
+	if (fd >= 0)
+		close(fd);
+	s = paths_default_endpoint(&user);
+	want = xasprintf("unix:%s", sock);
+	is_str(s, want, "then the user falls back to it");
+	free(want);
+	free(s);
+	s = default_sched_endpoint(1000, "/nonexistent-home", NULL, "unix:/x.sock", dir);
+	is_str(s, "unix:/x.sock", "PARSA_SCHED wins over the fallback");
+	free(s);
+	s = default_sched_endpoint(1000, "/nonexistent-home", NULL, NULL, "");
+	is_str(s, "unix:/nonexistent-home/.local/state/parsa/sched.sock", "an empty PARSA_SYSTEM_STATE turns the fallback off");
+	free(s);
+	unlink(sock);
+	rmdir(dir);
+	free(sock);
 }
 
 static void test_up_paths(void)
@@ -233,6 +273,7 @@ int main(void)
 {
 	test_path_absolute();
 	test_defaults();
+	test_system_fallback();
 	test_up_paths();
 	test_mount_key();
 	test_mountinfo();

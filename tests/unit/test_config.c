@@ -133,6 +133,31 @@ static void test_endpoint(void)
 	free(e);
 }
 
+/* $PARSA_CONFIG replaces the default file, "" leaves it out; --config (not
+ * optional) is never replaced. */
+static void test_env_override(void)
+{
+	struct parsa_conf c;
+	char *path = write_conf("env.conf", "[host]\ncpus = 3\n", 0644), *err = NULL;
+
+	setenv("PARSA_CONFIG", "", 1);
+	ok(parsa_conf_load(path, 1, &c, &err) == 0 && !c.path && c.cpus == 0,
+	   "PARSA_CONFIG= leaves the default file out");
+	parsa_conf_free(&c);
+	ok(parsa_conf_load(path, 0, &c, &err) == 0 && c.cpus == 3, "but not a file given with --config");
+	parsa_conf_free(&c);
+	setenv("PARSA_CONFIG", path, 1);
+	ok(parsa_conf_load("/nonexistent/parsa.conf", 1, &c, &err) == 0 && c.cpus == 3,
+	   "PARSA_CONFIG=FILE replaces the default file");
+	parsa_conf_free(&c);
+	unsetenv("PARSA_CONFIG");
+	ok(parsa_conf_load("/nonexistent/parsa.conf", 1, &c, &err) == 0 && !c.path,
+	   "without it, a missing default file is no error");
+	parsa_conf_free(&c);
+	free(err);
+	free(path);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/parsa-test-config.XXXXXX";
@@ -143,6 +168,7 @@ int main(void)
 	test_errors();
 	test_safety();
 	test_endpoint();
+	test_env_override();
 	cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", dir);
