@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""submit_many.py SOCKET N: submits N copies of a one-stage `run = true` spec
-through the scheduler's API on its unix socket (POST /v1/jobs, one kept-alive
-connection), the fast way to a long jobs/. Prints `submitted: N` and
-`submit_s: SECONDS`; exits 1 at the first refusal."""
+"""submit_many.py SOCKET N [CLIENTS [SPEC]]: submits N copies of a spec (one
+stage, `run = true`, unless SPEC gives the text) through the scheduler's API
+on its unix socket (POST /v1/jobs), from CLIENTS threads at once (1), each
+with one kept-alive connection and N / CLIENTS submissions: the fast way to a
+long jobs/, and (bench/submit) how submissions scale with parallel clients.
+Prints `submitted: N` and `submit_s: SECONDS`; exits 1 at the first refusal."""
 import http.client
 import json
 import socket
 import sys
+import threading
 import time
 
 
@@ -21,11 +24,8 @@ class UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def main():
-    path, n = sys.argv[1], int(sys.argv[2])
-    body = json.dumps({"name": "many.conf", "spec": "[stage a]\nrun = true\n"})
+def submit(path, body, n, failed):
     conn = UnixConnection(path)
-    start = time.monotonic()
     for i in range(n):
         conn.request("POST", "/v1/jobs", body, {"Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -33,9 +33,27 @@ def main():
         if resp.status != 201:
             print("submit_many: job %d: HTTP %d %s" % (i, resp.status, answer.decode(errors="replace")),
                   file=sys.stderr)
-            sys.exit(1)
+            failed.append(i)
+            return
+
+
+def main():
+    path, n = sys.argv[1], int(sys.argv[2])
+    clients = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    spec = sys.argv[4] if len(sys.argv) > 4 else "[stage a]\nrun = true\n"
+    body = json.dumps({"name": "many.conf", "spec": spec})
+    failed = []
+    threads = [threading.Thread(target=submit, args=(path, body, n // clients + (c < n % clients), failed))
+               for c in range(clients)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        sys.exit(1)
     print("submitted: %d" % n)
-    print("submit_s: %.1f" % (time.monotonic() - start))
+    print("submit_s: %.3f" % (time.monotonic() - start))
 
 
 if __name__ == "__main__":

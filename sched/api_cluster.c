@@ -62,17 +62,21 @@ void api_cluster_status(struct call *c)
 	reply_text(c, full);
 }
 
-/* The durations of the last scheduling passes (bench/placement reads them). */
+/* The durations of the last scheduling passes (bench/placement reads them),
+ * and how many submissions went in how many transactions (bench/submit). */
 void api_cluster_stats(struct call *c)
 {
 	enum { MAX_PASSES = 4096 };
 	double *ms = xcalloc(MAX_PASSES, sizeof *ms);
 	json_t *list = json_array();
 	uint64_t total = 0;
-	size_t n = engine_pass_stats(c->engine, ms, MAX_PASSES, &total);
+	size_t n = engine_pass_stats(c->engine, ms, MAX_PASSES, &total), groups, submitted;
 
+	engine_submit_stats(c->engine, &groups, &submitted);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(list, json_real(ms[i]));
 	free(ms);
-	reply_json(c, MHD_HTTP_OK, json_pack("{s:I,s:o}", "passes", (json_int_t)total, "pass_ms", list));
+	reply_json(c, MHD_HTTP_OK, json_pack("{s:I,s:o,s:I,s:I}", "passes", (json_int_t)total, "pass_ms",
+					     list, "submitted", (json_int_t)submitted, "submit_groups",
+					     (json_int_t)groups));
 }

@@ -138,6 +138,9 @@ int64_t engine_lease_ms(const struct engine *e);
  * copies at most max into out and returns how many; *total is how many passes
  * ran since the start. */
 size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *total);
+/* Submissions committed since the start, and in how many transactions
+ * (groups: concurrent submissions share one, engine_submit). */
+void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions);
 
 /* What /metrics counts since the start: attempts ended by result (a failed
  * attempt that is retried counts as failed), and the scheduling passes'

@@ -82,7 +82,7 @@ void engine_folders_made(struct engine *e, int64_t id)
 	job = model_job(e->model, id);
 	if (job)
 		job->folders_pending = false;
-	engine_kick(e);
+	engine_kick_new_job(e);
 	pthread_mutex_unlock(&e->lock);
 }
 

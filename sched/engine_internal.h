@@ -20,6 +20,7 @@
 #define PASS_HISTORY 4096
 
 struct fairshare;
+struct group_commit;
 struct lifecycle;
 struct policy;
 struct notify;
@@ -36,6 +37,8 @@ struct engine {
 	pthread_cond_t kick;          /* wakes the scheduling thread */
 	pthread_cond_t changed;       /* broadcast after every pass: wakes long polls */
 	bool kicked;                  /* protected by lock */
+	bool kicked_now;              /* by other than a new job: no rest; protected by lock */
+	bool resting;                 /* the thread rests after a pass; protected by lock */
 	bool stopping;                /* protected by lock */
 	bool thread_started;
 	pthread_t thread;
@@ -62,6 +65,7 @@ struct engine {
 		int64_t retention_next_ms; /* the engine's clock */
 		uint64_t records_deleted;
 	} history;
+	struct group_commit *submits; /* its own lock; takes lock to commit a group */
 };
 
 static inline bool job_ended(const struct job *job)
@@ -95,7 +99,18 @@ static inline int64_t engine_now(const struct engine *e)
 static inline void engine_kick(struct engine *e)
 {
 	e->kicked = true;
+	e->kicked_now = true;
 	pthread_cond_signal(&e->kick);
+}
+
+/* Wake it for a new job: after the rest the last pass earned (engine.c), so
+ * that a stream of submissions does not buy a whole pass each; an instance's
+ * end, a heartbeat or a command (engine_kick) cuts the rest short. */
+static inline void engine_kick_new_job(struct engine *e)
+{
+	e->kicked = true;
+	if (!e->resting)
+		pthread_cond_signal(&e->kick);
 }
 
 /* Write what changed (store_flush). On failure the objects stay dirty: the
@@ -120,6 +135,11 @@ static inline struct timespec engine_deadline_in(int64_t ms)
 	}
 	return ts;
 }
+
+/* Commits a group of submissions (engine_submit.c; the group_commit_fn of
+ * e->submits). Takes e->lock itself. */
+struct group_item;
+void engine_commit_submissions(void *engine, struct group_item *const *items, size_t n);
 
 /* Would a job of user (uid) and team with job_instances in all, added of
  * them new, pass [limits] given what they hold? new_job: it is one more

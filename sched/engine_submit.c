@@ -3,6 +3,7 @@
  * of recurring pipelines are built and adopted here too. */
 #include "engine_internal.h"
 #include "escape.h"
+#include "group_commit.h"
 #include "ident.h"
 #include "log.h"
 #include "policy.h"
@@ -22,8 +23,11 @@ int engine_check_limits(struct engine *e, uid_t uid, const char *user, const cha
 			int64_t job_instances, int64_t added, bool new_job, const char *file, char **err)
 {
 	struct policy_usage mine = { 0 }, theirs = { 0 };
+	/* A count over every unfinished job, for each submission: only when a
+	 * limit needs it (root has none unless parsa.conf gives it one). */
+	size_t n_active = policy_uses_usage(e->policy, user, uid == 0, team) ? model_nactive(e->model) : 0;
 
-	for (size_t j = 0; j < model_nactive(e->model); j++) {
+	for (size_t j = 0; j < n_active; j++) {
 		const struct job *job = model_active_at(e->model, j);
 		int64_t n = 0;
 
@@ -220,16 +224,115 @@ static int find_token(struct engine *e, const struct caller *who, const char *fi
 	return 1;
 }
 
+/* One submission waiting for its group's commit (engine_submit). */
+struct submission {
+	struct group_item item;       /* first: the group's items are these */
+	const struct caller *who;
+	const char *filename, *token, *text, *user, *team;
+	size_t len;
+	struct spec *spec;            /* taken by the commit */
+	/* the commit's answer */
+	int ret, error;               /* 0, or -1 with errno error and err */
+	char *err;
+	int64_t id;
+	bool existed;                 /* token was a committed job's: id is it */
+	struct job *job;              /* in the model while the group is open */
+	struct folder_plan *plan;     /* committed: its folders, made outside the lock */
+};
+
+/* Lock held, inside the group's transaction: s's job built and written under
+ * a savepoint, and in the model so that the next of the group sees it (ids,
+ * limits, a token sent twice, after = ). A refusal is s's alone. */
+static void add_to_group(struct engine *e, struct submission *s, int64_t now)
+{
+	struct job *job;
+	int found;
+
+	/* The transaction is open: a token of this very group is found too. */
+	found = s->token ? find_token(e, s->who, s->filename, s->token, &s->id, &s->err) : 0;
+	if (found != 0) {
+		spec_destroy(s->spec);
+		s->existed = found > 0;
+		s->ret = found > 0 ? 0 : -1;
+		s->error = errno;
+		return;
+	}
+	job = build(e, s->who, s->user, s->team, s->spec, s->filename, s->text, s->len, now, &s->err);
+	if (!job) {
+		s->ret = -1;
+		s->error = errno;
+		return;
+	}
+	job->token = s->token ? xstrdup(s->token) : NULL;
+	if (store_group_add(e->store, job, &s->err) < 0) {
+		s->ret = -1;
+		s->error = errno;
+		model_job_free(job);
+		return;
+	}
+	model_add_job(e->model, job);
+	/* Placed once its folders exist (engine_folders_made). */
+	job->folders_pending = true;
+	s->job = job;
+}
+
+void engine_commit_submissions(void *engine, struct group_item *const *items, size_t n)
+{
+	struct engine *e = engine;
+	struct job **jobs = xcalloc(n, sizeof *jobs);
+	struct submission *s;
+	char *err = NULL;
+	size_t njobs = 0;
+	int error = 0, rc;
+	int64_t now;
+
+	pthread_mutex_lock(&e->lock);
+	rc = store_group_begin(e->store, &err);
+	if (rc == 0) {
+		now = engine_now(e);
+		for (size_t i = 0; i < n; i++) {
+			s = (struct submission *)items[i];
+			add_to_group(e, s, now);
+			if (s->job)
+				jobs[njobs++] = s->job;
+		}
+		rc = store_group_end(e->store, true, jobs, njobs, &err);
+	}
+	if (rc < 0)
+		error = errno;
+	for (size_t i = 0; i < n; i++) {
+		s = (struct submission *)items[i];
+		if (rc < 0 && (s->job || (s->ret == 0 && !s->existed && !s->err))) {
+			/* The group's transaction failed: none of it was written. */
+			if (s->job)
+				model_forget_job(e->model, s->job);
+			else
+				spec_destroy(s->spec);
+			s->job = NULL;
+			s->ret = -1;
+			s->error = error;
+			errprintf(&s->err, "%s: %s (nothing was submitted)", s->filename, err);
+		} else if (s->job) {
+			s->id = s->job->id;
+			s->plan = folder_plan_of(s->job);
+			log_info("job %lld (%s) submitted by %s", (long long)s->id, s->job->name,
+				 s->job->user);
+			s->job = NULL;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	free(err);
+	free(jobs);
+}
+
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
 		  char **err)
 {
-	struct folder_plan *plan = NULL;
-	struct spec *spec;
-	struct job *job = NULL;
-	char *user = NULL, *team = NULL;
-	int64_t now;
-	int ret = -1, saved, found;
+	struct submission s = { .who = who, .filename = filename, .token = token, .text = text,
+				.len = len };
+	char *user, *team;
+	int ret, saved;
 
 	if (existed)
 		*existed = false;
@@ -238,51 +341,34 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 		return errprintf(err, "%s: %zu bytes is larger than the limit of %d bytes", filename,
 				 len, SPEC_MAX_BYTES);
 	}
-	spec = spec_parse(text, len, filename, err);
-	if (!spec)
+	/* Everything that needs no lock is done before the group. */
+	s.spec = spec_parse(text, len, filename, err);
+	if (!s.spec)
 		return -1;
-	if (spec->every) {
+	if (s.spec->every) {
 		errno = EINVAL;
 		errprintf(err, "%s:%d: every = %s: a spec that repeats goes to schedules/, not queue/ "
-			  "(or remove every to run it once)", filename, spec->every_line, spec->every);
-		spec_destroy(spec);
+			  "(or remove every to run it once)", filename, s.spec->every_line, s.spec->every);
+		spec_destroy(s.spec);
 		return -1;
 	}
-	user = ident_user_name(who->uid);
-	team = spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
-
-	pthread_mutex_lock(&e->lock);
-	/* Under the lock, so a retry and its original cannot both miss: the
-	 * UNIQUE index would refuse the second insert anyway. */
-	found = token ? find_token(e, who, filename, token, id, err) : 0;
-	if (found != 0) {
-		spec_destroy(spec);
-		if (found > 0 && existed)
-			*existed = true;
-		ret = found > 0 ? 0 : -1;
-		goto out;
+	s.user = user = ident_user_name(who->uid);
+	s.team = team = s.spec->team ? xstrdup(s.spec->team) : ident_group_name(who->gid);
+	/* Returns once the group that holds s is committed (or refused). */
+	group_commit_run(e->submits, &s.item);
+	ret = s.ret;
+	saved = s.error;
+	if (ret == 0) {
+		*id = s.id;
+		if (existed)
+			*existed = s.existed;
+	} else if (err) {
+		*err = s.err;
+		s.err = NULL;
 	}
-	now = engine_now(e);
-	job = build(e, who, user, team, spec, filename, text, len, now, err);
-	if (!job)
-		goto out;
-	job->token = token ? xstrdup(token) : NULL;
-	if (store_insert_job(e->store, job, err) < 0)
-		goto out;
-	*id = job->id;
-	/* Committed: the job is the model's now, placed once its folders exist. */
-	model_add_job(e->model, job);
-	job->folders_pending = true;
-	plan = folder_plan_of(job);
-	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
-	job = NULL;
-	ret = 0;
-out:
-	saved = errno;
-	pthread_mutex_unlock(&e->lock);
 	/* The answer waits for the folders: a mount may look into out/ at once. */
-	if (plan) {
-		if (folder_plan_make(e, plan) == 0 || volume_unreachable(e)) {
+	if (s.plan) {
+		if (folder_plan_make(e, s.plan) == 0 || volume_unreachable(e)) {
 			/* Unreachable (an NFS server down) is not a refusal:
 			 * the job is taken as before, to run once it is back. */
 			engine_folders_made(e, *id);
@@ -293,13 +379,18 @@ out:
 			saved = errno ? errno : EIO;
 			ret = take_back(e, *id, filename, saved, err);
 		}
-		folder_plan_free(plan);
+		folder_plan_free(s.plan);
 	}
-	model_job_free(job);
+	free(s.err);
 	free(user);
 	free(team);
 	errno = saved;
 	return ret;
+}
+
+void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions)
+{
+	group_commit_counts(e->submits, groups, submissions);
 }
 
 json_t *engine_job_meta_json(struct engine *e, int64_t id)

@@ -168,6 +168,18 @@ static int64_t limit_of(const struct policy *p, enum parsa_limit_kind kind,
 	return builtin[kind];
 }
 
+bool policy_uses_usage(const struct policy *p, const char *user, bool root, const char *team)
+{
+	static const enum parsa_limit_kind kinds[] = { PARSA_LIMIT_QUEUED_JOBS, PARSA_LIMIT_QUEUED_INSTANCES };
+	char where[512];
+
+	for (size_t k = 0; k < ARRAY_LEN(kinds); k++)
+		if (limit_of(p, kinds[k], PARSA_SCOPE_USER, user, root, where, sizeof where) >= 0 ||
+		    limit_of(p, kinds[k], PARSA_SCOPE_TEAM, team, false, where, sizeof where) >= 0)
+			return true;
+	return false;
+}
+
 int policy_check_limits(const struct policy *p, const char *user, bool root, const char *team,
 			int64_t job_instances, int64_t added, bool new_job,
 			const struct policy_usage *user_use, const struct policy_usage *team_use,

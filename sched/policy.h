@@ -39,6 +39,11 @@ struct policy_usage {
 	int64_t instances;         /* their instances that have not ended */
 };
 
+/* Does a queued_jobs or queued_instances limit apply to user or team? If not,
+ * policy_check_limits does not look at what they hold (their usage may be
+ * left at zero, which spares counting it). */
+bool policy_uses_usage(const struct policy *p, const char *user, bool root, const char *team);
+
 /* Would a job of user and team with job_instances (known so far) pass
  * instances_per_job, and would adding added instances (and, new_job, one
  * more job) to what they hold pass queued_instances and queued_jobs? root

@@ -111,6 +111,10 @@ static const char sql_set_version[] =
 static const char sql_begin[] = "BEGIN IMMEDIATE";
 static const char sql_commit[] = "COMMIT";
 static const char sql_rollback[] = "ROLLBACK";
+/* One job of a group commit (store_group_add). */
+static const char sql_savepoint[] = "SAVEPOINT job";
+static const char sql_release[] = "RELEASE job";
+static const char sql_rollback_to[] = "ROLLBACK TO job";
 static const char sql_upsert_job[] =
 	"INSERT INTO jobs(id, name, spec_file, spec_json, uid, gid, groups, user, team, priority,"
 	"  state, held, ending, reason, submitted_ms, started_ms, ended_ms, token)"
@@ -216,6 +220,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LOAD_STAGES] = sql_load_stages,
 	[ST_LOAD_INSTANCES] = sql_load_instances,
 	[ST_LOAD_EVENTS] = sql_load_events,
+	[ST_SAVEPOINT] = sql_savepoint,
+	[ST_RELEASE] = sql_release,
+	[ST_ROLLBACK_TO] = sql_rollback_to,
 	[ST_JOB_LOAD] = sql_job_load,
 	[ST_JOB_STAGES] = sql_job_stages,
 	[ST_JOB_INSTANCES] = sql_job_instances,

@@ -67,6 +67,16 @@ int store_delete_old_jobs(struct store *st, int64_t cutoff_ms, int limit,
  * transaction. On success the job's objects are clean and persisted. */
 int store_insert_job(struct store *st, struct job *job, char **err);
 
+/* A group commit: several new jobs in one transaction (engine_submit.c).
+ * store_group_begin opens it; store_group_add writes one job's rows under a
+ * savepoint, so a job whose rows are refused (-1 with errno and *err) leaves
+ * the others of the group as they were; store_group_end commits the jobs
+ * added (then clean and persisted) if ok, and otherwise, or when the commit
+ * fails (-1 with errno and *err), rolls all of them back: none is written. */
+int store_group_begin(struct store *st, char **err);
+int store_group_add(struct store *st, struct job *job, char **err);
+int store_group_end(struct store *st, bool ok, struct job *const *jobs, size_t njobs, char **err);
+
 /* The job submitted with token (a submitter's unique text, job->token):
  * 1 with *id and its submitter's *uid, 0 when no job has it, -1 with errno
  * and *err when the database cannot be read. */

@@ -7,12 +7,14 @@
 #include "store.h"
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 /* Statements prepared once at open, by index (their SQL: store.c). */
 enum stmt_id {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT_JOB, ST_JOB_BY_TOKEN, ST_INSERT_SPEC, ST_UPSERT_STAGE,
 	ST_UPSERT_INSTANCE, ST_UPSERT_HOST, ST_INSERT_EVENT, ST_LOAD_HOSTS, ST_LOAD_JOBS,
 	ST_LOAD_STAGES, ST_LOAD_INSTANCES, ST_LOAD_EVENTS,
+	ST_SAVEPOINT, ST_RELEASE, ST_ROLLBACK_TO,
 	/* store_history.c */
 	ST_JOB_LOAD, ST_JOB_STAGES, ST_JOB_INSTANCES, ST_JOB_EVENTS, ST_JOB_STATE, ST_JOB_COUNTS,
 	ST_LIST_JOBS, ST_LAST_JOB, ST_MAX_JOB, ST_MAX_INSTANCE, ST_ENDED_BEFORE, ST_USAGE_ADD,
@@ -24,6 +26,7 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *stmt[ST_COUNT];
+	bool group_broken;      /* a job of the open group could not be undone */
 };
 
 /* Map a sqlite result to errno, log it with the extended code, and format

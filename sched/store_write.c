@@ -1,7 +1,8 @@
-/* The store's writes: a new job in one transaction, everything the model
+/* The store's writes: a new job in one transaction (or a group of them), everything the model
  * marked dirty in one transaction, a host's row deleted. */
 #include "store_internal.h"
 #include "ident.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -158,6 +159,12 @@ int store_put_new_job(struct store *st, struct job *job, char **err)
 	return 0;
 }
 
+static void mark_persisted(struct job *job)
+{
+	job->persisted = true;
+	job->nflushed_events = job->nevents;
+}
+
 int store_insert_job(struct store *st, struct job *job, char **err)
 {
 	int ok = 0;
@@ -170,8 +177,46 @@ int store_insert_job(struct store *st, struct job *job, char **err)
 out:
 	if (store_tx_end(st, ok, err) < 0)
 		return -1;
-	job->persisted = true;
-	job->nflushed_events = job->nevents;
+	mark_persisted(job);
+	return 0;
+}
+
+int store_group_begin(struct store *st, char **err)
+{
+	st->group_broken = false;
+	return store_tx_begin(st, err);
+}
+
+int store_group_add(struct store *st, struct job *job, char **err)
+{
+	int saved;
+
+	if (store_step_done(st, ST_SAVEPOINT, err) < 0)
+		return -1;
+	if (store_put_new_job(st, job, err) == 0)
+		return store_step_done(st, ST_RELEASE, err);
+	/* This job's rows go; the group's transaction stays open for the others. */
+	saved = errno;
+	if (store_step_done(st, ST_ROLLBACK_TO, NULL) < 0 || store_step_done(st, ST_RELEASE, NULL) < 0) {
+		log_warnx("%s: cannot undo one job of a group: the group is rolled back", st->path);
+		st->group_broken = true;
+	}
+	errno = saved;
+	return -1;
+}
+
+int store_group_end(struct store *st, bool ok, struct job *const *jobs, size_t njobs, char **err)
+{
+	if (ok && st->group_broken) {
+		store_tx_end(st, 0, NULL);
+		errno = EIO;
+		return errprintf(err, "%s: a refused job of the group could not be undone alone: "
+				 "nothing of the group was written", st->path);
+	}
+	if (store_tx_end(st, ok, err) < 0)
+		return -1;
+	for (size_t i = 0; i < njobs; i++)
+		mark_persisted(jobs[i]);
 	return 0;
 }
 
