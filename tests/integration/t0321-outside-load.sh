@@ -8,7 +8,8 @@
 . "$(dirname "$0")/../lib/times.sh"
 
 # The runner's memory is what the machine uses now plus 3G: a 2G stage fits
-# until 1.5G more is taken outside parsa.
+# until 2.5G more is taken outside parsa (with room for what the machine's
+# own use drifts by meanwhile: after the package test it falls by up to 1G).
 used=$(awk '/^MemTotal/ {t = $2} /^MemAvailable/ {a = $2} END {print int((t - a) / 1024)}' /proc/meminfo)
 start_all --cpus 2 --mem "$((used + 3072))M"
 
@@ -85,11 +86,11 @@ log "6 x sleep 1 beside one busy loop: makespan ${span} ms, peak concurrency $pe
 check "one busy loop leaves one core: at most one instance at once" test "$peak" -le 1
 
 # 4. Memory used outside parsa holds back a stage whose mem no longer fits.
-python3 -c 'import time; b = bytearray(1536 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)' &
+python3 -c 'import time; b = bytearray(2560 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)' &
 hog_mem=$!
 on_cleanup "kill $hog_mem"
 outside_mem() { sed -n 's/^live mem:.*outside [0-9]*%: \([0-9.]*\)G.*/\1/p' "$MNT/hosts/local/status"; }
-mem_seen() { python3 -c "import sys; sys.exit(not float('$(outside_mem)' or 0) >= 1.4)"; }
+mem_seen() { python3 -c "import sys; sys.exit(not float('$(outside_mem)' or 0) >= 2.4)"; }
 wait_for "the runner sees the memory used outside parsa" 15 mem_seen
 cat >"$TEST_DIR/big.conf" <<'SPEC'
 [stage big]
@@ -97,7 +98,7 @@ mem = 2G
 run = true
 SPEC
 id=$(submit "$TEST_DIR/big.conf") || fail "submit failed"
-stays_queued "$id" 20 "a 2G stage waits while 1.5G is used outside parsa"
+stays_queued "$id" 20 "a 2G stage waits while 2.5G is used outside parsa"
 log "why: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
 check "why names the memory used outside parsa" grep -q 'used outside parsa' "$MNT/jobs/$id/why"
 kill "$hog_mem"
