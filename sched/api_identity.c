@@ -2,6 +2,8 @@
 #include "api_args.h"
 
 #include "auth.h"
+#include "engine.h"
+#include "ident.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -130,19 +132,10 @@ int api_identify(struct call *c, const char *method, const char *target, struct 
 
 void api_caller_groups(struct call *c)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	int n = API_MAX_GROUPS;
-
 	if (c->groups_known)
 		return;
 	c->groups_known = true;
-	if (getpwuid_r(c->who.uid, &pw, buf, sizeof buf, &res) == 0 && res &&
-	    getgrouplist(pw.pw_name, c->who.gid, c->groups, &n) >= 0) {
-		c->who.ngroups = (size_t)n;
-	} else {
-		c->groups[0] = c->who.gid;
-		c->who.ngroups = 1;
-	}
+	c->who.ngroups = ident_cache_groups(engine_ident(c->engine), c->who.uid, c->who.gid, c->groups,
+					    API_MAX_GROUPS);
 	c->who.groups = c->groups;
 }

@@ -5,12 +5,14 @@
 #include "clock.h"
 #include "fairshare.h"
 #include "group_commit.h"
+#include "ident.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
 #include "schedules.h"
 #include "space.h"
+#include "spare_folders.h"
 #include "storage_queue.h"
 #include "util.h"
 #include "views.h"
@@ -39,6 +41,11 @@ int64_t engine_now_ms(struct engine *e)
  * PASS_REST_MIN_NS (an idle machine's takes a twentieth of a millisecond, one
  * with a few hundred jobs a tenth) earns no rest: the next job starts at once;
  * and a rest is never longer than PASS_REST_MAX_NS. */
+/* Empty job folders kept ready at the volume's root (sched/spare_folders.h):
+ * enough for a burst of submissions while the thread makes more. */
+#define SPARE_FOLDERS_DIR ".parsa-spare"
+#define SPARE_FOLDERS_KEEP 64
+
 #define PASS_REST_FACTOR 9
 #define PASS_REST_MIN_NS (200 * 1000LL)
 #define PASS_REST_MAX_NS (50 * 1000000LL)
@@ -58,6 +65,7 @@ static void *engine_main(void *arg)
 	struct engine *e = arg;
 	int64_t rest_until = 0, t0, took;
 
+	pthread_setname_np(pthread_self(), "engine");
 	pthread_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		if (!e->kicked) {
@@ -180,6 +188,9 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	}
 	e->notify = notify_create(e->cfg.sendmail, engine_lifecycle_note, e);
 	e->storage_work = storage_queue_create();
+	e->ident = ident_cache_create();
+	if (storage)
+		e->spares = spare_folders_create(storage, SPARE_FOLDERS_DIR, SPARE_FOLDERS_KEEP);
 	e->space = space_create(storage, 2000, engine_space_changed, e);
 	e->lifecycle = lifecycle_create(storage, e->cfg.retention_ms, &(struct lifecycle_hooks){
 		.ended_before = engine_lifecycle_ended_before, .note = engine_lifecycle_note, .arg = e });
@@ -220,7 +231,8 @@ int engine_start(struct engine *e, char **err)
 	/* Before the first pass, so that nothing is placed without its folder. */
 	engine_folders_at_start(e);
 	if (space_start(e->space, err) < 0 || lifecycle_start(e->lifecycle, err) < 0 ||
-	    storage_queue_start(e->storage_work, err) < 0)
+	    storage_queue_start(e->storage_work, err) < 0 ||
+	    (e->spares && spare_folders_start(e->spares, err) < 0))
 		return -1;
 	rc = pthread_create(&e->thread, NULL, engine_main, e);
 	if (rc != 0) {
@@ -266,6 +278,8 @@ void engine_destroy(struct engine *e)
 	/* Its pieces take our lock to hand results back: stop it while we still
 	 * exist. What it had not done yet is done again at the next start. */
 	storage_queue_destroy(e->storage_work);
+	spare_folders_destroy(e->spares);
+	ident_cache_destroy(e->ident);
 	flush_last(e);
 	/* Its thread takes our lock to kick us: stop it while we still exist. */
 	space_destroy(e->space);
@@ -286,6 +300,7 @@ void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
 void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
 struct model *engine_model(struct engine *e) { return e->model; }
 struct store *engine_store(struct engine *e) { return e->store; }
+struct ident_cache *engine_ident(struct engine *e) { return e->ident; }
 int64_t engine_list_finished_ms(const struct engine *e) { return e->cfg.list_finished_ms; }
 
 int64_t engine_lease_ms(const struct engine *e)

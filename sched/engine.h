@@ -73,6 +73,8 @@ struct model *engine_model(struct engine *e);
 struct job *engine_job_get(struct engine *e, int64_t id);
 /* The store, for views that cover every job (lists, counts); lock held. */
 struct store *engine_store(struct engine *e);
+/* Callers' names and groups, remembered (sched/ident.h); any thread, no lock. */
+struct ident_cache *engine_ident(struct engine *e);
 /* What jobs/ lists: jobs that ended within this (engine_config.list_finished_ms). */
 int64_t engine_list_finished_ms(const struct engine *e);
 /* The hosts as placement sees them now (lock held); the caller frees *out. */

@@ -6,6 +6,7 @@
 #include "engine_internal.h"
 #include "backend.h"
 #include "log.h"
+#include "spare_folders.h"
 #include "storage_queue.h"
 #include "util.h"
 
@@ -52,15 +53,22 @@ int folder_plan_make(struct engine *e, const struct folder_plan *p)
 {
 	char path[512];
 	int ret = 0, first = 0;
+	bool spare;
 
 	if (!e->storage)
 		return 0;
+	/* A spare jobs/<id>/out/ when one is ready: then each stage's folder
+	 * is one mkdir, and the search for a place for a new top folder
+	 * happened earlier, on the spares' thread. */
+	snprintf(path, sizeof path, "jobs/%lld", (long long)p->id);
+	spare = e->spares && spare_folders_take(e->spares, path, &p->cred) == 0;
 	/* The stages' output folders, which instances run in. Their logs'
 	 * folders (jobs/<id>/log/<stage>) are made by the mount that opens the
 	 * first log: one folder less per stage in each submission. */
 	for (size_t s = 0; s < p->nstages; s++) {
 		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
-		if (backend_mkdir_p(e->storage, &p->cred, path, 0755) < 0 && errno != EEXIST) {
+		if ((spare ? backend_mkdir(e->storage, &p->cred, path, 0755)
+			   : backend_mkdir_p(e->storage, &p->cred, path, 0755)) < 0 && errno != EEXIST) {
 			if (!first)
 				first = errno;
 			log_warn("job %lld: cannot create %s", (long long)p->id, path);

@@ -26,6 +26,8 @@ struct policy;
 struct notify;
 struct space;
 struct schedules;
+struct ident_cache;
+struct spare_folders;
 struct storage_queue;
 
 struct engine {
@@ -58,6 +60,8 @@ struct engine {
 	struct space *space;          /* free space on the volume (sched/space.h) */
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
+	struct spare_folders *spares; /* its own lock; NULL without storage */
+	struct ident_cache *ident;    /* its own lock: names and groups of callers */
 	struct policy *policy;        /* teams and limits; read-only after create */
 	struct {                      /* engine_history.c; protected by lock */
 		size_t nloaded;       /* jobs read back for views, held now */

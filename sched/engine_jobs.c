@@ -217,7 +217,7 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 		free(list);
 		return -1;
 	}
-	name = ident_user_name(who->uid);
+	name = ident_cache_user_name(e->ident, who->uid);
 	pthread_mutex_lock(&e->lock);
 	job = engine_job_get(e, id);
 	if (!job) {

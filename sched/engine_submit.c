@@ -94,8 +94,9 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 			return NULL;
 		}
 	}
-	owner = user ? xstrdup(user) : ident_user_name(who->uid);
-	account = team ? xstrdup(team) : spec->team ? xstrdup(spec->team) : ident_group_name(who->gid);
+	owner = user ? xstrdup(user) : ident_cache_user_name(e->ident, who->uid);
+	account = team ? xstrdup(team) : spec->team ? xstrdup(spec->team)
+					    : ident_cache_group_name(e->ident, who->gid);
 	if (admit(e, who, owner, account, spec, filename, err) < 0) {
 		int saved = errno;
 
@@ -352,8 +353,8 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 		spec_destroy(s.spec);
 		return -1;
 	}
-	s.user = user = ident_user_name(who->uid);
-	s.team = team = s.spec->team ? xstrdup(s.spec->team) : ident_group_name(who->gid);
+	s.user = user = ident_cache_user_name(e->ident, who->uid);
+	s.team = team = s.spec->team ? xstrdup(s.spec->team) : ident_cache_group_name(e->ident, who->gid);
 	/* Returns once the group that holds s is committed (or refused). */
 	group_commit_run(e->submits, &s.item);
 	ret = s.ret;

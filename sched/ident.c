@@ -4,10 +4,15 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 char *ident_user_name(uid_t uid)
 {
@@ -68,4 +73,176 @@ gid_t *ident_groups_parse(const char *text, size_t *n)
 		p = *end == ',' ? end + 1 : end;
 	}
 	return groups;
+}
+
+/* ---- the cache ---- */
+
+/* Entries of all kinds; when full, the cache starts over (a lab has a few
+ * dozen users: it never is). */
+#define IDENT_CACHE_MAX 512
+
+enum ident_kind { IDENT_USER, IDENT_GROUP, IDENT_GROUPS };
+
+struct ident_entry {
+	enum ident_kind kind;
+	uint32_t id;                  /* uid or gid */
+	gid_t gid;                    /* IDENT_GROUPS: the primary asked with */
+	char *name;                   /* IDENT_USER, IDENT_GROUP */
+	gid_t *groups;                /* IDENT_GROUPS */
+	size_t ngroups;
+	int64_t until_ms;             /* monotonic */
+};
+
+struct ident_cache {
+	pthread_mutex_t lock;
+	struct ident_entry entries[IDENT_CACHE_MAX]; /* protected by lock */
+	size_t n;                     /* protected by lock */
+	struct timespec passwd_mtime, group_mtime; /* protected by lock */
+};
+
+struct ident_cache *ident_cache_create(void)
+{
+	struct ident_cache *c = xcalloc(1, sizeof *c);
+
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+static void clear_locked(struct ident_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->entries[i].name);
+		free(c->entries[i].groups);
+	}
+	c->n = 0;
+}
+
+void ident_cache_destroy(struct ident_cache *c)
+{
+	if (!c)
+		return;
+	clear_locked(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Lock held: the entry, if it is still true. An edit of either file
+ * (useradd, usermod -aG) forgets everything. */
+static struct ident_entry *find_locked(struct ident_cache *c, enum ident_kind kind, uint32_t id,
+				       gid_t gid)
+{
+	struct stat pw, gr;
+	int64_t now = time_mono_ms();
+
+	if (stat("/etc/passwd", &pw) < 0)
+		memset(&pw, 0, sizeof pw);
+	if (stat("/etc/group", &gr) < 0)
+		memset(&gr, 0, sizeof gr);
+	if (!same_time(&pw.st_mtim, &c->passwd_mtime) || !same_time(&gr.st_mtim, &c->group_mtime)) {
+		clear_locked(c);
+		c->passwd_mtime = pw.st_mtim;
+		c->group_mtime = gr.st_mtim;
+		return NULL;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct ident_entry *e = &c->entries[i];
+
+		if (e->kind == kind && e->id == id && (kind != IDENT_GROUPS || e->gid == gid))
+			return e->until_ms > now ? e : NULL;
+	}
+	return NULL;
+}
+
+/* Lock held: room for a new entry of kind and id (an expired one's place). */
+static struct ident_entry *slot_locked(struct ident_cache *c, enum ident_kind kind, uint32_t id,
+				       gid_t gid)
+{
+	struct ident_entry *e = NULL;
+
+	for (size_t i = 0; i < c->n && !e; i++)
+		if (c->entries[i].kind == kind && c->entries[i].id == id &&
+		    (kind != IDENT_GROUPS || c->entries[i].gid == gid))
+			e = &c->entries[i];
+	if (!e) {
+		if (c->n == IDENT_CACHE_MAX)
+			clear_locked(c);
+		e = &c->entries[c->n++];
+	}
+	free(e->name);
+	free(e->groups);
+	*e = (struct ident_entry){ .kind = kind, .id = id, .gid = gid,
+				   .until_ms = time_mono_ms() + IDENT_CACHE_MS };
+	return e;
+}
+
+/* The name service is asked outside the lock: LDAP may take a while. */
+static char *cached_name(struct ident_cache *c, enum ident_kind kind, uint32_t id)
+{
+	struct ident_entry *e;
+	char *name;
+
+	pthread_mutex_lock(&c->lock);
+	e = find_locked(c, kind, id, 0);
+	name = e ? xstrdup(e->name) : NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (name)
+		return name;
+	name = kind == IDENT_USER ? ident_user_name((uid_t)id) : ident_group_name((gid_t)id);
+	pthread_mutex_lock(&c->lock);
+	slot_locked(c, kind, id, 0)->name = xstrdup(name);
+	pthread_mutex_unlock(&c->lock);
+	return name;
+}
+
+char *ident_cache_user_name(struct ident_cache *c, uid_t uid)
+{
+	return cached_name(c, IDENT_USER, (uint32_t)uid);
+}
+
+char *ident_cache_group_name(struct ident_cache *c, gid_t gid)
+{
+	return cached_name(c, IDENT_GROUP, (uint32_t)gid);
+}
+
+size_t ident_cache_groups(struct ident_cache *c, uid_t uid, gid_t gid, gid_t *groups, size_t max)
+{
+	struct passwd pw, *res = NULL;
+	struct ident_entry *e;
+	char buf[4096];
+	gid_t *found;
+	int n;
+	size_t count = 0;
+
+	if (max == 0)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	e = find_locked(c, IDENT_GROUPS, (uint32_t)uid, gid);
+	if (e) {
+		count = e->ngroups < max ? e->ngroups : max;
+		memcpy(groups, e->groups, count * sizeof *groups);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (e)
+		return count;
+	n = (int)max;
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res &&
+	    getgrouplist(pw.pw_name, gid, groups, &n) >= 0) {
+		count = (size_t)n;
+	} else {
+		groups[0] = gid;
+		count = 1;
+	}
+	found = xcalloc(count, sizeof *found);
+	memcpy(found, groups, count * sizeof *found);
+	pthread_mutex_lock(&c->lock);
+	e = slot_locked(c, IDENT_GROUPS, (uint32_t)uid, gid);
+	e->groups = found;
+	e->ngroups = count;
+	pthread_mutex_unlock(&c->lock);
+	return count;
 }

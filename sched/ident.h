@@ -13,6 +13,23 @@ char *ident_user_name(uid_t uid);
 /* The group's name, or the gid in decimal. Malloc'ed. */
 char *ident_group_name(gid_t gid);
 
+/* The same answers, remembered: the name service (/etc/passwd and /etc/group,
+ * or LDAP behind them) is asked again after IDENT_CACHE_MS, or at once when
+ * either file changed. A submission asks for its user's name, group name and
+ * group list; read from the files each time they were a tenth of its cost.
+ * Any thread. */
+#define IDENT_CACHE_MS 30000
+
+struct ident_cache;
+
+struct ident_cache *ident_cache_create(void);
+void ident_cache_destroy(struct ident_cache *c);
+char *ident_cache_user_name(struct ident_cache *c, uid_t uid);
+char *ident_cache_group_name(struct ident_cache *c, gid_t gid);
+/* uid's groups (gid, the primary, first; only gid when uid has no name), at
+ * most max of them into groups; returns how many. */
+size_t ident_cache_groups(struct ident_cache *c, uid_t uid, gid_t gid, gid_t *groups, size_t max);
+
 /* groups as "1001,27" ("" for none). Malloc'ed. */
 char *ident_groups_text(const gid_t *groups, size_t n);
 /* "1001,27" as a malloc'ed array (never NULL) of *n gids; parsing stops at

@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 	if (lock_state(&s, &err) < 0)
 		goto fail;
 	s.store = store_open(s.db_path, &err);
-	if (!s.store)
+	if (!s.store || store_checkpoint_in_background(s.store, &err) < 0)
 		goto fail;
 	if (strncmp(s.storage_url, "file://", 7) != 0 && strstr(s.storage_url, "://") == NULL &&
 	    mkdir_p(s.storage_url, 0755) < 0) {

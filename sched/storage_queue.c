@@ -28,6 +28,7 @@ static void *storage_queue_main(void *arg)
 {
 	struct storage_queue *q = arg;
 
+	pthread_setname_np(pthread_self(), "storage-work");
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		struct piece *p;

@@ -3,6 +3,7 @@
  * every write shares. Writes, loads and schedules: store_write.c,
  * store_load.c, store_schedules.c. */
 #include "store_internal.h"
+#include "checkpointer.h"
 
 #include "log.h"
 #include "util.h"
@@ -448,10 +449,19 @@ fail:
 	return NULL;
 }
 
+int store_checkpoint_in_background(struct store *st, char **err)
+{
+	if (st->checkpoints)
+		return 0;
+	st->checkpoints = checkpointer_create(st->db, st->path, err);
+	return st->checkpoints ? 0 : -1;
+}
+
 void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	checkpointer_destroy(st->checkpoints);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	if (st->db && sqlite3_close(st->db) != SQLITE_OK)

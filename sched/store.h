@@ -13,6 +13,9 @@ struct store;
  * schema version. NULL with errno and *err (e.g. the database is corrupt). */
 struct store *store_open(const char *path, char **err);
 void store_close(struct store *st);
+/* The daemon's: checkpoints of the log on a thread of their own
+ * (sched/checkpointer.h), not inside the commits; until store_close. */
+int store_checkpoint_in_background(struct store *st, char **err);
 
 /* Load every host and the resident jobs (unfinished, or ended at or after
  * keep_since_ms; 0: every job) with their stages, instances and events into

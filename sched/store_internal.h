@@ -22,11 +22,14 @@ enum stmt_id {
 	ST_DELETE_INSTANCES, ST_DELETE_EVENTS, ST_COUNT
 };
 
+struct checkpointer;
+
 struct store {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *stmt[ST_COUNT];
 	bool group_broken;      /* a job of the open group could not be undone */
+	struct checkpointer *checkpoints; /* NULL: sqlite checkpoints in commits */
 };
 
 /* Map a sqlite result to errno, log it with the extended code, and format

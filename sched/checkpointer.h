@@ -1,0 +1,23 @@
+/* The database's write-ahead log copied back into the database on a thread of
+ * its own. sqlite does it inside the commit that crosses its threshold, so one
+ * submission in a few dozen paid for the copy and its two fsyncs; here the
+ * writer's commits only signal the thread. */
+#ifndef PARSA_CHECKPOINTER_H
+#define PARSA_CHECKPOINTER_H
+
+#include <sqlite3.h>
+
+/* The log is copied once it holds this many pages (sqlite's default). */
+#define CHECKPOINT_PAGES 1000
+/* If the thread falls behind this far, the writer copies it itself. */
+#define CHECKPOINT_PAGES_INLINE 16000
+
+struct checkpointer;
+
+/* Takes over writer's automatic checkpoints (its wal hook) and opens a
+ * connection of its own to path. NULL with errno and *err. */
+struct checkpointer *checkpointer_create(sqlite3 *writer, const char *path, char **err);
+/* While nobody uses writer: gives its checkpoints back to sqlite. */
+void checkpointer_destroy(struct checkpointer *cp);
+
+#endif

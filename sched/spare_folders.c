@@ -1,0 +1,265 @@
+/* Empty job folders made ahead of time (see spare_folders.h). */
+#include "spare_folders.h"
+#include "backend.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* After the volume refused to make one (full, or down): how long to wait
+ * before the next try. Submissions make their own folders meanwhile. */
+#define RETRY_MS 1000
+
+struct spare {
+	char *path;                   /* "<dir>/<n>" */
+	uid_t uid;                    /* its owner as made: a take gives it away */
+	gid_t gid;                    /* only when the submitter is someone else */
+};
+
+struct spare_folders {
+	struct backend *b;
+	char *dir;
+	size_t keep;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;          /* a spare was taken, or stop */
+	struct spare *ready;          /* keep slots, nready used; protected by lock */
+	size_t nready;                /* protected by lock */
+	size_t taken;                 /* protected by lock */
+	bool given_up;                /* a spare could not be given away; protected by lock */
+	bool stopping;                /* protected by lock */
+	bool started;
+	uint64_t next_name;           /* the thread's own */
+	pthread_t thread;
+};
+
+struct spare_folders *spare_folders_create(struct backend *b, const char *dir, size_t keep)
+{
+	struct spare_folders *sp = xcalloc(1, sizeof *sp);
+	pthread_condattr_t attr;
+
+	sp->b = b;
+	sp->dir = xstrdup(dir);
+	sp->keep = keep ? keep : 1;
+	sp->ready = xcalloc(sp->keep, sizeof *sp->ready);
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&sp->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	return sp;
+}
+
+/* Lock held: wait up to ms for a take or the stop. */
+static void wait_ms_locked(struct spare_folders *sp, int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&sp->wake, &sp->lock, &ts);
+}
+
+/* One new spare, or -1 with errno (nothing left behind). */
+static int make_one(struct spare_folders *sp, struct spare *out)
+{
+	struct backend_cred self = { geteuid(), getegid() };
+	char *path = xasprintf("%s/%" PRIu64, sp->dir, sp->next_name++);
+	char *sub = xasprintf("%s/out", path);
+	struct stat st;
+	int ret = -1, saved = 0;
+
+	if (backend_mkdir(sp->b, &self, path, 0755) < 0) {
+		saved = errno;
+		goto out;
+	}
+	if (backend_mkdir(sp->b, &self, sub, 0755) < 0 || backend_getattr(sp->b, path, &st) < 0) {
+		saved = errno;
+		backend_remove_tree(sp->b, path);
+		goto out;
+	}
+	out->path = path;
+	out->uid = st.st_uid;
+	out->gid = st.st_gid;
+	path = NULL;
+	ret = 0;
+out:
+	free(path);
+	free(sub);
+	errno = saved;
+	return ret;
+}
+
+static void *spare_folders_main(void *arg)
+{
+	struct spare_folders *sp = arg;
+	struct backend_cred self = { geteuid(), getegid() };
+	bool told = false;
+
+	pthread_setname_np(pthread_self(), "spare-folders");
+	/* An earlier run's spares were made by another process's rules (and
+	 * may be half made after a crash): start from an empty folder. */
+	if (backend_remove_tree(sp->b, sp->dir) < 0 && errno != ENOENT)
+		log_debug("%s: cannot remove an earlier run's spare folders: %s", sp->dir,
+			  strerror(errno));
+	if (backend_mkdir(sp->b, &self, sp->dir, 0700) < 0 && errno != EEXIST)
+		log_debug("%s: cannot make it: %s", sp->dir, strerror(errno));
+	else
+		backend_spread(sp->b, sp->dir);
+	pthread_mutex_lock(&sp->lock);
+	for (;;) {
+		struct spare s;
+		int rc;
+
+		while (!sp->stopping && (sp->given_up || sp->nready >= sp->keep))
+			pthread_cond_wait(&sp->wake, &sp->lock);
+		if (sp->stopping)
+			break;
+		pthread_mutex_unlock(&sp->lock);
+		rc = make_one(sp, &s);
+		pthread_mutex_lock(&sp->lock);
+		if (rc < 0) {
+			/* Full or unreachable: the submissions' own mkdir tells
+			 * them why; try again later. */
+			if (!told)
+				log_debug("%s: cannot make a spare job folder: %s", sp->dir,
+					  strerror(errno));
+			told = true;
+			if (!sp->stopping)
+				wait_ms_locked(sp, RETRY_MS);
+			continue;
+		}
+		told = false;
+		if (sp->stopping || sp->nready >= sp->keep) {
+			pthread_mutex_unlock(&sp->lock);
+			backend_remove_tree(sp->b, s.path);
+			free(s.path);
+			pthread_mutex_lock(&sp->lock);
+			continue;
+		}
+		sp->ready[sp->nready++] = s;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	return NULL;
+}
+
+int spare_folders_start(struct spare_folders *sp, char **err)
+{
+	int rc = pthread_create(&sp->thread, NULL, spare_folders_main, sp);
+
+	if (rc != 0) {
+		errno = rc;
+		return errprintf(err, "cannot start the spare folders' thread: %s", strerror(rc));
+	}
+	sp->started = true;
+	return 0;
+}
+
+void spare_folders_destroy(struct spare_folders *sp)
+{
+	if (!sp)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	sp->stopping = true;
+	pthread_cond_broadcast(&sp->wake);
+	pthread_mutex_unlock(&sp->lock);
+	if (sp->started)
+		pthread_join(sp->thread, NULL);
+	for (size_t i = 0; i < sp->nready; i++)
+		free(sp->ready[i].path);
+	free(sp->ready);
+	pthread_cond_destroy(&sp->wake);
+	pthread_mutex_destroy(&sp->lock);
+	free(sp->dir);
+	free(sp);
+}
+
+/* A spare not used after all goes back, or away when the pool is full. */
+static void put_back(struct spare_folders *sp, struct spare *s)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&sp->lock);
+	if (!sp->given_up && sp->nready < sp->keep) {
+		sp->ready[sp->nready++] = *s;
+		kept = true;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	if (!kept) {
+		backend_remove_tree(sp->b, s->path);
+		free(s->path);
+	}
+}
+
+int spare_folders_take(struct spare_folders *sp, const char *path, const struct backend_cred *cred)
+{
+	struct spare s;
+	char *sub = NULL;
+	int ret = -1, saved = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->given_up || sp->nready == 0) {
+		pthread_mutex_unlock(&sp->lock);
+		errno = EAGAIN;
+		return -1;
+	}
+	s = sp->ready[--sp->nready];
+	pthread_cond_signal(&sp->wake);
+	pthread_mutex_unlock(&sp->lock);
+
+	if (backend_rename(sp->b, s.path, path, RENAME_NOREPLACE) < 0) {
+		saved = errno;
+		put_back(sp, &s);
+		goto out;
+	}
+	free(s.path);
+	if (cred && (cred->uid != s.uid || cred->gid != s.gid)) {
+		sub = xasprintf("%s/out", path);
+		if (backend_chown(sp->b, path, cred->uid, cred->gid) < 0 ||
+		    backend_chown(sp->b, sub, cred->uid, cred->gid) < 0) {
+			/* A scheduler that may not give folders away (not root,
+			 * a volume that squashes root) makes them as each job's
+			 * owner, as before the spares. */
+			log_info("%s: cannot give a spare folder to uid %u (%s): each job's folders "
+				 "are made at its submission from now on", sp->dir, (unsigned)cred->uid,
+				 strerror(errno));
+			backend_remove_tree(sp->b, path);
+			pthread_mutex_lock(&sp->lock);
+			sp->given_up = true;
+			pthread_mutex_unlock(&sp->lock);
+			saved = EAGAIN;
+			goto out;
+		}
+	}
+	pthread_mutex_lock(&sp->lock);
+	sp->taken++;
+	pthread_mutex_unlock(&sp->lock);
+	ret = 0;
+out:
+	free(sub);
+	errno = saved;
+	return ret;
+}
+
+void spare_folders_counts(struct spare_folders *sp, size_t *ready, size_t *taken)
+{
+	pthread_mutex_lock(&sp->lock);
+	*ready = sp->nready;
+	*taken = sp->taken;
+	pthread_mutex_unlock(&sp->lock);
+}

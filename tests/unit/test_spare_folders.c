@@ -1,0 +1,185 @@
+/* Spare job folders (sched/spare_folders.h) on a real local volume: the
+ * thread fills the pool, a take renames one into place with its out/ and
+ * gives it to the job's owner, a take onto an existing folder consumes
+ * nothing, the pool refills after takes, an earlier run's leftovers are
+ * removed at start, and an empty pool answers EAGAIN so that the caller makes
+ * the folders itself. Then the name cache (sched/ident.h): the same answers
+ * as the name service, and a change of /etc/group seen at once. */
+#include "backend.h"
+#include "ident.h"
+#include "spare_folders.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+#define KEEP 4
+
+static char root[] = "/tmp/parsa-test-spare.XXXXXX";
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits up to 10 s for the pool to hold want spares. */
+static size_t wait_ready(struct spare_folders *sp, size_t want)
+{
+	size_t ready = 0, taken;
+
+	for (int i = 0; i < 1000; i++) {
+		spare_folders_counts(sp, &ready, &taken);
+		if (ready >= want)
+			break;
+		sleep_ms(10);
+	}
+	return ready;
+}
+
+static int is_dir(const char *rel, struct stat *st)
+{
+	char *path = xasprintf("%s/%s", root, rel);
+	int rc = stat(path, st);
+
+	free(path);
+	return rc == 0 && S_ISDIR(st->st_mode);
+}
+
+static size_t entries(const char *rel)
+{
+	char *cmd = xasprintf("ls -A '%s/%s' | wc -l", root, rel);
+	FILE *p = popen(cmd, "r");
+	unsigned long n = 0;
+
+	if (p && fscanf(p, "%lu", &n) != 1)
+		n = 0;
+	if (p)
+		pclose(p);
+	free(cmd);
+	return (size_t)n;
+}
+
+static void test_pool(struct backend *b)
+{
+	struct backend_cred self = { geteuid(), getegid() }, alice = { 4242, 4343 };
+	struct spare_folders *sp;
+	struct stat st;
+	size_t ready, taken;
+	char *err = NULL;
+
+	/* What a crashed run left: removed before the first spare is made. */
+	ok(backend_mkdir_p(b, &self, ".spare/old/out", 0755) == 0, "an earlier run's spare is there");
+	ok(backend_mkdir(b, &self, "jobs", 0755) == 0, "jobs/ is made");
+
+	sp = spare_folders_create(b, ".spare", KEEP);
+	errno = 0;
+	is_int(spare_folders_take(sp, "jobs/1", &self), -1, "before the thread starts: no spare");
+	is_int(errno, EAGAIN, "... EAGAIN, so that the caller makes the folders itself");
+	is_int(spare_folders_start(sp, &err), 0, "the thread starts");
+	is_int(wait_ready(sp, KEEP), KEEP, "it makes %d spares", KEEP);
+	ok(!is_dir(".spare/old", &st), "the earlier run's spare is gone");
+	is_int(entries(".spare"), KEEP, "the folder holds the spares and nothing else");
+
+	is_int(spare_folders_take(sp, "jobs/1", &self), 0, "a take");
+	ok(is_dir("jobs/1", &st) && is_dir("jobs/1/out", &st), "jobs/1 and its out/ are there");
+	is_int(entries("jobs/1/out"), 0, "out/ is empty");
+	is_int(wait_ready(sp, KEEP), KEEP, "the pool is full again");
+
+	errno = 0;
+	is_int(spare_folders_take(sp, "jobs/1", &self), -1, "a take onto an existing folder fails");
+	is_int(errno, EEXIST, "... with EEXIST");
+	spare_folders_counts(sp, &ready, &taken);
+	is_int(ready, KEEP, "and consumes no spare");
+	is_int(taken, 1, "one taken so far");
+	errno = 0;
+	is_int(spare_folders_take(sp, "nowhere/1", &self), -1, "a take into a missing folder fails");
+	is_int(errno, ENOENT, "... with ENOENT");
+
+	for (int i = 2; i < 2 + 3 * KEEP; i++) {
+		char *path = xasprintf("jobs/%d", i);
+
+		if (wait_ready(sp, 1) < 1 || spare_folders_take(sp, path, &self) < 0)
+			diag("take %d: %s", i, strerror(errno));
+		free(path);
+	}
+	spare_folders_counts(sp, &ready, &taken);
+	is_int(taken, 1 + 3 * KEEP, "takes beyond the pool's size are served as it refills");
+
+	if (geteuid() == 0) {
+		wait_ready(sp, 1);
+		is_int(spare_folders_take(sp, "jobs/alice", &alice), 0, "a take for another user");
+		ok(is_dir("jobs/alice", &st) && st.st_uid == 4242 && st.st_gid == 4343,
+		   "the job's folder is theirs (%u:%u)", (unsigned)st.st_uid, (unsigned)st.st_gid);
+		ok(is_dir("jobs/alice/out", &st) && st.st_uid == 4242 && st.st_gid == 4343,
+		   "and so is its out/");
+	} else {
+		diag("not root: giving folders away is not tried");
+	}
+	spare_folders_destroy(sp);
+	ok(is_dir(".spare", &st), "the spares stay on the volume for the next start");
+	free(err);
+	backend_remove_tree(b, ".spare");
+	backend_remove_tree(b, "jobs");
+}
+
+static void test_ident_cache(void)
+{
+	struct ident_cache *c = ident_cache_create();
+	gid_t groups[64], direct[64];
+	int n = 64;
+	char *a = ident_cache_user_name(c, 0), *bname = ident_cache_user_name(c, 0);
+	char *want = ident_user_name(0), *g = ident_cache_group_name(c, 0), *gwant = ident_group_name(0);
+	char *unknown = ident_cache_user_name(c, 987654);
+	size_t got;
+
+	is_str(a, want, "uid 0's name is the name service's");
+	is_str(bname, want, "and the same from the cache");
+	is_str(g, gwant, "gid 0's name too");
+	is_str(unknown, "987654", "a uid without a name is its number");
+	got = ident_cache_groups(c, 0, 0, groups, 64);
+	if (getgrouplist(want, 0, direct, &n) < 0)
+		n = 1;
+	is_int(got, n, "root's groups: as many as getgrouplist's");
+	is_int(groups[0], 0, "the primary first");
+	is_int(ident_cache_groups(c, 0, 0, groups, 64), got, "the same again from the cache");
+	is_int(ident_cache_groups(c, 987654, 5, groups, 64), 1, "a uid without a name: its gid only");
+	is_int(groups[0], 5, "... which is the one given");
+	free(a);
+	free(bname);
+	free(want);
+	free(g);
+	free(gwant);
+	free(unknown);
+	ident_cache_destroy(c);
+}
+
+int main(void)
+{
+	struct backend *b;
+	char *err = NULL;
+
+	if (!mkdtemp(root))
+		return 1;
+	b = backend_local_create(root, &err);
+	if (!b) {
+		diag("%s", err);
+		return 1;
+	}
+	test_pool(b);
+	test_ident_cache();
+	backend_destroy(b);
+	ok(rmdir(root) == 0, "nothing is left behind");
+	free(err);
+	return done_testing();
+}
