@@ -71,12 +71,18 @@ void api_cluster_stats(struct call *c)
 	json_t *list = json_array();
 	uint64_t total = 0;
 	size_t n = engine_pass_stats(c->engine, ms, MAX_PASSES, &total), groups, submitted;
+	struct engine_spare_stats spares;
 
 	engine_submit_stats(c->engine, &groups, &submitted);
+	engine_spare_stats(c->engine, &spares);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(list, json_real(ms[i]));
 	free(ms);
-	reply_json(c, MHD_HTTP_OK, json_pack("{s:I,s:o,s:I,s:I}", "passes", (json_int_t)total, "pass_ms",
-					     list, "submitted", (json_int_t)submitted, "submit_groups",
-					     (json_int_t)groups));
+	reply_json(c, MHD_HTTP_OK,
+		   json_pack("{s:I,s:o,s:I,s:I,s:{s:I,s:I,s:I,s:I}}", "passes", (json_int_t)total,
+			     "pass_ms", list, "submitted", (json_int_t)submitted, "submit_groups",
+			     (json_int_t)groups, "spare_folders", "jobs_ready",
+			     (json_int_t)spares.ready[0], "jobs_taken", (json_int_t)spares.taken[0],
+			     "stages_ready", (json_int_t)spares.ready[1], "stages_taken",
+			     (json_int_t)spares.taken[1]));
 }

@@ -78,7 +78,15 @@ struct checkpointer *checkpointer_create(sqlite3 *writer, const char *path, char
 			  cp->db ? sqlite3_errmsg(cp->db) : sqlite3_errstr(rc));
 		goto fail;
 	}
-	sqlite3_busy_timeout(cp->db, 0);
+	sqlite3_busy_timeout(cp->db, 1000);
+	/* A connection opens the log only with its first read: until then its
+	 * checkpoints do nothing. */
+	rc = sqlite3_exec(cp->db, "PRAGMA schema_version", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		errno = EIO;
+		errprintf(err, "%s: cannot read it for checkpoints: %s", path, sqlite3_errmsg(cp->db));
+		goto fail;
+	}
 	rc = pthread_create(&cp->thread, NULL, checkpointer_main, cp);
 	if (rc != 0) {
 		errno = rc;

@@ -143,6 +143,12 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 /* Submissions committed since the start, and in how many transactions
  * (groups: concurrent submissions share one, engine_submit). */
 void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions);
+/* The spare folders (sched/spare_folders.h): [0] a job's, [1] a stage's;
+ * all 0 without a volume. */
+struct engine_spare_stats {
+	size_t ready[2], taken[2];
+};
+void engine_spare_stats(struct engine *e, struct engine_spare_stats *out);
 
 /* What /metrics counts since the start: attempts ended by result (a failed
  * attempt that is retried counts as failed), and the scheduling passes'

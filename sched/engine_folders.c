@@ -6,6 +6,7 @@
 #include "engine_internal.h"
 #include "backend.h"
 #include "log.h"
+#include "space.h"
 #include "spare_folders.h"
 #include "storage_queue.h"
 #include "util.h"
@@ -49,6 +50,18 @@ void folder_plan_free(struct folder_plan *p)
 	free(p);
 }
 
+/* Below this, new folders are made, not renamed: a rename needs no new inode
+ * nor block, so on a full volume it would take a job whose stages then fail,
+ * where the mkdir refuses the submission with ENOSPC. */
+#define SPARE_MIN_FREE (64ULL << 20)
+
+static bool volume_nearly_full(struct engine *e)
+{
+	uint64_t avail;
+
+	return space_avail(e->space, &avail) < 0 || avail < SPARE_MIN_FREE;
+}
+
 int folder_plan_make(struct engine *e, const struct folder_plan *p)
 {
 	char path[512];
@@ -57,16 +70,18 @@ int folder_plan_make(struct engine *e, const struct folder_plan *p)
 
 	if (!e->storage)
 		return 0;
-	/* A spare jobs/<id>/out/ when one is ready: then each stage's folder
-	 * is one mkdir, and the search for a place for a new top folder
-	 * happened earlier, on the spares' thread. */
+	/* Spare folders renamed into place when they are ready (made earlier
+	 * on their own thread, sched/spare_folders.h), else new ones. */
 	snprintf(path, sizeof path, "jobs/%lld", (long long)p->id);
-	spare = e->spares && spare_folders_take(e->spares, path, &p->cred) == 0;
+	spare = e->spares && !volume_nearly_full(e) &&
+		spare_folders_take(e->spares, SPARE_JOB, path, &p->cred) == 0;
 	/* The stages' output folders, which instances run in. Their logs'
 	 * folders (jobs/<id>/log/<stage>) are made by the mount that opens the
 	 * first log: one folder less per stage in each submission. */
 	for (size_t s = 0; s < p->nstages; s++) {
 		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
+		if (spare && spare_folders_take(e->spares, SPARE_STAGE, path, &p->cred) == 0)
+			continue;
 		if ((spare ? backend_mkdir(e->storage, &p->cred, path, 0755)
 			   : backend_mkdir_p(e->storage, &p->cred, path, 0755)) < 0 && errno != EEXIST) {
 			if (!first)

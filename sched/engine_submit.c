@@ -8,6 +8,7 @@
 #include "log.h"
 #include "policy.h"
 #include "schedules.h"
+#include "spare_folders.h"
 #include "spec.h"
 #include "util.h"
 
@@ -392,6 +393,15 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions)
 {
 	group_commit_counts(e->submits, groups, submissions);
+}
+
+void engine_spare_stats(struct engine *e, struct engine_spare_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!e->spares)
+		return;
+	spare_folders_counts(e->spares, SPARE_JOB, &out->ready[0], &out->taken[0]);
+	spare_folders_counts(e->spares, SPARE_STAGE, &out->ready[1], &out->taken[1]);
 }
 
 json_t *engine_job_meta_json(struct engine *e, int64_t id)

@@ -153,6 +153,19 @@ void space_begin_pass(struct space *s, uint64_t reserved)
 	s->denied_group = -1;
 }
 
+int space_avail(struct space *s, uint64_t *avail)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->known || !s->storage) {
+		*avail = s->storage ? s->avail : UINT64_MAX;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 int space_free(struct space *s, uint64_t *avail, uint64_t *reserved)
 {
 	int ret = -1;

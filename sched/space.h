@@ -40,5 +40,7 @@ struct placement_gate space_gate(struct space *s, const struct placement_gate *i
 char *space_why_job(struct space *s, const struct job *job, char *text);
 /* The volume's free space as last measured: 0 and *avail, or -1 when unknown. */
 int space_free(struct space *s, uint64_t *avail, uint64_t *reserved);
+/* The same without the reservations, from any thread, no lock needed. */
+int space_avail(struct space *s, uint64_t *avail);
 
 #endif

@@ -17,14 +17,30 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The spares are made in this many subfolders of dir. dir is marked a top
+ * folder (backend_spread), so that ext4 places each subfolder like a home
+ * directory, in a block group of its own, while a spare made inside one goes
+ * to its parent's group at the cost of a plain mkdir. Making every spare a
+ * top folder instead would search the block groups for each (2.5 times the
+ * cost, measured); keeping all of them in one group would have each new one
+ * scan past the inodes the lab's deleted jobs freed there (ext4 without a
+ * journal skips inodes freed in the last minutes). */
+#define SPARE_BUCKETS 16
+
 /* After the volume refused to make one (full, or down): how long to wait
  * before the next try. Submissions make their own folders meanwhile. */
 #define RETRY_MS 1000
 
 struct spare {
-	char *path;                   /* "<dir>/<n>" */
+	char *path;                   /* "<dir>/<bucket>/<n>" */
 	uid_t uid;                    /* its owner as made: a take gives it away */
 	gid_t gid;                    /* only when the submitter is someone else */
+};
+
+struct pool {
+	struct spare *ready;          /* keep slots, n used */
+	size_t n;
+	size_t taken;
 };
 
 struct spare_folders {
@@ -33,9 +49,7 @@ struct spare_folders {
 	size_t keep;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;          /* a spare was taken, or stop */
-	struct spare *ready;          /* keep slots, nready used; protected by lock */
-	size_t nready;                /* protected by lock */
-	size_t taken;                 /* protected by lock */
+	struct pool pools[SPARE_KINDS]; /* protected by lock */
 	bool given_up;                /* a spare could not be given away; protected by lock */
 	bool stopping;                /* protected by lock */
 	bool started;
@@ -51,7 +65,8 @@ struct spare_folders *spare_folders_create(struct backend *b, const char *dir, s
 	sp->b = b;
 	sp->dir = xstrdup(dir);
 	sp->keep = keep ? keep : 1;
-	sp->ready = xcalloc(sp->keep, sizeof *sp->ready);
+	for (int k = 0; k < SPARE_KINDS; k++)
+		sp->pools[k].ready = xcalloc(sp->keep, sizeof *sp->pools[k].ready);
 	pthread_mutex_init(&sp->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -75,11 +90,12 @@ static void wait_ms_locked(struct spare_folders *sp, int64_t ms)
 	pthread_cond_timedwait(&sp->wake, &sp->lock, &ts);
 }
 
-/* One new spare, or -1 with errno (nothing left behind). */
-static int make_one(struct spare_folders *sp, struct spare *out)
+/* One new spare of kind, or -1 with errno (nothing left behind). */
+static int make_one(struct spare_folders *sp, enum spare_kind kind, struct spare *out)
 {
 	struct backend_cred self = { geteuid(), getegid() };
-	char *path = xasprintf("%s/%" PRIu64, sp->dir, sp->next_name++);
+	uint64_t n = sp->next_name++;
+	char *path = xasprintf("%s/%" PRIu64 "/%" PRIu64, sp->dir, n % SPARE_BUCKETS, n);
 	char *sub = xasprintf("%s/out", path);
 	struct stat st;
 	int ret = -1, saved = 0;
@@ -88,7 +104,8 @@ static int make_one(struct spare_folders *sp, struct spare *out)
 		saved = errno;
 		goto out;
 	}
-	if (backend_mkdir(sp->b, &self, sub, 0755) < 0 || backend_getattr(sp->b, path, &st) < 0) {
+	if ((kind == SPARE_JOB && backend_mkdir(sp->b, &self, sub, 0755) < 0) ||
+	    backend_getattr(sp->b, path, &st) < 0) {
 		saved = errno;
 		backend_remove_tree(sp->b, path);
 		goto out;
@@ -103,6 +120,17 @@ out:
 	free(sub);
 	errno = saved;
 	return ret;
+}
+
+/* Lock held: the kind with the fewest spares ready, SPARE_KINDS if all are full. */
+static enum spare_kind emptiest_locked(struct spare_folders *sp)
+{
+	enum spare_kind best = SPARE_KINDS;
+
+	for (int k = 0; k < SPARE_KINDS; k++)
+		if (sp->pools[k].n < sp->keep && (best == SPARE_KINDS || sp->pools[k].n < sp->pools[best].n))
+			best = (enum spare_kind)k;
+	return best;
 }
 
 static void *spare_folders_main(void *arg)
@@ -121,17 +149,26 @@ static void *spare_folders_main(void *arg)
 		log_debug("%s: cannot make it: %s", sp->dir, strerror(errno));
 	else
 		backend_spread(sp->b, sp->dir);
+	for (int i = 0; i < SPARE_BUCKETS; i++) {
+		char *bucket = xasprintf("%s/%d", sp->dir, i);
+
+		backend_mkdir(sp->b, &self, bucket, 0700);
+		free(bucket);
+	}
 	pthread_mutex_lock(&sp->lock);
 	for (;;) {
 		struct spare s;
+		enum spare_kind kind = SPARE_KINDS;
+		struct pool *p;
 		int rc;
 
-		while (!sp->stopping && (sp->given_up || sp->nready >= sp->keep))
+		while (!sp->stopping && (sp->given_up || (kind = emptiest_locked(sp)) == SPARE_KINDS))
 			pthread_cond_wait(&sp->wake, &sp->lock);
 		if (sp->stopping)
 			break;
+		p = &sp->pools[kind];
 		pthread_mutex_unlock(&sp->lock);
-		rc = make_one(sp, &s);
+		rc = make_one(sp, kind, &s);
 		pthread_mutex_lock(&sp->lock);
 		if (rc < 0) {
 			/* Full or unreachable: the submissions' own mkdir tells
@@ -145,14 +182,14 @@ static void *spare_folders_main(void *arg)
 			continue;
 		}
 		told = false;
-		if (sp->stopping || sp->nready >= sp->keep) {
+		if (sp->stopping || p->n >= sp->keep) {
 			pthread_mutex_unlock(&sp->lock);
 			backend_remove_tree(sp->b, s.path);
 			free(s.path);
 			pthread_mutex_lock(&sp->lock);
 			continue;
 		}
-		sp->ready[sp->nready++] = s;
+		p->ready[p->n++] = s;
 	}
 	pthread_mutex_unlock(&sp->lock);
 	return NULL;
@@ -180,9 +217,11 @@ void spare_folders_destroy(struct spare_folders *sp)
 	pthread_mutex_unlock(&sp->lock);
 	if (sp->started)
 		pthread_join(sp->thread, NULL);
-	for (size_t i = 0; i < sp->nready; i++)
-		free(sp->ready[i].path);
-	free(sp->ready);
+	for (int k = 0; k < SPARE_KINDS; k++) {
+		for (size_t i = 0; i < sp->pools[k].n; i++)
+			free(sp->pools[k].ready[i].path);
+		free(sp->pools[k].ready);
+	}
 	pthread_cond_destroy(&sp->wake);
 	pthread_mutex_destroy(&sp->lock);
 	free(sp->dir);
@@ -190,13 +229,13 @@ void spare_folders_destroy(struct spare_folders *sp)
 }
 
 /* A spare not used after all goes back, or away when the pool is full. */
-static void put_back(struct spare_folders *sp, struct spare *s)
+static void put_back(struct spare_folders *sp, struct pool *p, struct spare *s)
 {
 	bool kept = false;
 
 	pthread_mutex_lock(&sp->lock);
-	if (!sp->given_up && sp->nready < sp->keep) {
-		sp->ready[sp->nready++] = *s;
+	if (!sp->given_up && p->n < sp->keep) {
+		p->ready[p->n++] = *s;
 		kept = true;
 	}
 	pthread_mutex_unlock(&sp->lock);
@@ -206,32 +245,34 @@ static void put_back(struct spare_folders *sp, struct spare *s)
 	}
 }
 
-int spare_folders_take(struct spare_folders *sp, const char *path, const struct backend_cred *cred)
+int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const char *path,
+		       const struct backend_cred *cred)
 {
+	struct pool *p = &sp->pools[kind];
 	struct spare s;
 	char *sub = NULL;
 	int ret = -1, saved = 0;
 
 	pthread_mutex_lock(&sp->lock);
-	if (sp->given_up || sp->nready == 0) {
+	if (sp->given_up || p->n == 0) {
 		pthread_mutex_unlock(&sp->lock);
 		errno = EAGAIN;
 		return -1;
 	}
-	s = sp->ready[--sp->nready];
+	s = p->ready[--p->n];
 	pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
 
 	if (backend_rename(sp->b, s.path, path, RENAME_NOREPLACE) < 0) {
 		saved = errno;
-		put_back(sp, &s);
+		put_back(sp, p, &s);
 		goto out;
 	}
 	free(s.path);
 	if (cred && (cred->uid != s.uid || cred->gid != s.gid)) {
-		sub = xasprintf("%s/out", path);
+		sub = kind == SPARE_JOB ? xasprintf("%s/out", path) : NULL;
 		if (backend_chown(sp->b, path, cred->uid, cred->gid) < 0 ||
-		    backend_chown(sp->b, sub, cred->uid, cred->gid) < 0) {
+		    (sub && backend_chown(sp->b, sub, cred->uid, cred->gid) < 0)) {
 			/* A scheduler that may not give folders away (not root,
 			 * a volume that squashes root) makes them as each job's
 			 * owner, as before the spares. */
@@ -247,7 +288,7 @@ int spare_folders_take(struct spare_folders *sp, const char *path, const struct 
 		}
 	}
 	pthread_mutex_lock(&sp->lock);
-	sp->taken++;
+	p->taken++;
 	pthread_mutex_unlock(&sp->lock);
 	ret = 0;
 out:
@@ -256,10 +297,11 @@ out:
 	return ret;
 }
 
-void spare_folders_counts(struct spare_folders *sp, size_t *ready, size_t *taken)
+void spare_folders_counts(struct spare_folders *sp, enum spare_kind kind, size_t *ready,
+			  size_t *taken)
 {
 	pthread_mutex_lock(&sp->lock);
-	*ready = sp->nready;
-	*taken = sp->taken;
+	*ready = sp->pools[kind].n;
+	*taken = sp->pools[kind].taken;
 	pthread_mutex_unlock(&sp->lock);
 }

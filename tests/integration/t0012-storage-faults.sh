@@ -2,7 +2,8 @@
 # The volume fails the scheduler while it makes a job's folders (the
 # fault-injecting backend, storage/backend_fault.c): EIO on every job folder,
 # then ENOSPC on the second stage's folder only, after the first one was
-# made. Either way the submission (cp into queue/) fails with that error,
+# made. A job's folders are made by mkdir or by renaming spare folders into
+# place (sched/spare_folders.h): the faults are set on both. Either way the submission (cp into queue/) fails with that error,
 # nothing is half-made (no job in jobs/, no folder left on the volume) and the
 # scheduler keeps running; with a healthy volume again submissions work.
 . "$(dirname "$0")/../lib/common.sh"
@@ -21,6 +22,11 @@ new_folders() { comm -13 <(echo "$volume_before") <(volume_jobs) | tr '\n' ' '; 
 no_new_job() { test -z "$(new_jobs | tr -d ' ')"; }
 no_new_folder() { test -z "$(new_folders | tr -d ' ')"; }
 sched_answers() { curl -sf --unix-socket "$SOCK" -o /dev/null http://localhost/v1/status; }
+# The spare folders are ready, so that the renames are tried too.
+spares_ready() {
+	curl -sf --unix-socket "$SOCK" http://localhost/v1/stats |
+		python3 -c 'import json, sys; s = json.load(sys.stdin)["spare_folders"]; sys.exit(not (s["jobs_ready"] and s["stages_ready"]))'
+}
 
 # submit_fails NAME SPEC ERRTEXT: cp SPEC to queue/NAME must fail with ERRTEXT.
 submit_fails() {
@@ -48,9 +54,10 @@ run = true
 SPEC
 
 # 1. EIO for every job folder (jobs/ itself is made at start: path=jobs/*).
-start_sched --storage "fault:eio=mkdir,path=jobs/*:$STORAGE"
+start_sched --storage "fault:eio=mkdir+rename,path=jobs/*:$STORAGE"
 start_fs
 start_runner local --cpus 2 --cpu-limit 100
+wait_for "spare folders are ready" 20 spares_ready
 remember
 submit_fails one.conf "$TEST_DIR/one.conf" "Input/output error"
 expect "EIO: no new job in jobs/ (new: $(new_jobs))" no_new_job
@@ -60,7 +67,8 @@ expect "EIO: the scheduler answers" sched_answers
 
 # 2. ENOSPC for the second stage's folder: jobs/N/out/a is made first.
 stop_daemon sched
-start_sched --storage "fault:enospc=mkdir,path=jobs/*/out/b:$STORAGE"
+start_sched --storage "fault:enospc=mkdir+rename,path=jobs/*/out/b:$STORAGE"
+wait_for "spare folders are ready" 20 spares_ready
 remember
 submit_fails two.conf "$TEST_DIR/two.conf" "No space left on device"
 expect "ENOSPC: no new job in jobs/ (new: $(new_jobs))" no_new_job
@@ -71,8 +79,13 @@ expect "ENOSPC: the scheduler answers" sched_answers
 # 3. A healthy volume again: the next submission works.
 stop_daemon sched
 start_sched
+wait_for "spare folders are ready" 20 spares_ready
 id=$(submit "$TEST_DIR/two.conf") || fail "submit on a healthy volume failed"
 wait_job "$id" 30 succeeded
 pass "with a healthy volume a submission works again (job $id)"
+taken=$(curl -sf --unix-socket "$SOCK" http://localhost/v1/stats |
+	python3 -c 'import json, sys; s = json.load(sys.stdin)["spare_folders"]; print(s["jobs_taken"], s["stages_taken"])')
+expect "its folders were spares renamed into place (job, stages taken: $taken)" test "$taken" = "1 2"
+expect "they are in jobs/$id" test -d "$STORAGE/jobs/$id/out/a" -a -d "$STORAGE/jobs/$id/out/b"
 
 end_checks

@@ -3,7 +3,7 @@
  * gives it to the job's owner, a take onto an existing folder consumes
  * nothing, the pool refills after takes, an earlier run's leftovers are
  * removed at start, and an empty pool answers EAGAIN so that the caller makes
- * the folders itself. Then the name cache (sched/ident.h): the same answers
+ * the folders itself; stage folders the same way. Then the name cache (sched/ident.h): the same answers
  * as the name service, and a change of /etc/group seen at once. */
 #include "backend.h"
 #include "ident.h"
@@ -39,7 +39,7 @@ static size_t wait_ready(struct spare_folders *sp, size_t want)
 	size_t ready = 0, taken;
 
 	for (int i = 0; i < 1000; i++) {
-		spare_folders_counts(sp, &ready, &taken);
+		spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
 		if (ready >= want)
 			break;
 		sleep_ms(10);
@@ -84,45 +84,62 @@ static void test_pool(struct backend *b)
 
 	sp = spare_folders_create(b, ".spare", KEEP);
 	errno = 0;
-	is_int(spare_folders_take(sp, "jobs/1", &self), -1, "before the thread starts: no spare");
+	is_int(spare_folders_take(sp, SPARE_JOB, "jobs/1", &self), -1, "before the thread starts: no spare");
 	is_int(errno, EAGAIN, "... EAGAIN, so that the caller makes the folders itself");
 	is_int(spare_folders_start(sp, &err), 0, "the thread starts");
 	is_int(wait_ready(sp, KEEP), KEEP, "it makes %d spares", KEEP);
 	ok(!is_dir(".spare/old", &st), "the earlier run's spare is gone");
-	is_int(entries(".spare"), KEEP, "the folder holds the spares and nothing else");
+	is_int(entries(".spare"), 16, "the folder holds the 16 buckets of spares and nothing else");
+	{
+		size_t stages = 0, t;
 
-	is_int(spare_folders_take(sp, "jobs/1", &self), 0, "a take");
+		for (int i = 0; i < 1000 && stages < KEEP; i++) {
+			spare_folders_counts(sp, SPARE_STAGE, &stages, &t);
+			sleep_ms(10);
+		}
+		is_int(stages, KEEP, "and %d spare stage folders", KEEP);
+	}
+
+	is_int(spare_folders_take(sp, SPARE_JOB, "jobs/1", &self), 0, "a take");
 	ok(is_dir("jobs/1", &st) && is_dir("jobs/1/out", &st), "jobs/1 and its out/ are there");
 	is_int(entries("jobs/1/out"), 0, "out/ is empty");
+	is_int(spare_folders_take(sp, SPARE_STAGE, "jobs/1/out/warm", &self), 0, "a stage's folder");
+	ok(is_dir("jobs/1/out/warm", &st), "jobs/1/out/warm is there");
+	is_int(entries("jobs/1/out/warm"), 0, "and empty");
 	is_int(wait_ready(sp, KEEP), KEEP, "the pool is full again");
 
 	errno = 0;
-	is_int(spare_folders_take(sp, "jobs/1", &self), -1, "a take onto an existing folder fails");
+	is_int(spare_folders_take(sp, SPARE_JOB, "jobs/1", &self), -1, "a take onto an existing folder fails");
 	is_int(errno, EEXIST, "... with EEXIST");
-	spare_folders_counts(sp, &ready, &taken);
+	spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
 	is_int(ready, KEEP, "and consumes no spare");
 	is_int(taken, 1, "one taken so far");
 	errno = 0;
-	is_int(spare_folders_take(sp, "nowhere/1", &self), -1, "a take into a missing folder fails");
+	is_int(spare_folders_take(sp, SPARE_JOB, "nowhere/1", &self), -1, "a take into a missing folder fails");
 	is_int(errno, ENOENT, "... with ENOENT");
 
 	for (int i = 2; i < 2 + 3 * KEEP; i++) {
 		char *path = xasprintf("jobs/%d", i);
 
-		if (wait_ready(sp, 1) < 1 || spare_folders_take(sp, path, &self) < 0)
+		if (wait_ready(sp, 1) < 1 || spare_folders_take(sp, SPARE_JOB, path, &self) < 0)
 			diag("take %d: %s", i, strerror(errno));
 		free(path);
 	}
-	spare_folders_counts(sp, &ready, &taken);
+	spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
 	is_int(taken, 1 + 3 * KEEP, "takes beyond the pool's size are served as it refills");
 
 	if (geteuid() == 0) {
 		wait_ready(sp, 1);
-		is_int(spare_folders_take(sp, "jobs/alice", &alice), 0, "a take for another user");
+		is_int(spare_folders_take(sp, SPARE_JOB, "jobs/alice", &alice), 0, "a take for another user");
 		ok(is_dir("jobs/alice", &st) && st.st_uid == 4242 && st.st_gid == 4343,
 		   "the job's folder is theirs (%u:%u)", (unsigned)st.st_uid, (unsigned)st.st_gid);
 		ok(is_dir("jobs/alice/out", &st) && st.st_uid == 4242 && st.st_gid == 4343,
 		   "and so is its out/");
+		wait_ready(sp, 1);
+		is_int(spare_folders_take(sp, SPARE_STAGE, "jobs/alice/out/s", &alice), 0,
+		       "a stage's folder for them");
+		ok(is_dir("jobs/alice/out/s", &st) && st.st_uid == 4242 && st.st_gid == 4343,
+		   "is theirs too");
 	} else {
 		diag("not root: giving folders away is not tried");
 	}
