@@ -29,7 +29,7 @@ bool proc_holds_path(pid_t pid, const char *path)
 		char bytes[4096];
 	} buf;
 	size_t len;
-	bool found = false;
+	bool found = false, eof = false;
 	int fd;
 
 	if (pid <= 0 || !path)
@@ -44,6 +44,11 @@ bool proc_holds_path(pid_t pid, const char *path)
 
 		if (got <= 0)
 			break;
+		/* procfs fills the buffer while entries remain: one with room to
+		 * spare for a long name was the last, and the read that would
+		 * say so need not be made. */
+		if (got < (long)sizeof buf.bytes - 512)
+			eof = true;
 		for (long off = 0; off < got && !found;) {
 			const struct dirent64 *de = (const struct dirent64 *)(buf.bytes + off);
 			ssize_t n;
@@ -54,6 +59,8 @@ bool proc_holds_path(pid_t pid, const char *path)
 			n = readlinkat(fd, de->d_name, link, sizeof link);
 			found = n > 0 && names(link, (size_t)n, path, len);
 		}
+		if (eof)
+			break;
 	}
 	close(fd);
 	return found;
