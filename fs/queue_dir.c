@@ -67,9 +67,10 @@ struct rejected {
 /* The kernel keeps a name in its dentry cache for up to entry_timeout after
  * the spec left queue/ (libfuse's high-level fuse_invalidate_path() drops the
  * attributes, not the name), and asks for its attributes again before reusing
- * it (`printf ... > queue/x.conf` twice in a second). Answering ESTALE once
- * instead of ENOENT for such a name makes the VFS redo the lookup, which then
- * misses, so the open creates a new file. */
+ * it (`printf ... > queue/x.conf` twice in a second). The flush that submits
+ * drops the name itself (drop_cached_name); where that cannot be done, answering
+ * ESTALE once instead of ENOENT for such a name makes the VFS redo the lookup,
+ * which then misses, so the open creates a new file. */
 #define GONE_SLOTS 64
 #define GONE_MS 3000
 
