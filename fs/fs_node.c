@@ -168,20 +168,94 @@ static struct fuse_context *request(const struct fs_ctx *fs)
 	return ctx && ctx->fuse ? ctx : NULL;
 }
 
+/* The supplementary groups of process pid, from the "Groups:" line of
+ * /proc/PID/task/PID/status (the kernel does not pass them with a request),
+ * read in one go: libfuse's fuse_getgroups() reads the file twice whenever it
+ * is longer than 1 kB, which it always is. The number of groups with *out
+ * malloc'ed (NULL for none), or -1 with errno when the process is gone. */
+static int read_groups(pid_t pid, gid_t **out)
+{
+	char path[64], stack[4096], *buf = stack, *line, *p, *end;
+	size_t cap = sizeof stack, len = 0;
+	gid_t *groups = NULL;
+	int fd, n = 0, ret = -1, saved = 0;
+
+	*out = NULL;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t got;
+
+		if (len + 1 == cap) {
+			char *bigger = xmalloc(cap * 4);
+
+			memcpy(bigger, buf, len);
+			if (buf != stack)
+				free(buf);
+			buf = bigger;
+			cap *= 4;
+		}
+		got = read(fd, buf + len, cap - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			saved = errno;
+			goto out;
+		}
+		len += (size_t)got;
+		buf[len] = '\0';
+		line = strstr(buf, "\nGroups:");
+		if (got == 0 || (line && strchr(line + 1, '\n')))
+			break;
+	}
+	line = strstr(buf, "\nGroups:");
+	if (!line) {
+		saved = EIO;
+		goto out;
+	}
+	p = line + 8;
+	end = strchr(p, '\n');
+	if (!end)
+		end = p + strlen(p);
+	/* At most one group per two characters ("1 "). */
+	groups = xmalloc(((size_t)(end - p) / 2 + 1) * sizeof *groups);
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			break;
+		groups[n++] = (gid_t)strtoul(p, &p, 10);
+	}
+	if (n > 0) {
+		*out = groups;
+		groups = NULL;
+	}
+	ret = n;
+out:
+	free(groups);
+	if (buf != stack)
+		free(buf);
+	close(fd);
+	errno = saved;
+	return ret;
+}
+
 bool fs_caller_in_group(const struct fs_ctx *fs, gid_t gid)
 {
 	struct fuse_context *ctx = request(fs);
-	gid_t groups[256];
+	gid_t *groups;
+	bool found = false;
 	int n;
 
 	if (!ctx || ctx->gid == gid)
 		return true;
-	/* libfuse reads the caller's supplementary groups from /proc. */
-	n = fuse_getgroups((int)ARRAY_LEN(groups), groups);
-	for (int i = 0; i < n && i < (int)ARRAY_LEN(groups); i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
+	n = read_groups(ctx->pid, &groups);
+	for (int i = 0; i < n && !found; i++)
+		found = groups[i] == gid;
+	free(groups);
+	return found;
 }
 
 void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
@@ -225,8 +299,8 @@ bool fs_interrupted(const struct fs_ctx *fs)
 void fs_identity_current(const struct fs_ctx *fs, struct fs_identity *who)
 {
 	struct fuse_context *ctx = request(fs);
-	gid_t *groups = NULL;
-	int n, cap = 32;
+	gid_t *groups;
+	int n;
 
 	memset(who, 0, sizeof *who);
 	if (!ctx) {
@@ -236,20 +310,11 @@ void fs_identity_current(const struct fs_ctx *fs, struct fs_identity *who)
 	}
 	who->uid = ctx->uid;
 	who->gid = ctx->gid;
-	/* The kernel does not pass supplementary groups: libfuse reads them from
-	 * /proc; when the process is already gone, the scheduler gets none. */
-	for (;;) {
-		groups = xrealloc(groups, (size_t)cap * sizeof *groups);
-		n = fuse_getgroups(cap, groups);
-		if (n <= cap)
-			break;
-		cap = n;
-	}
+	/* When the process is already gone, the scheduler gets no groups. */
+	n = read_groups(ctx->pid, &groups);
 	if (n > 0) {
 		who->groups = groups;
 		who->ngroups = (size_t)n;
-	} else {
-		free(groups);
 	}
 }
 

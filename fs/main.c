@@ -14,6 +14,7 @@
 #include "schedules_dir.h"
 #include "sched_link.h"
 #include "unlinked.h"
+#include "wire.h"
 #include "util.h"
 #include "version.h"
 
@@ -347,6 +348,10 @@ int main(int argc, char *argv[])
 	if (fuse_mount(fuse, cmd.mountpoint) != 0)
 		goto out;
 	mounted = 1;
+	/* Without the tap a spec's name lingers in the kernel's cache after its
+	 * submission and costs its next writer a few round trips (queue_dir.c). */
+	if (fs_wire_attach(fuse) < 0)
+		log_warn("cannot read the mount's requests through the tap");
 	if (fs.mountpoint)
 		raise_readahead(fs.mountpoint, 1024);
 	if (fuse_daemonize(cmd.foreground) != 0)

@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* A process that is gone or exiting holds nothing. */
+/* A process that is gone or exiting holds nothing. A descriptor whose name
+ * the kernel dropped from its cache since (readlink adds " (deleted)") still
+ * counts as one on path. */
 bool proc_holds_path(pid_t pid, const char *path);
 
 #endif

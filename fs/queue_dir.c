@@ -9,12 +9,14 @@
 #include "sched_link.h"
 #include "spec.h"
 #include "util.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,6 +34,8 @@ struct spec_file {
 	bool clone;                /* opened as queue/.clone */
 	struct fs_identity who;    /* the creator: the spec is submitted as them */
 	pid_t opener;              /* see spec_flush */
+	uint64_t parent_node;      /* the folder's node id in the kernel, from the CREATE
+				    * (fs/wire.h); 0: unknown */
 	struct timespec created;
 	atomic_size_t size;        /* len, for getattr without the lock */
 	pthread_mutex_t lock;      /* guards the members below */
@@ -63,9 +67,10 @@ struct rejected {
 /* The kernel keeps a name in its dentry cache for up to entry_timeout after
  * the spec left queue/ (libfuse's high-level fuse_invalidate_path() drops the
  * attributes, not the name), and asks for its attributes again before reusing
- * it (`printf ... > queue/x.conf` twice in a second). Answering ESTALE once
- * instead of ENOENT for such a name makes the VFS redo the lookup, which then
- * misses, so the open creates a new file. */
+ * it (`printf ... > queue/x.conf` twice in a second). The flush that submits
+ * drops the name itself (drop_cached_name); where that cannot be done, answering
+ * ESTALE once instead of ENOENT for such a name makes the VFS redo the lookup,
+ * which then misses, so the open creates a new file. */
 #define GONE_SLOTS 64
 #define GONE_MS 3000
 
@@ -238,10 +243,32 @@ static void add_rejected(struct queue_dir *q, const char *file, const struct fs_
 	invalidate(q, r->name);
 }
 
-static void unlist(struct spec_file *f)
+/* Tell the kernel that name is no longer in the folder with node id parent
+ * (from the file's CREATE, fs/wire.h), so that the next open of the same name
+ * looks it up and creates it: one LOOKUP, where the recently gone trick costs
+ * a GETATTR, two LOOKUPs of the name, one of the folder and a FORGET. The
+ * kernel takes the folder's lock for it, so only a handler of a request that
+ * holds no folder lock may ask: FLUSH does (close(2) holds none), RELEASE
+ * need not (the kernel sends one under the folder's lock when an O_CREAT
+ * open fails after its CREATE). True when the kernel dropped the name. */
+static bool drop_cached_name(struct queue_dir *q, uint64_t parent, const char *name)
+{
+	struct fuse_session *se;
+
+	if (!q->fs->fuse || !parent)
+		return false;
+	se = fuse_get_session(q->fs->fuse);
+	return se && fuse_lowlevel_notify_inval_entry(se, parent, name, strlen(name)) == 0;
+}
+
+/* Take f out of the folder. The kernel may keep its name for entry_timeout:
+ * with may_drop (see drop_cached_name) it is dropped at once, else, or when
+ * that fails, the name is marked recently gone (see GONE_SLOTS). */
+static void unlist(struct spec_file *f, bool may_drop)
 {
 	struct queue_dir *q = f->q;
 	struct spec_file **pp;
+	struct gone_name *g = NULL;
 	bool was = false;
 
 	pthread_mutex_lock(&q->lock);
@@ -255,15 +282,27 @@ static void unlist(struct spec_file *f)
 		f->listed = false;
 		was = true;
 	}
+	/* Marked before the kernel hears of it: a look at the name in between
+	 * must not find it plainly missing while the kernel still believes in it. */
 	if (was && strlen(f->name) <= NAME_MAX) {
-		struct gone_name *g = &q->gone[q->next_gone++ % GONE_SLOTS];
-
+		g = &q->gone[q->next_gone++ % GONE_SLOTS];
 		snprintf(g->name, sizeof g->name, "%s", f->name);
 		g->until_ms = time_mono_ms() + GONE_MS;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (was)
-		invalidate(q, f->name);
+	if (!was)
+		return;
+	if (may_drop && drop_cached_name(q, f->parent_node, f->name)) {
+		/* The kernel forgot the name: its next look is a plain LOOKUP,
+		 * which must miss, not be told ESTALE. Unless the ring went round
+		 * meanwhile and the slot is another name's. */
+		pthread_mutex_lock(&q->lock);
+		if (g && strcmp(g->name, f->name) == 0)
+			g->until_ms = 0;
+		pthread_mutex_unlock(&q->lock);
+		return;
+	}
+	invalidate(q, f->name);
 }
 
 /* Caller holds q->lock. True once per submission: the lookup that the VFS
@@ -371,8 +410,9 @@ out:
 	return ret;
 }
 
-/* Submit f's text once. Caller holds f->lock. 0 or -1 with errno. */
-static int submit_locked(struct spec_file *f)
+/* Submit f's text once. Caller holds f->lock. may_drop: see unlist. 0 or -1
+ * with errno. */
+static int submit_locked(struct spec_file *f, bool may_drop)
 {
 	char *err = NULL;
 	int64_t id = 0;
@@ -392,7 +432,7 @@ static int submit_locked(struct spec_file *f)
 		log_debug("queue/%s: refused: %s", f->clone ? ".clone" : f->name, err ? err : "");
 	}
 	f->answer_len = strlen(f->answer);
-	unlist(f);
+	unlist(f, may_drop);
 	if (!f->clone) {
 		char *rejected = xasprintf("%s%s", f->name, REJECTED_SUFFIX);
 
@@ -461,7 +501,7 @@ static ssize_t spec_read(struct fs_file *file, char *buf, size_t size, off_t off
 		len = f->len;
 	} else {
 		if (!f->submitted)
-			submit_locked(f);
+			submit_locked(f, false);
 		if (!f->read_started) {
 			f->read_started = true;
 			f->answer_base = off;
@@ -514,14 +554,19 @@ static bool still_held(struct spec_file *f)
 static int spec_flush(struct fs_file *file)
 {
 	struct spec_file *f = (struct spec_file *)file;
+	bool settled;
 	int ret = 0;
 
-	if (still_held(f))
+	/* The closes after the one that submitted need not look in /proc. */
+	pthread_mutex_lock(&f->lock);
+	settled = f->submitted || (f->clone && f->len == 0 && !f->too_big);
+	pthread_mutex_unlock(&f->lock);
+	if (settled || still_held(f))
 		return 0;
 	pthread_mutex_lock(&f->lock);
 	/* An unused clone descriptor submits nothing. */
 	if (!f->submitted && (!f->clone || f->len > 0 || f->too_big))
-		ret = submit_locked(f);
+		ret = submit_locked(f, true);
 	pthread_mutex_unlock(&f->lock);
 	return ret;
 }
@@ -579,9 +624,9 @@ static void spec_release(struct fs_file *file)
 	 * descriptor went away with a process we did not see): submit now. */
 	pthread_mutex_lock(&f->lock);
 	if (!f->submitted && (!f->clone || f->len > 0 || f->too_big))
-		submit_locked(f);
+		submit_locked(f, false);
 	pthread_mutex_unlock(&f->lock);
-	unlist(f);
+	unlist(f, false);
 	pthread_mutex_destroy(&f->lock);
 	fs_identity_clear(&f->who);
 	free(f->name);
@@ -795,6 +840,7 @@ static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, m
 		return -1;
 	}
 	f = spec_file_new(q, p->name, false);
+	f->parent_node = fs_wire_create_parent();
 	pthread_mutex_lock(&q->lock);
 	f->listed = true;
 	f->next = q->open;
