@@ -4,7 +4,6 @@
 #include "util.h"
 
 #include <curl/curl.h>
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
@@ -13,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 struct api_client {
@@ -27,7 +23,6 @@ struct api_client {
 	struct auth *auth;  /* TCP only: munge credentials */
 	int refused;      /* the last failed call found nothing listening */
 	char *user_agent; /* the handshake: program, release, protocol */
-	int sock;         /* unix sockets: the kept-alive connection, -1 for none */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -44,7 +39,6 @@ struct api_client *api_client_create(const char *endpoint, char **err)
 	pthread_once(&curl_once, curl_init_once);
 	client = xcalloc(1, sizeof *client);
 	client->cancel_fd = -1;
-	client->sock = -1;
 	client->user_agent = handshake_user_agent(program_invocation_short_name);
 	if (strncmp(endpoint, "unix:", 5) == 0) {
 		client->unix_path = xstrdup(endpoint + 5);
@@ -83,8 +77,6 @@ void api_client_destroy(struct api_client *client)
 {
 	if (!client)
 		return;
-	if (client->sock >= 0)
-		close(client->sock);
 	if (client->curl)
 		curl_easy_cleanup(client->curl);
 	if (client->multi)
@@ -210,388 +202,6 @@ static struct curl_slist *identity_headers(const struct api_identity *as)
 	return headers;
 }
 
-/* ---- HTTP/1.1 over the unix socket, without libcurl ----
- *
- * Every submission through the mount is one call to the scheduler on its unix
- * socket, and libcurl spent more on it than the exchange itself: a handle
- * reset and twenty options per call, five polls around one send and one
- * receive. On a unix socket there is nothing of libcurl's to need (no TLS,
- * no proxy, no name to resolve, no credential: the scheduler reads the
- * caller from the socket), so the exchange is written here: one sendmsg, a
- * poll, a recv, over a connection kept alive between calls. The call
- * contract (api_call in api_client.h) is the same for both. */
-
-/* Whether a kept-alive connection can take the next request: the scheduler
- * closes idle ones, and an unanswered byte there would be a protocol error. */
-static bool conn_idle_alive(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 0;
-}
-
-static void conn_drop(struct api_client *client)
-{
-	if (client->sock >= 0)
-		close(client->sock);
-	client->sock = -1;
-}
-
-/* Connect to the scheduler's socket. 0, or -1 with errno ENOTCONN and
- * client->refused set when nothing listens (the socket is missing or
- * refuses), as libcurl's connect failures read. */
-static int conn_open(struct api_client *client, long timeout_ms)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
-	int fd, saved;
-
-	if (strlen(client->unix_path) >= sizeof sa.sun_path) {
-		errno = ENOTCONN;
-		return -1;
-	}
-	memcpy(sa.sun_path, client->unix_path, strlen(client->unix_path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		errno = ENOTCONN;
-		return -1;
-	}
-	/* A full backlog blocks connect(2) on a unix socket: at most this long. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		saved = errno;
-		close(fd);
-		client->refused = saved == ECONNREFUSED || saved == ENOENT;
-		errno = ENOTCONN;
-		return -1;
-	}
-	tv.tv_sec = 0;
-	tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	client->sock = fd;
-	return 0;
-}
-
-/* Wait until fd is ready for events, the deadline passes (ETIMEDOUT) or the
- * cancel descriptor becomes readable (ECANCELED). 0 or -1 with errno. */
-static int conn_wait(struct api_client *client, int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = fd, .events = events },
-			{ .fd = client->cancel_fd, .events = POLLIN },
-		};
-		int64_t left = deadline - time_mono_ms();
-		int n;
-
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		n = poll(pfd, client->cancel_fd >= 0 ? 2 : 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (client->cancel_fd >= 0 && pfd[1].revents) {
-			errno = ECANCELED;
-			return -1;
-		}
-		if (pfd[0].revents)
-			return 0;
-	}
-}
-
-static int conn_send(struct api_client *client, const char *head, size_t hlen, const char *body,
-		     size_t blen, int64_t deadline)
-{
-	struct iovec iov[2] = {
-		{ .iov_base = (void *)head, .iov_len = hlen },
-		{ .iov_base = (void *)body, .iov_len = blen },
-	};
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
-
-	while (msg.msg_iovlen > 0) {
-		ssize_t n = sendmsg(client->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			if (conn_wait(client, client->sock, POLLOUT, deadline) < 0)
-				return -1;
-			continue;
-		}
-		if (n < 0)
-			return -1;
-		while (msg.msg_iovlen > 0 && (size_t)n >= msg.msg_iov->iov_len) {
-			n -= (ssize_t)msg.msg_iov->iov_len;
-			msg.msg_iov++;
-			msg.msg_iovlen--;
-		}
-		if (msg.msg_iovlen > 0) {
-			msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + n;
-			msg.msg_iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-/* The value of header name (lower case, with the colon) in the header block
- * [h, end), or NULL. */
-static const char *header_value(const char *h, const char *end, const char *name, size_t *vlen)
-{
-	size_t n = strlen(name);
-
-	for (const char *line = h; line < end;) {
-		const char *eol = memchr(line, '\n', (size_t)(end - line));
-
-		if (!eol)
-			eol = end;
-		if ((size_t)(eol - line) > n && strncasecmp(line, name, n) == 0) {
-			const char *v = line + n, *ve = eol;
-
-			while (v < ve && (*v == ' ' || *v == '\t'))
-				v++;
-			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
-				ve--;
-			*vlen = (size_t)(ve - v);
-			return v;
-		}
-		line = eol + 1;
-	}
-	return NULL;
-}
-
-/* Decode a chunked body from [p, p + n) into reply. 1 when complete, 0 when
- * more must come, -1 (EIO) when it is malformed. */
-static int unchunk(const char *p, size_t n, struct api_reply *reply)
-{
-	const char *end = p + n;
-
-	reply->len = 0;
-	for (;;) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		char *stop;
-		unsigned long size;
-
-		if (!eol)
-			return 0;
-		size = strtoul(p, &stop, 16);
-		if (stop == p) {
-			errno = EIO;
-			return -1;
-		}
-		p = eol + 1;
-		if (size == 0) {
-			/* Trailers, then the empty line. */
-			for (;;) {
-				eol = memchr(p, '\n', (size_t)(end - p));
-				if (!eol)
-					return 0;
-				if (eol == p || (eol == p + 1 && *p == '\r'))
-					return 1;
-				p = eol + 1;
-			}
-		}
-		if ((size_t)(end - p) < size + 2)
-			return 0;
-		if (reply->len + size + 1 > reply->cap) {
-			reply->cap = reply->len + size + 1;
-			reply->body = xrealloc(reply->body, reply->cap);
-		}
-		memcpy(reply->body + reply->len, p, size);
-		reply->len += size;
-		reply->body[reply->len] = '\0';
-		p += size;
-		if (*p == '\r')
-			p++;
-		if (p >= end || *p != '\n') {
-			errno = EIO;
-			return -1;
-		}
-		p++;
-	}
-}
-
-/* Read one answer. Its status, with reply filled in; or -1 with errno
- * (ETIMEDOUT, ECANCELED, EIO for a malformed answer, ENOTCONN when the
- * connection broke) and *got_any telling whether a byte of it came. */
-static int conn_receive(struct api_client *client, struct api_reply *reply, int64_t deadline,
-			bool *got_any)
-{
-	char *raw = NULL;
-	size_t len = 0, cap = 0, head_len = 0;
-	long status = 0, clen = -1;
-	bool chunked = false, keep = true, eof = false;
-	int ret = -1, saved = EIO;
-
-	*got_any = false;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 16384;
-			raw = xrealloc(raw, cap + 1);
-		}
-		if (conn_wait(client, client->sock, POLLIN, deadline) < 0) {
-			saved = errno;
-			goto out;
-		}
-		n = recv(client->sock, raw + len, cap - len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0) {
-			saved = ENOTCONN;
-			goto out;
-		}
-		if (n == 0)
-			eof = true;
-		else
-			*got_any = true;
-		len += (size_t)n;
-		raw[len] = '\0';
-		if (!head_len) {
-			const char *blank = strstr(raw, "\r\n\r\n"), *v;
-			size_t vlen;
-
-			if (!blank) {
-				if (eof) {
-					saved = len ? EIO : ENOTCONN;
-					goto out;
-				}
-				continue;
-			}
-			if (strncmp(raw, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)raw[9])) {
-				saved = EIO;
-				goto out;
-			}
-			status = strtol(raw + 9, NULL, 10);
-			head_len = (size_t)(blank + 4 - raw);
-			if (status >= 100 && status < 200) {
-				/* An interim answer: the real one follows. */
-				memmove(raw, raw + head_len, len - head_len);
-				len -= head_len;
-				raw[len] = '\0';
-				head_len = 0;
-				continue;
-			}
-			v = header_value(raw, blank + 2, "content-length:", &vlen);
-			if (v)
-				clen = strtol(v, NULL, 10);
-			v = header_value(raw, blank + 2, "transfer-encoding:", &vlen);
-			chunked = v && vlen >= 7 && strncasecmp(v + vlen - 7, "chunked", 7) == 0;
-			v = header_value(raw, blank + 2, "connection:", &vlen);
-			keep = !(v && vlen == 5 && strncasecmp(v, "close", 5) == 0) &&
-			       strncmp(raw, "HTTP/1.0", 8) != 0;
-			if (status == 204 || status == 304)
-				clen = 0;
-		}
-		if (chunked) {
-			int done = unchunk(raw + head_len, len - head_len, reply);
-
-			if (done < 0)
-				goto out;
-			if (done)
-				break;
-		} else if (clen >= 0) {
-			if (len - head_len >= (size_t)clen)
-				break;
-		} else if (eof) {
-			keep = false;
-			break;
-		}
-		if (eof) {
-			saved = ENOTCONN;
-			goto out;
-		}
-	}
-	if (!chunked) {
-		size_t blen = clen >= 0 ? (size_t)clen : len - head_len;
-
-		reply->body = xmalloc(blen + 1);
-		memcpy(reply->body, raw + head_len, blen);
-		reply->body[blen] = '\0';
-		reply->len = blen;
-		reply->cap = blen + 1;
-	} else if (!reply->body) {
-		reply->body = xstrdup("");
-		reply->len = 0;
-		reply->cap = 1;
-	}
-	reply->status = status;
-	if (!keep)
-		conn_drop(client);
-	ret = (int)status;
-out:
-	free(raw);
-	if (ret < 0) {
-		api_reply_clear(reply);
-		errno = saved;
-	}
-	return ret;
-}
-
-/* One request on the unix socket: api_call()'s contract. A kept-alive
- * connection that the scheduler closed meanwhile (nothing of the answer came)
- * is replaced and the request sent again, once, as libcurl did. */
-static int unix_call(struct api_client *client, const char *method, const char *path,
-		     const char *body, size_t len, const struct api_identity *as, long timeout_ms,
-		     struct api_reply *reply)
-{
-	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 10000L);
-	long connect_ms = timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000L;
-	size_t cap = 512 + strlen(path) + strlen(client->user_agent) + (as ? as->ngroups * 12 : 0);
-	char *head = xmalloc(cap);
-	size_t hlen;
-	int ret = -1, saved = 0;
-
-	hlen = (size_t)snprintf(head, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: %s\r\n"
-				"Accept: */*\r\n", method, path, client->user_agent);
-	if (as) {
-		hlen += (size_t)snprintf(head + hlen, cap - hlen, "X-Parsa-Uid: %u\r\nX-Parsa-Gid: %u\r\n",
-					 (unsigned)as->uid, (unsigned)as->gid);
-		if (as->ngroups > 0) {
-			hlen += (size_t)snprintf(head + hlen, cap - hlen, "X-Parsa-Groups: ");
-			for (size_t i = 0; i < as->ngroups; i++)
-				hlen += (size_t)snprintf(head + hlen, cap - hlen, "%s%u", i ? "," : "",
-							 (unsigned)as->groups[i]);
-			hlen += (size_t)snprintf(head + hlen, cap - hlen, "\r\n");
-		}
-	}
-	if (strcmp(method, "GET") != 0)
-		hlen += (size_t)snprintf(head + hlen, cap - hlen, "Content-Length: %zu\r\n",
-					 body ? len : 0);
-	hlen += (size_t)snprintf(head + hlen, cap - hlen, "\r\n");
-	for (int attempt = 0; attempt < 2; attempt++) {
-		bool reused = client->sock >= 0, got_any = false;
-
-		if (reused && !conn_idle_alive(client->sock)) {
-			conn_drop(client);
-			reused = false;
-		}
-		if (client->sock < 0 && conn_open(client, connect_ms) < 0) {
-			saved = errno;
-			goto out;
-		}
-		if (conn_send(client, head, hlen, body, body ? len : 0, deadline) == 0) {
-			ret = conn_receive(client, reply, deadline, &got_any);
-			if (ret >= 0)
-				goto out;
-		}
-		saved = errno;
-		conn_drop(client);
-		if (saved == ETIMEDOUT || saved == ECANCELED || got_any || !reused)
-			break;
-	}
-	if (saved != ETIMEDOUT && saved != ECANCELED && saved != EIO)
-		saved = ENOTCONN;
-out:
-	free(head);
-	if (ret < 0)
-		errno = saved;
-	return ret;
-}
-
 int api_call(struct api_client *client, const char *method, const char *path,
 	     const char *body, size_t len, const struct api_identity *as,
 	     long timeout_ms, struct api_reply *reply, char **err)
@@ -607,12 +217,6 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	client->refused = 0;
 	if (cancelled(client)) {
 		errno = ECANCELED;
-		goto out;
-	}
-	if (client->unix_path && !client->auth) {
-		ret = unix_call(client, method, path, body, len, as, timeout_ms, reply);
-		if (ret >= 0)
-			client->refused = 0;
 		goto out;
 	}
 	url = xasprintf("%s%s", client->base_url, path);

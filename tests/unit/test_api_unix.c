@@ -1,4 +1,4 @@
-/* The client's own HTTP/1.1 on a unix socket (lib/api_client.c) against a
+/* The API client (lib/api_client.c, libcurl) on a unix socket against a
  * scripted server: the answer's framings (Content-Length, chunked, until
  * close), a kept-alive connection and its replacement when the server closed
  * it, the request as sent, and the errno contract (refused, timeout, cancel). */
@@ -167,7 +167,8 @@ int main(void)
 	   "the identity headers");
 	ok(strstr(s.request, "\r\nUser-Agent: test_api_unix/") && strstr(s.request, " (protocol "),
 	   "the handshake's User-Agent");
-	ok(strstr(s.request, "\r\nContent-Length: 10\r\n\r\n{\"spec\":1}"), "the body and its length");
+	ok(strstr(s.request, "\r\nContent-Length: 10\r\n") &&
+	   strstr(s.request, "\r\n\r\n{\"spec\":1}"), "the body and its length");
 	api_reply_clear(&r);
 
 	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
