@@ -168,16 +168,8 @@ int space_avail(struct space *s, uint64_t *avail)
 
 int space_free(struct space *s, uint64_t *avail, uint64_t *reserved)
 {
-	int ret = -1;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->known || !s->storage) {
-		*avail = s->storage ? s->avail : UINT64_MAX;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
 	*reserved = s->reserved;
-	return ret;
+	return space_avail(s, avail);
 }
 
 /* Bytes a new request may count on in this pass. */
