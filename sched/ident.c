@@ -98,6 +98,7 @@ struct ident_cache {
 	struct ident_entry entries[IDENT_CACHE_MAX]; /* protected by lock */
 	size_t n;                     /* protected by lock */
 	struct timespec passwd_mtime, group_mtime; /* protected by lock */
+	int64_t files_checked_ms;     /* monotonic; protected by lock */
 };
 
 struct ident_cache *ident_cache_create(void)
@@ -131,22 +132,36 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
+/* Lock held: whether either file changed since the last look. A submission
+ * asks the cache three times; looking at most every IDENT_FILES_CHECK_MS
+ * spares it six stat() calls. */
+static bool files_changed_locked(struct ident_cache *c, int64_t now)
+{
+	struct stat pw, gr;
+
+	if (c->files_checked_ms && now - c->files_checked_ms < IDENT_FILES_CHECK_MS)
+		return false;
+	c->files_checked_ms = now;
+	if (stat("/etc/passwd", &pw) < 0)
+		memset(&pw, 0, sizeof pw);
+	if (stat("/etc/group", &gr) < 0)
+		memset(&gr, 0, sizeof gr);
+	if (same_time(&pw.st_mtim, &c->passwd_mtime) && same_time(&gr.st_mtim, &c->group_mtime))
+		return false;
+	c->passwd_mtime = pw.st_mtim;
+	c->group_mtime = gr.st_mtim;
+	return true;
+}
+
 /* Lock held: the entry, if it is still true. An edit of either file
  * (useradd, usermod -aG) forgets everything. */
 static struct ident_entry *find_locked(struct ident_cache *c, enum ident_kind kind, uint32_t id,
 				       gid_t gid)
 {
-	struct stat pw, gr;
 	int64_t now = time_mono_ms();
 
-	if (stat("/etc/passwd", &pw) < 0)
-		memset(&pw, 0, sizeof pw);
-	if (stat("/etc/group", &gr) < 0)
-		memset(&gr, 0, sizeof gr);
-	if (!same_time(&pw.st_mtim, &c->passwd_mtime) || !same_time(&gr.st_mtim, &c->group_mtime)) {
+	if (files_changed_locked(c, now)) {
 		clear_locked(c);
-		c->passwd_mtime = pw.st_mtim;
-		c->group_mtime = gr.st_mtim;
 		return NULL;
 	}
 	for (size_t i = 0; i < c->n; i++) {

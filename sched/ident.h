@@ -14,11 +14,13 @@ char *ident_user_name(uid_t uid);
 char *ident_group_name(gid_t gid);
 
 /* The same answers, remembered: the name service (/etc/passwd and /etc/group,
- * or LDAP behind them) is asked again after IDENT_CACHE_MS, or at once when
- * either file changed. A submission asks for its user's name, group name and
- * group list; read from the files each time they were a tenth of its cost.
- * Any thread. */
+ * or LDAP behind them) is asked again after IDENT_CACHE_MS, or within
+ * IDENT_FILES_CHECK_MS of a change of either file. A submission asks for its
+ * user's name, group name and group list; read from the files each time they
+ * were a tenth of its cost. Any thread. */
 #define IDENT_CACHE_MS 30000
+/* How long an edit of either file may go unseen. */
+#define IDENT_FILES_CHECK_MS 250
 
 struct ident_cache;
 

@@ -133,11 +133,19 @@ static enum spare_kind emptiest_locked(struct spare_folders *sp)
 	return best;
 }
 
+/* Lock held: whether a pool is down to its low-water mark. The thread is
+ * woken then and fills every pool up again: waking it for each take cost
+ * the submission a futex call and the thread a wake-up per folder. */
+static bool low_locked(const struct spare_folders *sp, const struct pool *p)
+{
+	return p->n <= sp->keep / 2;
+}
+
 static void *spare_folders_main(void *arg)
 {
 	struct spare_folders *sp = arg;
 	struct backend_cred self = { geteuid(), getegid() };
-	bool told = false;
+	bool told = false, filling = true;
 
 	pthread_setname_np(pthread_self(), "spare-folders");
 	/* An earlier run's spares were made by another process's rules (and
@@ -162,10 +170,18 @@ static void *spare_folders_main(void *arg)
 		struct pool *p;
 		int rc;
 
-		while (!sp->stopping && (sp->given_up || (kind = emptiest_locked(sp)) == SPARE_KINDS))
+		for (;;) {
+			if (sp->stopping)
+				break;
+			if (!sp->given_up && (kind = emptiest_locked(sp)) != SPARE_KINDS &&
+			    (filling || low_locked(sp, &sp->pools[kind])))
+				break;
+			filling = false;
 			pthread_cond_wait(&sp->wake, &sp->lock);
+		}
 		if (sp->stopping)
 			break;
+		filling = true;
 		p = &sp->pools[kind];
 		pthread_mutex_unlock(&sp->lock);
 		rc = make_one(sp, kind, &s);
@@ -260,7 +276,8 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		return -1;
 	}
 	s = p->ready[--p->n];
-	pthread_cond_signal(&sp->wake);
+	if (low_locked(sp, p))
+		pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
 
 	if (backend_rename(sp->b, s.path, path, RENAME_NOREPLACE) < 0) {
