@@ -133,19 +133,11 @@ static enum spare_kind emptiest_locked(struct spare_folders *sp)
 	return best;
 }
 
-/* Lock held: whether a pool is down to its low-water mark. The thread is
- * woken then and fills every pool up again: waking it for each take cost
- * the submission a futex call and the thread a wake-up per folder. */
-static bool low_locked(const struct spare_folders *sp, const struct pool *p)
-{
-	return p->n <= sp->keep / 2;
-}
-
 static void *spare_folders_main(void *arg)
 {
 	struct spare_folders *sp = arg;
 	struct backend_cred self = { geteuid(), getegid() };
-	bool told = false, filling = true;
+	bool told = false;
 
 	pthread_setname_np(pthread_self(), "spare-folders");
 	/* An earlier run's spares were made by another process's rules (and
@@ -170,18 +162,10 @@ static void *spare_folders_main(void *arg)
 		struct pool *p;
 		int rc;
 
-		for (;;) {
-			if (sp->stopping)
-				break;
-			if (!sp->given_up && (kind = emptiest_locked(sp)) != SPARE_KINDS &&
-			    (filling || low_locked(sp, &sp->pools[kind])))
-				break;
-			filling = false;
+		while (!sp->stopping && (sp->given_up || (kind = emptiest_locked(sp)) == SPARE_KINDS))
 			pthread_cond_wait(&sp->wake, &sp->lock);
-		}
 		if (sp->stopping)
 			break;
-		filling = true;
 		p = &sp->pools[kind];
 		pthread_mutex_unlock(&sp->lock);
 		rc = make_one(sp, kind, &s);
@@ -276,8 +260,7 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		return -1;
 	}
 	s = p->ready[--p->n];
-	if (low_locked(sp, p))
-		pthread_cond_signal(&sp->wake);
+	pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
 
 	if (backend_rename(sp->b, s.path, path, RENAME_NOREPLACE) < 0) {

@@ -19,8 +19,7 @@ enum spare_kind {
 
 /* The spares live in dir (relative to the volume's root, made if missing;
  * what an earlier run left there is removed first), keep of each kind at a
- * time: once a kind is down to half of that, all are filled up again.
- * Nothing is made before spare_folders_start. */
+ * time. Nothing is made before spare_folders_start. */
 struct spare_folders *spare_folders_create(struct backend *b, const char *dir, size_t keep);
 int spare_folders_start(struct spare_folders *sp, char **err);
 /* Stops the thread; the spares stay on the volume for the next start. */
