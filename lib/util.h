@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -17,6 +18,9 @@ int errprintf(char **err, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Wall-clock and monotonic time in milliseconds. */
 int64_t time_now_ms(void);
 int64_t time_mono_ms(void);
+/* The CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait on a
+ * condition variable made with pthread_condattr_setclock(CLOCK_MONOTONIC). */
+struct timespec time_mono_deadline(int64_t ms);
 
 /* Format epoch milliseconds as local ISO 8601 ("2026-11-30T14:02:11"); "-" for 0. */
 void time_format_iso(int64_t ms, char *buf, size_t len);

@@ -69,7 +69,7 @@ static void *engine_main(void *arg)
 	pthread_mutex_lock(&e->lock);
 	while (!e->stopping) {
 		if (!e->kicked) {
-			struct timespec until = engine_deadline_in(e->cfg.timer_ms);
+			struct timespec until = time_mono_deadline(e->cfg.timer_ms);
 
 			pthread_cond_timedwait(&e->kick, &e->lock, &until);
 			if (e->stopping)

@@ -124,22 +124,6 @@ static inline int engine_flush(struct engine *e, char **err)
 	return store_flush(e->store, e->model, err);
 }
 
-/* An absolute CLOCK_MONOTONIC deadline ms from now, for pthread_cond_timedwait
- * on e->kick and e->changed. */
-static inline struct timespec engine_deadline_in(int64_t ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
 /* Commits a group of submissions (engine_submit.c; the group_commit_fn of
  * e->submits). Takes e->lock itself. */
 struct group_item;

@@ -252,7 +252,7 @@ out:
 int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t timeout_ms,
 		int *done, const char **state, char **err)
 {
-	struct timespec until = engine_deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec until = time_mono_deadline(timeout_ms > 0 ? timeout_ms : 0);
 	struct stage *stage = NULL;
 	struct job *job;
 	int ret = -1, rc;

@@ -260,7 +260,7 @@ static int host_has_news(const struct host *h)
 
 json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char **err)
 {
-	struct timespec until = engine_deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec until = time_mono_deadline(timeout_ms > 0 ? timeout_ms : 0);
 	json_t *answer = NULL, *start, *cancel;
 	struct host *h;
 	uint64_t seq;
@@ -291,7 +291,7 @@ json_t *engine_work(struct engine *e, const char *name, int64_t timeout_ms, char
 		/* Superseded. Answer empty, but not at once: two runners polling
 		 * under one host name would otherwise keep superseding each other
 		 * in a tight loop. */
-		struct timespec brief = engine_deadline_in(1000);
+		struct timespec brief = time_mono_deadline(1000);
 
 		if (until.tv_sec < brief.tv_sec ||
 		    (until.tv_sec == brief.tv_sec && until.tv_nsec < brief.tv_nsec))

@@ -304,15 +304,8 @@ static void *lifecycle_main(void *arg)
 		}
 		{
 			int64_t wait = l->retention_ms ? next_sweep - time_mono_ms() : 3600 * 1000;
-			struct timespec until;
+			struct timespec until = time_mono_deadline(wait);
 
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += wait / 1000;
-			until.tv_nsec += (wait % 1000) * 1000000;
-			if (until.tv_nsec >= 1000000000) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000;
-			}
 			pthread_cond_timedwait(&l->wake, &l->lock, &until);
 		}
 	}

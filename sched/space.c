@@ -78,13 +78,7 @@ static void *space_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		measure(s);
 		pthread_mutex_lock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += s->period_ms / 1000;
-		until.tv_nsec += (s->period_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		until = time_mono_deadline(s->period_ms);
 		if (!s->stopping)
 			pthread_cond_timedwait(&s->wake, &s->lock, &until);
 	}

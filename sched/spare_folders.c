@@ -78,15 +78,8 @@ struct spare_folders *spare_folders_create(struct backend *b, const char *dir, s
 /* Lock held: wait up to ms for a take or the stop. */
 static void wait_ms_locked(struct spare_folders *sp, int64_t ms)
 {
-	struct timespec ts;
+	struct timespec ts = time_mono_deadline(ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_cond_timedwait(&sp->wake, &sp->lock, &ts);
 }
 
