@@ -288,6 +288,7 @@ static struct MHD_Daemon *start_daemon(struct api *api, int fd)
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_URI_LOG_CALLBACK, on_uri, api,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, api,
+				MHD_OPTION_NOTIFY_CONNECTION, api_on_connection, NULL,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)600,
 				MHD_OPTION_END);
 }

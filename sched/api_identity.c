@@ -4,6 +4,7 @@
 #include "auth.h"
 #include "engine.h"
 #include "ident.h"
+#include "util.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -11,17 +12,67 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-/* The address family of conn's local end, or -1. */
-static int local_family(struct MHD_Connection *conn)
+/* What a connection's socket tells, asked once when it is accepted rather
+ * than for each of its requests (a kept-alive connection from the mount
+ * carries thousands): its local address family, and on the unix socket the
+ * peer's SO_PEERCRED, which is what the peer was at connect() anyway. */
+struct peer {
+	int family;                   /* -1: unknown */
+	bool has_cred;
+	struct ucred cred;
+};
+
+static int socket_family(int fd)
 {
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn,
-		MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct sockaddr_storage local;
 	socklen_t len = sizeof local;
 
-	if (!info || getsockname(info->connect_fd, (struct sockaddr *)&local, &len) < 0)
-		return -1;
-	return local.ss_family;
+	return getsockname(fd, (struct sockaddr *)&local, &len) < 0 ? -1 : local.ss_family;
+}
+
+void api_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+		       enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *info;
+	struct peer *p;
+	socklen_t len;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		free(*socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!info)
+		return;
+	p = xcalloc(1, sizeof *p);
+	p->family = socket_family(info->connect_fd);
+	len = sizeof p->cred;
+	p->has_cred = p->family == AF_UNIX &&
+		      getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &p->cred, &len) == 0;
+	*socket_context = p;
+}
+
+/* conn's peer as noted at its start; NULL if it was not. */
+static const struct peer *peer_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn,
+		MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* The address family of conn's local end, or -1. */
+static int local_family(struct MHD_Connection *conn)
+{
+	const struct peer *p = peer_of(conn);
+	const union MHD_ConnectionInfo *info;
+
+	if (p)
+		return p->family;
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return info ? socket_family(info->connect_fd) : -1;
 }
 
 bool api_on_unix_socket(struct MHD_Connection *conn)
@@ -55,6 +106,7 @@ static int identify_peer(struct call *c, const char *method, const char *target,
 			 struct auth *auth)
 {
 	const union MHD_ConnectionInfo *info;
+	const struct peer *p = peer_of(c->conn);
 	struct ucred cred;
 	socklen_t len = sizeof cred;
 	int family = local_family(c->conn);
@@ -63,9 +115,13 @@ static int identify_peer(struct call *c, const char *method, const char *target,
 		return -1;
 	if (family != AF_UNIX)
 		return identify_munge(c, method, target, auth) < 0 ? -2 : 0;
-	info = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return -1;
+	if (p && p->has_cred) {
+		cred = p->cred;
+	} else {
+		info = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+			return -1;
+	}
 	c->who.uid = cred.uid;
 	c->who.gid = cred.gid;
 	return 0;

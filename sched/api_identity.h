@@ -11,6 +11,11 @@
 
 struct auth;
 
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION: notes, when a connection
+ * starts, what its socket tells of the caller, for every request on it. */
+void api_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+		       enum MHD_ConnectionNotificationCode toe);
+
 /* Did conn come through the unix socket (false for TCP, or when it cannot
  * be told)? */
 bool api_on_unix_socket(struct MHD_Connection *conn);
