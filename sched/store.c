@@ -427,7 +427,8 @@ struct store *store_open(const char *path, char **err)
 	/* WAL with synchronous=NORMAL: a commit survives a crash of the process
 	 * (SIGKILL), which is what "acknowledged only once committed" needs, and
 	 * costs no fsync per submission. Statement journals in memory: on a
-	 * file, most submissions created, unlinked and truncated one in /var/tmp. */
+	 * file, two submissions in five made, unlinked and truncated one in
+	 * /var/tmp. */
 	if (exec_simple(st, "PRAGMA journal_mode=WAL", err) < 0 ||
 	    exec_simple(st, "PRAGMA synchronous=NORMAL", err) < 0 ||
 	    exec_simple(st, "PRAGMA foreign_keys=OFF", err) < 0 ||
