@@ -109,11 +109,13 @@ struct ident_cache *ident_cache_create(void)
 	return c;
 }
 
+/* The places are zeroed: slot_locked frees what a place it reuses held. */
 static void clear_locked(struct ident_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->entries[i].name);
 		free(c->entries[i].groups);
+		c->entries[i] = (struct ident_entry){ 0 };
 	}
 	c->n = 0;
 }
