@@ -39,6 +39,11 @@
 /* Each blocked `cat wait` holds a worker thread: allow many. */
 #define DEFAULT_MAX_THREADS 256
 
+/* Blocks up to this size are kept on the heap for reuse (mem_one_arena): the
+ * largest FUSE write and read-ahead (1 MiB, ops.c) and an NFS reply of as
+ * much with its headers; listings, far larger, still go back when freed. */
+#define FS_DATA_BLOCK_MAX ((size_t)2 << 20)
+
 struct options {
 	char *config;
 	char *munge_socket;
@@ -304,12 +309,12 @@ int main(int argc, char *argv[])
 	/* Modes come from the kernel with the caller's umask applied; ours must
 	 * not take bits away a second time. */
 	umask(0);
-	/* The data path allocates and frees 1 MiB buffers all the time (FUSE
-	 * requests, NFS replies, read-ahead): keep them on the heap, where freed
-	 * memory is reused, rather than mmap'ing (and zeroing) fresh pages each time. */
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	mem_one_arena();
+	/* The data path allocates and frees blocks of up to 1 MiB and a little
+	 * more all the time (libnfs's buffer for each reply, ours for each read):
+	 * below the mmap threshold they are reused, above it each is mapped and
+	 * its pages faulted in and zeroed, which was a third of the mount's CPU
+	 * on the NFS random checker (1 MiB of page faults per operation). */
+	mem_one_arena(FS_DATA_BLOCK_MAX);
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	fs.page_cache = opt.page_cache != 0;
 	fs.uid = geteuid();

@@ -200,11 +200,11 @@ void mem_give_back(void)
 	malloc_trim(0);
 }
 
-void mem_one_arena(void)
+void mem_one_arena(size_t large_block)
 {
 	mallopt(M_ARENA_MAX, 1);
-	mallopt(M_MMAP_THRESHOLD, (int)MEM_LARGE);
-	mallopt(M_TRIM_THRESHOLD, (int)(4 * MEM_LARGE));
+	mallopt(M_MMAP_THRESHOLD, (int)large_block);
+	mallopt(M_TRIM_THRESHOLD, (int)(4 * large_block));
 }
 
 void *xrealloc(void *p, size_t n)

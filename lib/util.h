@@ -56,17 +56,18 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mem_give_back(void);
 
 /* One malloc arena for every thread of a daemon (mallopt M_ARENA_MAX), so
- * that mem_give_back reaches the memory. malloc_trim returns the top of a
- * thread's arena only past M_TRIM_THRESHOLD (256 MB in parsafs), and glibc
- * makes up to 8 arenas a core: each connection or FUSE thread that built one
- * listing kept its peak. The daemons' threads mostly wait on sockets and
- * locks, so they do not queue on malloc's lock. It also fixes malloc's mmap
- * and trim thresholds (MEM_LARGE and 4 x MEM_LARGE): left dynamic, glibc
- * raises them to the largest block ever freed (a 7 MB answer: then 14 MB of
- * free heap is never given back), and a listing's buffers, freed after the
- * last mem_give_back (libfuse frees a directory's entries at releasedir),
- * stayed for good. Call before any thread. */
-void mem_one_arena(void);
+ * that mem_give_back reaches the memory: glibc makes up to 8 arenas a core,
+ * and each connection or FUSE thread that built one listing kept its peak.
+ * The daemons' threads mostly wait on sockets and locks, so they do not queue
+ * on malloc's lock. It also fixes malloc's thresholds: blocks of large_block
+ * bytes and more are mmap'ed (and go back at free), and the heap's top is
+ * trimmed past 4 x large_block. Left dynamic, glibc raises them to the
+ * largest block ever freed (a 7 MB answer: then 14 MB of free heap is never
+ * given back), and a listing's buffers, freed after the last mem_give_back
+ * (libfuse frees a directory's entries at releasedir), stayed for good; but
+ * below them a block freed and asked for again (the data path's) is reused
+ * instead of mapped and zeroed anew. Call before any thread. */
+void mem_one_arena(size_t large_block);
 
 /* text without leading blanks and with every run of blanks (spaces, tabs) as
  * one space, for display. Malloc'ed. */

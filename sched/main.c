@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	mem_one_arena();
+	mem_one_arena(MEM_LARGE);
 
 	if (mkdir_p(s.state_dir, 0755) < 0) {
 		log_warn("cannot create the state folder %s", s.state_dir);
