@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug -DPARSA_SANITIZE=ON -DPARSA_WERROR=ON >/dev/null
 cmake --build build-test -j"$(nproc)"
-# The optimised build the NFS random checkers (t0210, t0212) run against (under
+# The optimised build the NFS random checker (t0210) runs against (under
 # ASan each large NFS reply costs a fresh mmap and its page faults, 3x slower),
 # and the listing-memory test (t0045: the sanitizers' allocators keep freed
 # memory on purpose).
