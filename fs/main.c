@@ -25,7 +25,6 @@
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
