@@ -402,6 +402,12 @@ int main(int argc, char **argv)
 		goto fail;
 	if (s.listen && api_listen_tcp(s.api, s.listen, s.munge_socket, &err) < 0)
 		goto fail;
+	/* Once we answer: a restart does not wait for the whole file's check. */
+	if (store_check_in_background(s.store, &err) < 0) {
+		log_warnx("%s: the database is not checked", err ? err : "quick_check");
+		free(err);
+		err = NULL;
+	}
 
 	for (;;) {
 		if (sigwait(&sigs, &sig) != 0)

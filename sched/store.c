@@ -314,7 +314,7 @@ static int damaged(struct store *st, int rc, char **err)
 	return -1;
 }
 
-static int quick_check(struct store *st, char **err)
+int store_quick_check(struct store *st, char **err)
 {
 	sqlite3_stmt *s = NULL;
 	int rc, ret = -1;
@@ -326,6 +326,12 @@ static int quick_check(struct store *st, char **err)
 		goto out;
 	}
 	rc = sqlite3_step(s);
+	if ((rc & 0xff) == SQLITE_INTERRUPT) {
+		/* store_close stopped the background check: nothing to tell. */
+		errno = EINTR;
+		errprintf(err, "%s: quick_check interrupted", st->path);
+		goto out;
+	}
 	if (rc != SQLITE_ROW) {
 		damaged(st, rc, err);
 		goto out;
@@ -335,6 +341,26 @@ static int quick_check(struct store *st, char **err)
 		errno = EILSEQ;
 		errprintf(err, "%s is damaged (quick_check: %s); restore it from a backup or move it"
 			  " away to start with an empty state", st->path, result ? result : "?");
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/* The schema's first page: a file that is not a database (or whose header is
+ * damaged) fails here, with damaged()'s message. */
+static int first_read(struct store *st, char **err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, ret = -1;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema", -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		damaged(st, rc, err);
 		goto out;
 	}
 	ret = 0;
@@ -422,7 +448,7 @@ struct store *store_open(const char *path, char **err)
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, 5000);
-	if (quick_check(st, err) < 0)
+	if (first_read(st, err) < 0)
 		goto fail;
 	/* WAL with synchronous=NORMAL: a commit survives a crash of the process
 	 * (SIGKILL), which is what "acknowledged only once committed" needs, and
@@ -464,6 +490,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	store_check_stop(st->check);
 	checkpointer_destroy(st->checkpoints);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);

@@ -1,5 +1,5 @@
 /* The scheduler's durable state: one sqlite database on local disk (WAL,
- * BEGIN IMMEDIATE for every write, a busy timeout, quick_check at open). It
+ * BEGIN IMMEDIATE for every write, a busy timeout, quick_check after start). It
  * loads the resident model at start (other jobs on demand, store_history.c)
  * and writes changed objects in one transaction. Errors: ENOSPC (disk full), EAGAIN (busy), EIO (anything else). */
 #ifndef PARSA_STORE_H
@@ -9,13 +9,18 @@
 
 struct store;
 
-/* Open (creating if needed) the database at path, check its integrity and
- * schema version. NULL with errno and *err (e.g. the database is corrupt). */
+/* Open (creating if needed) the database at path, check that it is one and
+ * its schema version. NULL with errno and *err (e.g. the file is not a
+ * database). The whole file's check is store_check_in_background's. */
 struct store *store_open(const char *path, char **err);
 void store_close(struct store *st);
 /* The daemon's: checkpoints of the log on a thread of their own
  * (sched/checkpointer.h), not inside the commits; until store_close. */
 int store_checkpoint_in_background(struct store *st, char **err);
+/* The daemon's: PRAGMA quick_check of the whole file on a thread and a
+ * read-only connection of its own (store_check.c), so that a restart does not
+ * wait for it; a damaged file is logged with its fix. Stopped by store_close. */
+int store_check_in_background(struct store *st, char **err);
 
 /* Load every host and the resident jobs (unfinished, or ended at or after
  * keep_since_ms; 0: every job) with their stages, instances and events into

@@ -30,11 +30,17 @@ struct store {
 	sqlite3_stmt *stmt[ST_COUNT];
 	bool group_broken;      /* a job of the open group could not be undone */
 	struct checkpointer *checkpoints; /* NULL: sqlite checkpoints in commits */
+	struct store_check *check;    /* the whole-file check's thread, or NULL */
 };
 
 /* Map a sqlite result to errno, log it with the extended code, and format
  * *err. Returns -1. */
 int store_db_error(struct store *st, int rc, const char *what, char **err);
+/* PRAGMA quick_check on st's connection: 0 when "ok", else -1 with *err
+ * naming the file and the fix (store_check.c runs it on its own connection). */
+int store_quick_check(struct store *st, char **err);
+/* Interrupt the check if it still runs, wait for its thread, close. */
+void store_check_stop(struct store_check *c);
 /* Run a prepared statement that returns no rows and reset it. */
 int store_step_done(struct store *st, enum stmt_id id, char **err);
 /* BEGIN IMMEDIATE; and commit if ok, else (or if the commit fails) roll back
