@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,9 @@ static void *check_main(void *arg)
 	char *err = NULL;
 
 	pthread_setname_np(pthread_self(), "db-check");
+	/* Behind the threads that answer (Linux's nice is per thread): the
+	 * first reads after a restart need the cores more than the check. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (store_quick_check(&c->st, &err) < 0) {
 		/* Unless store_close interrupted it: then there is nothing to tell. */
