@@ -210,8 +210,8 @@ int main(void)
 	model_destroy(m);
 	store_close(st);
 
-	/* A damaged file is refused with a clear message. */
-	unlink(path);
+	/* A file that is not a database is refused with a clear message. */
+	unlink_db(path);
 	free(path);
 	path = xasprintf("%s/junk.db", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -225,19 +225,7 @@ int main(void)
 	ok(st == NULL, "a file that is not a database is refused");
 	ok(err && strstr(err, "junk.db"), "the message names the file: %s", err ? err : "");
 	store_close(st);
-	unlink(path);
-	free(path);
-	path = xasprintf("%s/junk.db-wal", dir);
-	unlink(path);
-	free(path);
-	path = xasprintf("%s/junk.db-shm", dir);
-	unlink(path);
-	free(path);
-	path = xasprintf("%s/parsa.db-wal", dir);
-	unlink(path);
-	free(path);
-	path = xasprintf("%s/parsa.db-shm", dir);
-	unlink(path);
+	unlink_db(path);
 	free(path);
 	test_damaged_inside(dir);
 	free(err);
