@@ -32,6 +32,9 @@ mkdir -p "$MNT" "$STATE" "$STORAGE" "$LOGS" "$SCRATCH"
 declare -A DAEMON_PID=()
 MOUNTS=()
 CLEANUP_CMDS=()
+# the users and groups ensure_user made ours, removed last at exit
+TEST_USERS=()
+TEST_GROUPS=()
 TEST_FAILED=0
 TEST_COUNT=0
 
@@ -107,6 +110,14 @@ cleanup() {
 	done
 	# Runners keep their instances' state under /run (named after their state folder).
 	rm -rf /run/parsa/runner-"${TEST_DIR//\//%}"* 2>/dev/null || true
+	# Last, once nothing of ours runs as them: a userdel in on_cleanup fails while
+	# an instance of the user still runs, and then its group stays too.
+	for name in "${TEST_USERS[@]}"; do
+		id "$name" >/dev/null 2>&1 && userdel -f "$name" >/dev/null 2>&1
+	done
+	for name in "${TEST_GROUPS[@]}"; do
+		getent group "$name" >/dev/null && groupdel "$name" >/dev/null 2>&1
+	done
 	if [ "$rc" -eq 0 ] && [ "$TEST_FAILED" -eq 0 ]; then
 		printf '1..%d\n' "$TEST_COUNT"
 		rm -rf "$TEST_DIR" 2>/dev/null || true
@@ -253,9 +264,17 @@ need_root() {
 	fi
 }
 
-# ensure_user NAME GROUP: a local test user in its own team group.
+# ensure_user NAME GROUP: a local test user in its own team group, removed at
+# exit. Tests share names (parsa-carol is in parsa-notify for one, in
+# parsa-admin for another): one left by an earlier test is moved to GROUP.
 ensure_user() {
 	local user=$1 group=$2
 	getent group "$group" >/dev/null || groupadd "$group"
-	id "$user" >/dev/null 2>&1 || useradd -M -N -g "$group" -s /bin/sh "$user"
+	if ! id "$user" >/dev/null 2>&1; then
+		useradd -M -N -g "$group" -s /bin/sh "$user"
+	elif [ "$(id -gn "$user")" != "$group" ]; then
+		usermod -g "$group" "$user"
+	fi
+	TEST_USERS+=("$user")
+	TEST_GROUPS+=("$group")
 }
