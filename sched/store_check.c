@@ -18,10 +18,19 @@
 
 struct store_check {
 	struct store st;              /* path and the thread's own connection only */
-	pthread_mutex_t lock;         /* st.db's closing against an interrupt */
 	atomic_bool stopping;
 	pthread_t thread;
 };
+
+/* sqlite's progress handler: a check store_close stops ends with
+ * SQLITE_INTERRUPT, however early (sqlite3_interrupt before the check's
+ * statement has begun would be lost). */
+static int stop_asked(void *arg)
+{
+	struct store_check *c = arg;
+
+	return atomic_load(&c->stopping);
+}
 
 static void *check_main(void *arg)
 {
@@ -45,10 +54,8 @@ static void *check_main(void *arg)
 	}
 	free(err);
 	/* Its page cache goes with it: the check runs once. */
-	pthread_mutex_lock(&c->lock);
 	sqlite3_close(c->st.db);
 	c->st.db = NULL;
-	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
 
@@ -61,7 +68,6 @@ int store_check_in_background(struct store *st, char **err)
 		return 0;
 	c = xcalloc(1, sizeof *c);
 	c->st.path = st->path;
-	pthread_mutex_init(&c->lock, NULL);
 	atomic_init(&c->stopping, false);
 	rc = sqlite3_open_v2(st->path, &c->st.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
@@ -69,6 +75,7 @@ int store_check_in_background(struct store *st, char **err)
 		goto fail;
 	}
 	sqlite3_busy_timeout(c->st.db, 5000);
+	sqlite3_progress_handler(c->st.db, 1000, stop_asked, c);
 	rc = pthread_create(&c->thread, NULL, check_main, c);
 	if (rc != 0) {
 		errno = rc;
@@ -79,7 +86,6 @@ int store_check_in_background(struct store *st, char **err)
 	return 0;
 fail:
 	sqlite3_close(c->st.db);
-	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return -1;
 }
@@ -89,12 +95,6 @@ void store_check_stop(struct store_check *c)
 	if (!c)
 		return;
 	atomic_store(&c->stopping, true);
-	/* sqlite3_interrupt is safe from another thread. */
-	pthread_mutex_lock(&c->lock);
-	if (c->st.db)
-		sqlite3_interrupt(c->st.db);
-	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->thread, NULL);
-	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -39,7 +39,7 @@ int store_db_error(struct store *st, int rc, const char *what, char **err);
 /* PRAGMA quick_check on st's connection: 0 when "ok", else -1 with *err
  * naming the file and the fix (store_check.c runs it on its own connection). */
 int store_quick_check(struct store *st, char **err);
-/* Interrupt the check if it still runs, wait for its thread, close. */
+/* Stop the check if it still runs and wait for its thread. */
 void store_check_stop(struct store_check *c);
 /* Run a prepared statement that returns no rows and reset it. */
 int store_step_done(struct store *st, enum stmt_id id, char **err);
