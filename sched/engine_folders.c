@@ -103,8 +103,10 @@ void engine_folders_made(struct engine *e, int64_t id)
 
 	pthread_mutex_lock(&e->lock);
 	job = model_job(e->model, id);
-	if (job)
+	if (job) {
 		job->folders_pending = false;
+		job->quiet = false;
+	}
 	engine_kick_new_job(e);
 	pthread_mutex_unlock(&e->lock);
 }

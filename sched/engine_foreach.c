@@ -134,6 +134,8 @@ static void apply(struct engine *e, const struct listing *l, int64_t now)
 	if (!stage->listing)
 		return;
 	stage->listing = false;
+	/* Not a change the store sees: the roll-up must look again itself. */
+	job->quiet = false;
 	if (job_ended(job) || job->ending != ENDING_NONE || job->held ||
 	    stage->state != STAGE_WAITING || stage->expanded || !stage_deps_ready(job, stage))
 		return;

@@ -217,6 +217,10 @@ static size_t place(struct engine *e, int64_t now)
 
 		if (job_ended(job) || job->held || job->ending != ENDING_NONE || job->folders_pending)
 			continue;
+		/* Before the job's start time no stage of it is open (as
+		 * timing_stage_open says for each): its stages need no look. */
+		if (timing_job_start_ms(job) > now)
+			continue;
 		usage = fairshare_usage(e->fair, job->team, now);
 		for (size_t s = 0; s < job->nstages; s++) {
 			struct stage *stage = &job->stages[s];
@@ -329,6 +333,17 @@ static void submit_due_runs(struct engine *e, int64_t now)
 	schedules_runs_free(runs, n);
 }
 
+/* Whether a job may rest after a roll-up that changed nothing (job->quiet):
+ * its roll-up depends only on the job itself, which no change can touch
+ * without marking it dirty; but a job waiting for other jobs reads theirs,
+ * and an ending one or one whose folders are being made is seen to every
+ * pass. A queue of thousands of jobs that wait for their start time then
+ * costs the pass a look at each, not a roll-up (bench/submit). */
+static bool may_rest(const struct job *job)
+{
+	return job->ending == ENDING_NONE && !job->folders_pending && job->spec->nafter_jobs == 0;
+}
+
 /* A pass this slow is logged with where the time went. */
 #define SLOW_PASS_MS 50.0
 
@@ -361,8 +376,14 @@ void engine_pass(struct engine *e)
 	/* Recurring pipelines first: their new jobs are placed in this pass. */
 	submit_due_runs(e, now);
 	requeue_silent(e, now);
-	for (size_t j = 0; j < model_nactive(e->model); j++)
-		engine_update_job(e, model_active_at(e->model, j), now);
+	for (size_t j = 0; j < model_nactive(e->model); j++) {
+		struct job *job = model_active_at(e->model, j);
+
+		if (job->quiet)
+			continue;
+		job->quiet = may_rest(job);
+		engine_update_job(e, job, now);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &c);
 	placed = place(e, now);
 	clock_gettime(CLOCK_MONOTONIC, &d);

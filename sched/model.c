@@ -371,6 +371,7 @@ struct instance *model_stage_new_instance(struct stage *stage, int64_t id, const
 	inst->cpu_ms = inst->max_rss = inst->rss = -1;
 	VEC_PUSH(stage->inst, stage->ninst, stage->cap, inst);
 	stage->counts[INST_QUEUED]++;
+	stage->job->quiet = false;
 	return inst;
 }
 
@@ -396,6 +397,7 @@ void model_job_event(struct model *m, struct job *job, int64_t ms, const char *f
 	job->events[job->nevents].ms = ms;
 	job->events[job->nevents].text = text;
 	job->nevents++;
+	job->quiet = false;
 	if (m)
 		model_dirty_job(m, job);
 }
@@ -466,6 +468,7 @@ void model_set_state(struct model *m, struct instance *inst, enum inst_state sta
 
 void model_dirty_job(struct model *m, struct job *job)
 {
+	job->quiet = false;
 	if (!job->dirty) {
 		job->dirty = true;
 		VEC_PUSH(m->dirty.jobs, m->dirty.njobs, m->djobs_cap, job);
@@ -474,6 +477,7 @@ void model_dirty_job(struct model *m, struct job *job)
 
 void model_dirty_stage(struct model *m, struct stage *stage)
 {
+	stage->job->quiet = false;
 	if (!stage->dirty) {
 		stage->dirty = true;
 		VEC_PUSH(m->dirty.stages, m->dirty.nstages, m->dstages_cap, stage);
@@ -482,6 +486,7 @@ void model_dirty_stage(struct model *m, struct stage *stage)
 
 void model_dirty_instance(struct model *m, struct instance *inst)
 {
+	inst->job->quiet = false;
 	if (!inst->dirty) {
 		inst->dirty = true;
 		VEC_PUSH(m->dirty.insts, m->dirty.ninsts, m->dinsts_cap, inst);

@@ -109,6 +109,10 @@ struct job {
 	bool persisted;           /* its row exists (inserted at submission) */
 	bool dirty;
 	bool folders_pending;     /* its folders are being made: not placed yet */
+	/* The pass's last roll-up of it changed nothing, and nothing changed it
+	 * since (every change marks it dirty, which clears this): the next
+	 * roll-up would change nothing either, so the pass skips it. */
+	bool quiet;
 	/* Not persisted: a finished job leaves memory keep_finished after its
 	 * end; one read back from the store for a view stays a little while. */
 	bool loaded;              /* read back from the store on demand */

@@ -4,7 +4,8 @@
  * a stage's on_failure (finish, stop, ignore), max_failed and max_running; and
  * status that tells the truth (a job runs from its first assignment, an ended
  * stage's rate, no reservation from a time gone by, a failed notification in
- * the job's events); a submission retried with its token commits once. */
+ * the job's events); a submission retried with its token commits once; a
+ * queued job nothing changes rests in the pass, and wakes at any change. */
 #include "engine.h"
 #include "stage_progress.h"
 #include "tap.h"
@@ -1025,6 +1026,87 @@ static void accepted(struct world *w, const struct caller *who, const char *file
 	wait_job(w, id, "a", 10000);
 }
 
+/* Whether the pass has let job id rest (job->quiet), waiting up to ms. */
+static bool quiet_within(struct world *w, int64_t id, int ms)
+{
+	bool quiet = false;
+
+	for (int waited = 0; !quiet && waited <= ms; waited += 10) {
+		struct job *job;
+
+		engine_lock(w->engine);
+		job = model_job(engine_model(w->engine), id);
+		quiet = job && job->quiet;
+		engine_unlock(w->engine);
+		if (!quiet)
+			usleep(10 * 1000);
+	}
+	return quiet;
+}
+
+/* Issue 16: a queued job that nothing changes rests (the pass skips its
+ * roll-up), and every change to it wakes it up again. */
+static void test_quiet(struct world *w)
+{
+	const char *later = "[job]\nstart = +1h\n[stage a]\nrun = true\n[stage b]\nafter = a\nrun = true\n";
+	const char *soon = "[job]\nstart = +1s\n[stage a]\nrun = true\n";
+	int64_t id, dep, ids[4];
+	int att[4];
+	size_t nc;
+	char *text, spec[96];
+
+	/* What earlier tests left queued runs to its end first (on a host
+	 * that is up: its last heartbeat may have timed out meanwhile). */
+	for (int round = 0; round < 20; round++) {
+		size_t n;
+
+		host_up(w, "h1", 2, 1);
+		n = work(w, "h1", ids, att, 4, &nc);
+		for (size_t i = 0; i < n; i++)
+			report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
+		if (n == 0)
+			break;
+	}
+	id = submit(w, later, NULL);
+	ok(quiet_within(w, id, 2000), "a job waiting for its start time rests after a pass");
+	text = job_text(w, id, 0);
+	has(text, "stage a: queued", "its first roll-up was made all the same");
+	free(text);
+	is_int(engine_ctl(w->engine, &w->me, id, "hold", NULL), 0, "hold");
+	text = job_text(w, id, 0);
+	has(text, "held: yes", "held");
+	free(text);
+	ok(quiet_within(w, id, 2000), "a held job rests too");
+	is_int(engine_ctl(w->engine, &w->me, id, "release", NULL), 0, "release");
+	is_int(engine_ctl(w->engine, &w->me, id, "priority 3", NULL), 0, "priority 3");
+	ok(quiet_within(w, id, 2000), "and again after the changes");
+	snprintf(spec, sizeof spec, "[job]\nafter = %lld\n[stage s]\nrun = x\n", (long long)id);
+	dep = submit(w, spec, NULL);
+	ok(dep > 0, "a job that waits for the resting one");
+	usleep(300 * 1000);
+	ok(!quiet_within(w, dep, 0), "a job waiting for another job is rolled up every pass");
+	is_int(engine_ctl(w->engine, &w->me, id, "cancel", NULL), 0, "cancel of the resting job");
+	is_str(wait_job(w, id, NULL, 2000), "cancelled", "the next pass cancels it");
+	is_str(wait_job(w, id, "b", 100), "cancelled", "with its waiting stage");
+	is_str(wait_job(w, dep, NULL, 2000), "failed", "and the job that waited for it fails");
+
+	host_up(w, "h1", 2, 1);
+	id = submit(w, soon, NULL);
+	ok(quiet_within(w, id, 500), "a job starting in a second rests meanwhile");
+	text = job_text(w, id, 0);
+	has(text, "stage a: queued (0 running", "nothing is placed before its start");
+	free(text);
+	host_up(w, "h1", 2, 1);
+	if (!ok(work(w, "h1", ids, att, 4, &nc) == 1, "its instance is placed once the time has come")) {
+		text = job_text(w, id, 1);
+		diag("%s", text);
+		free(text);
+	}
+	is_int(report(w, ids[0], att[0], REPORT_RUNNING, 0, 0), 0, "it runs");
+	is_int(report(w, ids[0], att[0], REPORT_EXITED, 0, 0), 0, "it ends");
+	is_str(wait_job(w, id, NULL, 2000), "succeeded", "and its end is rolled up");
+}
+
 /* Issue 15: names that could forge view lines, teams, limits at submission. */
 static void test_admission(struct world *w)
 {
@@ -1089,6 +1171,7 @@ int main(void)
 	test_truth(&w);
 	test_failure_cancel_restart(&w);
 	test_admission(&w);
+	test_quiet(&w);
 	test_token(&w);
 	world_stop(&w);
 	{
