@@ -17,7 +17,8 @@
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 /* K_AMOUNT: 0 to 1024, where 0 means none (the field is -1 when absent). */
-enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST };
+/* K_BOOL: yes or no (the field is -1 when absent). */
+enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST, K_BOOL };
 
 /* Every key the file may hold, by section. */
 static const struct key {
@@ -40,6 +41,7 @@ static const struct key {
 	{ "sched", "keep_finished", K_DURATION, offsetof(struct parsa_conf, keep_finished_ms) },
 	{ "sched", "record_retention", K_DURATION, offsetof(struct parsa_conf, record_retention_ms) },
 	{ "sched", "list_finished", K_DURATION, offsetof(struct parsa_conf, list_finished_ms) },
+	{ "sched", "defer_bursts", K_BOOL, offsetof(struct parsa_conf, defer_bursts) },
 	{ "web", "listen", K_STRING, offsetof(struct parsa_conf, web_listen) },
 	{ "host", "name", K_STRING, offsetof(struct parsa_conf, name) },
 	{ "host", "features", K_LIST, offsetof(struct parsa_conf, features) },
@@ -260,6 +262,11 @@ static int set_value(struct reader *r, const struct key *k, const char *value)
 		return 1;
 	case K_LIST:
 		return parse_list(r, value, &r->conf->features, &r->conf->nfeatures);
+	case K_BOOL:
+		if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
+			return fail(r, "%s = %s: expected yes or no", k->name, value);
+		*(int *)field = strcmp(value, "yes") == 0;
+		return 1;
 	}
 	return 0;
 }
@@ -346,6 +353,7 @@ int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, cha
 
 	memset(conf, 0, sizeof *conf);
 	conf->gpus = -1;
+	conf->defer_bursts = -1;
 	if (env && !*env)
 		return 0;
 	if (env)

@@ -65,6 +65,7 @@ struct parsa_conf {
 	int64_t keep_finished_ms;   /* finished jobs stay in the scheduler's memory this long */
 	int64_t record_retention_ms; /* job records older than this are deleted (0: never) */
 	int64_t list_finished_ms;   /* jobs/ lists the jobs that ended this recently */
+	int defer_bursts;           /* 1 (the default), 0, or -1 when absent */
 	/* [web]: the dashboard and /metrics (parsa-sched) */
 	char *web_listen;           /* HOST:PORT, port 0: any free one; "off": none */
 	/* [host]: this machine */

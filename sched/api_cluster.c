@@ -63,7 +63,8 @@ void api_cluster_status(struct call *c)
 }
 
 /* The durations of the last scheduling passes (bench/placement reads them),
- * and how many submissions went in how many transactions (bench/submit). */
+ * and how many submissions went in how many transactions (bench/submit) and
+ * how many bursts of them were placed together. */
 void api_cluster_stats(struct call *c)
 {
 	enum { MAX_PASSES = 4096 };
@@ -79,9 +80,10 @@ void api_cluster_stats(struct call *c)
 		json_array_append_new(list, json_real(ms[i]));
 	free(ms);
 	reply_json(c, MHD_HTTP_OK,
-		   json_pack("{s:I,s:o,s:I,s:I,s:{s:I,s:I,s:I,s:I}}", "passes", (json_int_t)total,
+		   json_pack("{s:I,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I}}", "passes", (json_int_t)total,
 			     "pass_ms", list, "submitted", (json_int_t)submitted, "submit_groups",
-			     (json_int_t)groups, "spare_folders", "jobs_ready",
+			     (json_int_t)groups, "bursts", (json_int_t)engine_bursts(c->engine),
+			     "spare_folders", "jobs_ready",
 			     (json_int_t)spares.ready[0], "jobs_taken", (json_int_t)spares.taken[0],
 			     "stages_ready", (json_int_t)spares.ready[1], "stages_taken",
 			     (json_int_t)spares.taken[1]));

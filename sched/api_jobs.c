@@ -211,6 +211,14 @@ static void job_view(struct call *c, enum job_view view)
 			nhosts = engine_placement_hosts(e, &hosts);
 			text = views_job_why(engine_model(e), job, hosts, nhosts, engine_now_ms(e));
 			text = space_why_job(engine_space(e), job, text);
+			if (engine_burst_waits(e, job)) {
+				char *more = xasprintf("%sburst: it came in a burst of submissions that is "
+						       "still on: placed when the burst ends (10 ms "
+						       "without a new job, at most 0.5 s)\n", text);
+
+				free(text);
+				text = more;
+			}
 			free(hosts);
 			break;
 		case VIEW_EVENTS:

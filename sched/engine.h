@@ -37,6 +37,11 @@ struct engine_config {
 	int64_t keep_finished_ms;  /* a finished job stays in memory this long (1 h) */
 	int64_t record_retention_ms; /* job records that ended longer ago are deleted; 0 = never */
 	int64_t list_finished_ms;  /* jobs/ lists jobs that ended this recently (30 d) */
+	bool start_bursts_at_once; /* defer_bursts = no: a burst's jobs are placed at once */
+	/* A burst of submissions (engine.c): new jobs less than burst_gap_ms
+	 * apart begin one; it ends after burst_quiet_ms without one, or after
+	 * burst_max_ms. 0: the defaults (2, 10 and 500 ms); tests widen them. */
+	int64_t burst_gap_ms, burst_quiet_ms, burst_max_ms;
 };
 
 /* The defaults of keep_finished and of what jobs/ lists. */
@@ -143,6 +148,11 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 /* Submissions committed since the start, and in how many transactions
  * (groups: concurrent submissions share one, engine_submit). */
 void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions);
+/* How many bursts of submissions waited to be placed together (engine.c). */
+uint64_t engine_bursts(struct engine *e);
+/* Lock held. Job came in a burst of submissions that is still on: it is placed
+ * at the burst's end (for why). */
+bool engine_burst_waits(const struct engine *e, const struct job *job);
 /* The spare folders (sched/spare_folders.h): [0] a job's, [1] a stage's;
  * all 0 without a volume. */
 struct engine_spare_stats {

@@ -97,7 +97,7 @@ int folder_plan_make(struct engine *e, const struct folder_plan *p)
 }
 
 /* The job's folders exist (or could not be made: logged): place it. */
-void engine_folders_made(struct engine *e, int64_t id)
+void engine_folders_made(struct engine *e, int64_t id, bool submitted)
 {
 	struct job *job;
 
@@ -107,7 +107,7 @@ void engine_folders_made(struct engine *e, int64_t id)
 		job->folders_pending = false;
 		job->quiet = false;
 	}
-	engine_kick_new_job(e);
+	engine_kick_new_job(e, id, submitted);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -129,7 +129,7 @@ static void folders_piece_run(void *arg)
 	struct folders_piece *piece = arg;
 
 	folder_plan_make(piece->e, piece->plan);
-	engine_folders_made(piece->e, piece->plan->id);
+	engine_folders_made(piece->e, piece->plan->id, false);
 	folders_piece_drop(piece);
 }
 

@@ -70,6 +70,12 @@ struct engine {
 		uint64_t records_deleted;
 	} history;
 	struct group_commit *submits; /* its own lock; takes lock to commit a group */
+	struct {                      /* a burst of submissions (engine.c); protected by lock */
+		int64_t last_ns;      /* the last new job's kick, monotonic */
+		int64_t start_ns;     /* when the burst began; 0: none */
+		int64_t first_id;     /* its first job: it and the later ones wait */
+		uint64_t bursts;      /* so far, for GET /v1/stats */
+	} burst;
 };
 
 static inline bool job_ended(const struct job *job)
@@ -107,14 +113,16 @@ static inline void engine_kick(struct engine *e)
 	pthread_cond_signal(&e->kick);
 }
 
-/* Wake it for a new job: after the rest the last pass earned (engine.c), so
+/* Wake it for new job id: after the rest the last pass earned (engine.c), so
  * that a stream of submissions does not buy a whole pass each; an instance's
- * end, a heartbeat or a command (engine_kick) cuts the rest short. */
-static inline void engine_kick_new_job(struct engine *e)
+ * end, a heartbeat or a command (engine_kick) cuts the rest short. Inside a
+ * burst of submissions (engine.c) the pass waits for its end instead. */
+void engine_kick_new_job(struct engine *e, int64_t id, bool submitted);
+
+/* A burst of submissions is on: jobs from its first on are not placed yet. */
+static inline bool engine_burst_defers(const struct engine *e, const struct job *job)
 {
-	e->kicked = true;
-	if (!e->resting)
-		pthread_cond_signal(&e->kick);
+	return e->burst.start_ns != 0 && job->id >= e->burst.first_id;
 }
 
 /* Write what changed (store_flush). On failure the objects stay dirty: the
@@ -236,7 +244,7 @@ struct folder_plan *folder_plan_of(const struct job *job);
 int folder_plan_make(struct engine *e, const struct folder_plan *p);
 void folder_plan_free(struct folder_plan *p);
 /* The job's folders are made (lock not held): it may be placed now. */
-void engine_folders_made(struct engine *e, int64_t job);
+void engine_folders_made(struct engine *e, int64_t job, bool submitted);
 /* Have a committed job's folders made on the storage thread; job->folders_pending
  * is set until they are. */
 void engine_folders_later(struct engine *e, struct job *job);

@@ -215,7 +215,8 @@ static size_t place(struct engine *e, int64_t now)
 		struct job *job = model_active_at(e->model, j);
 		double usage;
 
-		if (job_ended(job) || job->held || job->ending != ENDING_NONE || job->folders_pending)
+		if (job_ended(job) || job->held || job->ending != ENDING_NONE || job->folders_pending ||
+		    engine_burst_defers(e, job))
 			continue;
 		/* Before the job's start time no stage of it is open (as
 		 * timing_stage_open says for each): its stages need no look. */

@@ -373,7 +373,7 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 		if (folder_plan_make(e, s.plan) == 0 || volume_unreachable(e)) {
 			/* Unreachable (an NFS server down) is not a refusal:
 			 * the job is taken as before, to run once it is back. */
-			engine_folders_made(e, *id);
+			engine_folders_made(e, *id, true);
 		} else {
 			/* The volume refused them (ENOSPC, EACCES, EIO from a
 			 * server that answers): nothing half-made, the job is

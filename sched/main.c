@@ -153,6 +153,8 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
 		cfg->record_retention_ms = c->record_retention_ms;
 	if (!cfg->list_finished_ms)
 		cfg->list_finished_ms = c->list_finished_ms;
+	if (c->defer_bursts == 0)
+		cfg->start_bursts_at_once = true;
 	if (s->admin_group) {
 		struct group gr, *res = NULL;
 		char buf[16384];

@@ -32,7 +32,8 @@ static void test_parse(void)
 		"; the lab's cluster\n"
 		"[cluster]\nsched = head:7070\nmunge_socket = /run/munge/munge.socket.2\n"
 		"admin_group = parsa-admin\n\n"
-		"[sched]\nlisten = :7070\nlease = 1m\nhost_timeout = 15s\nfair_share_half_life = 12h\n\n"
+		"[sched]\nlisten = :7070\nlease = 1m\nhost_timeout = 15s\nfair_share_half_life = 12h\n"
+		"defer_bursts = no\n\n"
 		"[web]\nlisten = 127.0.0.1:8470\n\n"
 		"[host]\nname = node7\nfeatures = avx512, bigmem\ncpus = 32\nmem = 256G\n"
 		"cpu_limit = 95\nmount = /parsa\ngpus = 4\n", 0644);
@@ -47,6 +48,7 @@ static void test_parse(void)
 	is_int(c.lease_ms, 60000, "lease in ms");
 	is_int(c.host_timeout_ms, 15000, "host_timeout");
 	is_int(c.half_life_ms, 12 * 3600 * 1000LL, "fair_share_half_life");
+	is_int(c.defer_bursts, 0, "defer_bursts = no");
 	is_str(c.name, "node7", "name");
 	is_int(c.nfeatures, 2, "two features");
 	is_str(c.nfeatures == 2 ? c.features[1] : NULL, "bigmem", "trimmed");
@@ -65,6 +67,7 @@ static void test_parse(void)
 	path = write_conf("unset.conf", "[host]\ncpus = 2\n", 0644);
 	is_int(parsa_conf_load(path, 0, &c, &err), 0, "a file without gpus loads");
 	is_int(c.gpus, -1, "gpus unset: -1, detect");
+	is_int(c.defer_bursts, -1, "defer_bursts unset: -1, the default (yes)");
 	parsa_conf_free(&c);
 	free(path);
 	free(err);
@@ -79,6 +82,7 @@ static void test_errors(void)
 		{ "[clusters]\nsched = x:1\n", "bad.conf:2: unknown section [clusters]" },
 		{ "[sched]\nlease = soon\n", "bad.conf:2: lease = soon: expected a duration" },
 		{ "[host]\ncpus = -1\n", "bad.conf:2: cpus = -1: expected a number" },
+		{ "[sched]\ndefer_bursts = maybe\n", "bad.conf:2: defer_bursts = maybe: expected yes or no" },
 		{ "[host]\ngpus = two\n", "bad.conf:2: gpus = two: expected a number from 0 to 1024" },
 		{ "[host]\nfeatures = ok, b@d\n", "bad.conf:2: 'b@d' is not a name" },
 		{ "[host]\nmount = parsa\n", "bad.conf:2: mount = parsa: give an absolute path" },

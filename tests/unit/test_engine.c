@@ -30,12 +30,17 @@ struct world {
 	struct model *model;
 	struct engine *engine;
 	struct caller me;
+	struct engine_config burst;   /* its burst_* fields, for test_burst */
 };
 
 static void world_start(struct world *w)
 {
 	struct engine_config cfg = { .host_timeout_ms = 10000, .lost_after_ms = 300, .timer_ms = 100,
-				     .sendmail = "/nonexistent/sendmail" };
+				     .sendmail = "/nonexistent/sendmail",
+				     .start_bursts_at_once = w->burst.start_bursts_at_once,
+				     .burst_gap_ms = w->burst.burst_gap_ms,
+				     .burst_quiet_ms = w->burst.burst_quiet_ms,
+				     .burst_max_ms = w->burst.burst_max_ms };
 	char *err = NULL;
 
 	w->store = store_open(w->db, &err);
@@ -1149,6 +1154,86 @@ static void test_admission(struct world *w)
 	free(err);
 }
 
+/* Collects the assignments of work answers for up to tries times 2 s (an
+ * answer may come at once, empty, after any pass) until want came. */
+static size_t work_until(struct world *w, int64_t *ids, int *att, size_t want, int tries)
+{
+	int64_t until = time_now_ms() + tries * 2000LL;
+	size_t n = 0, nc;
+
+	while (n < want && time_now_ms() < until) {
+		host_up(w, "h1", 8, 1);
+		n += work(w, "h1", ids + n, att + n, want - n, &nc);
+	}
+	return n;
+}
+
+static bool burst_waits(struct world *w, int64_t id)
+{
+	bool waits;
+
+	engine_lock(w->engine);
+	waits = engine_burst_waits(w->engine, engine_job_get(w->engine, id));
+	engine_unlock(w->engine);
+	return waits;
+}
+
+/* A burst of submissions is placed at its end; a lone submission at once.
+ * The burst's times are widened (a second between submissions begins one,
+ * 1.5 s without one ends it) so that a slow sanitized run is still inside. */
+static void test_burst(struct world *w)
+{
+	const char *spec = "[stage a]\nrun = true\n";
+	int64_t id[3], ids[8];
+	int att[8];
+	size_t n;
+
+	world_stop(w);
+	w->burst = (struct engine_config){ .burst_gap_ms = 1000, .burst_quiet_ms = 1500,
+					   .burst_max_ms = 4000 };
+	world_start(w);
+	n = work_until(w, ids, att, 8, 1);
+	for (size_t i = 0; i < n; i++)
+		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
+	is_int((int)engine_bursts(w->engine), 0, "no burst yet");
+	for (int i = 0; i < 3; i++)
+		id[i] = submit(w, spec, NULL);
+	ok(!burst_waits(w, id[0]), "the first of three quick submissions is placed at once");
+	ok(burst_waits(w, id[1]) && burst_waits(w, id[2]), "the next two wait for the burst's end");
+	is_int((int)engine_bursts(w->engine), 1, "one burst");
+	n = work_until(w, ids, att, 1, 1);
+	ok(n == 1 && ids[0] > 0, "the first is assigned");
+	ok(burst_waits(w, id[2]), "while the others still wait");
+	/* Started: the next answers do not send it again. */
+	report(w, ids[0], att[0], REPORT_RUNNING, 0, 0);
+	n += work_until(w, ids + 1, att + 1, 2, 4);
+	is_int((int)n, 3, "all three assigned once the burst is over");
+	ok(!burst_waits(w, id[1]) && !burst_waits(w, id[2]), "and none waits any more");
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			report(w, ids[i], att[i], REPORT_RUNNING, 0, 0);
+		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
+	}
+	for (int i = 0; i < 3; i++)
+		is_str(wait_job(w, id[i], NULL, 2000), "succeeded", "job %d of the burst succeeded", i);
+
+	/* defer_bursts = no */
+	world_stop(w);
+	w->burst.start_bursts_at_once = true;
+	world_start(w);
+	for (int i = 0; i < 3; i++)
+		id[i] = submit(w, spec, NULL);
+	ok(!burst_waits(w, id[1]) && !burst_waits(w, id[2]), "defer_bursts = no: nothing waits");
+	is_int((int)engine_bursts(w->engine), 0, "and there is no burst");
+	n = work_until(w, ids, att, 3, 3);
+	is_int((int)n, 3, "all three assigned");
+	for (size_t i = 0; i < n; i++)
+		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
+	world_stop(w);
+	w->burst = (struct engine_config){ 0 };
+	world_start(w);
+}
+
 int main(void)
 {
 	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
@@ -1178,6 +1263,7 @@ int main(void)
 	test_admission(&w);
 	test_quiet(&w);
 	test_token(&w);
+	test_burst(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);
