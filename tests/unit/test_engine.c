@@ -1155,14 +1155,19 @@ static void test_admission(struct world *w)
 }
 
 /* Collects the assignments of work answers for up to tries times 2 s (an
- * answer may come at once, empty, after any pass) until want came. */
-static size_t work_until(struct world *w, int64_t *ids, int *att, size_t want, int tries)
+ * answer may come at once, empty, after any pass) until want came. The
+ * heartbeats list running_id's attempt when it is > 0: an instance reported
+ * running that they leave out is lost after lost_after_ms (300 ms here). */
+static size_t work_until(struct world *w, int64_t *ids, int *att, size_t want, int tries,
+			 int64_t running_id, int running_att)
 {
 	int64_t until = time_now_ms() + tries * 2000LL;
 	size_t n = 0, nc;
 
 	while (n < want && time_now_ms() < until) {
 		host_up(w, "h1", 8, 1);
+		if (running_id > 0)
+			confirm(w, running_id, running_att);
 		n += work(w, "h1", ids + n, att + n, want - n, &nc);
 	}
 	return n;
@@ -1192,7 +1197,7 @@ static void test_burst(struct world *w)
 	w->burst = (struct engine_config){ .burst_gap_ms = 1000, .burst_quiet_ms = 1500,
 					   .burst_max_ms = 4000 };
 	world_start(w);
-	n = work_until(w, ids, att, 8, 1);
+	n = work_until(w, ids, att, 8, 1, 0, 0);
 	for (size_t i = 0; i < n; i++)
 		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
 	is_int((int)engine_bursts(w->engine), 0, "no burst yet");
@@ -1201,12 +1206,12 @@ static void test_burst(struct world *w)
 	ok(!burst_waits(w, id[0]), "the first of three quick submissions is placed at once");
 	ok(burst_waits(w, id[1]) && burst_waits(w, id[2]), "the next two wait for the burst's end");
 	is_int((int)engine_bursts(w->engine), 1, "one burst");
-	n = work_until(w, ids, att, 1, 1);
+	n = work_until(w, ids, att, 1, 1, 0, 0);
 	ok(n == 1 && ids[0] > 0, "the first is assigned");
 	ok(burst_waits(w, id[2]), "while the others still wait");
 	/* Started: the next answers do not send it again. */
 	report(w, ids[0], att[0], REPORT_RUNNING, 0, 0);
-	n += work_until(w, ids + 1, att + 1, 2, 4);
+	n += work_until(w, ids + 1, att + 1, 2, 4, ids[0], att[0]);
 	is_int((int)n, 3, "all three assigned once the burst is over");
 	ok(!burst_waits(w, id[1]) && !burst_waits(w, id[2]), "and none waits any more");
 	for (size_t i = 0; i < n; i++) {
@@ -1225,7 +1230,7 @@ static void test_burst(struct world *w)
 		id[i] = submit(w, spec, NULL);
 	ok(!burst_waits(w, id[1]) && !burst_waits(w, id[2]), "defer_bursts = no: nothing waits");
 	is_int((int)engine_bursts(w->engine), 0, "and there is no burst");
-	n = work_until(w, ids, att, 3, 3);
+	n = work_until(w, ids, att, 3, 3, 0, 0);
 	is_int((int)n, 3, "all three assigned");
 	for (size_t i = 0; i < n; i++)
 		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
