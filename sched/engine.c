@@ -42,9 +42,11 @@ int64_t engine_now_ms(struct engine *e)
  * with a few hundred jobs a tenth) earns no rest: the next job starts at once;
  * and a rest is never longer than PASS_REST_MAX_NS. */
 /* Empty job folders kept ready at the volume's root (sched/spare_folders.h):
- * enough for a burst of submissions while the thread makes more. */
+ * enough for a burst of a few hundred submissions (a 200-sample sweep
+ * submitted by a script), made again once it is over. 256 of each kind are
+ * 768 empty folders, made in a few tens of milliseconds at start. */
 #define SPARE_FOLDERS_DIR ".parsa-spare"
-#define SPARE_FOLDERS_KEEP 64
+#define SPARE_FOLDERS_KEEP 256
 
 #define PASS_REST_FACTOR 9
 #define PASS_REST_MIN_NS (200 * 1000LL)

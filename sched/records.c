@@ -50,7 +50,7 @@ static const char sql_job_counts[] =
 	"SELECT stage_idx, state, count(*) FROM instances WHERE job_id = ?1 GROUP BY stage_idx, state";
 static const char sql_usage_cpu[] =
 	"SELECT " USAGE_NAME ", sum(i.cpu_ms) FROM instances i JOIN jobs j ON j.id = i.job_id"
-	" WHERE i.cpu_ms > 0 AND" ENDED_IN("i.ended_ms") " GROUP BY 1";
+	" WHERE i.cpu_ms > 0 AND i.ended_ms > 0 AND" ENDED_IN("i.ended_ms") " GROUP BY 1";
 static const char sql_usage_jobs[] =
 	"SELECT " USAGE_NAME ", j.state, count(*) FROM jobs j"
 	" WHERE j.ended_ms > 0 AND" ENDED_IN("j.ended_ms") " GROUP BY 1, 2";
@@ -60,7 +60,7 @@ static const char sql_usage_waits[] =
 static const char sql_usage_period[] =
 	"SELECT strftime(?4, i.ended_ms / 1000, 'unixepoch', 'localtime'), " USAGE_NAME ","
 	"  sum(i.cpu_ms) FROM instances i JOIN jobs j ON j.id = i.job_id"
-	" WHERE i.cpu_ms > 0 AND" ENDED_IN("i.ended_ms") " GROUP BY 1, 2 ORDER BY 1, 2";
+	" WHERE i.cpu_ms > 0 AND i.ended_ms > 0 AND" ENDED_IN("i.ended_ms") " GROUP BY 1, 2 ORDER BY 1, 2";
 static const char sql_job_states[] = "SELECT state, count(*) FROM jobs GROUP BY state";
 static const char sql_inst_states[] = "SELECT state, count(*) FROM instances GROUP BY state";
 static const char sql_max_job[] = "SELECT coalesce(max(id), 0) FROM jobs";

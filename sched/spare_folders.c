@@ -31,6 +31,12 @@
  * before the next try. Submissions make their own folders meanwhile. */
 #define RETRY_MS 1000
 
+/* A pool is refilled once no spare was taken for SPARE_FOLDERS_QUIET_MS, or
+ * at once when fewer than a quarter of its spares are left: the mkdirs of a
+ * refill, three times a take's cost, then wait for the end of a burst of
+ * submissions instead of competing with it for the cores and the volume. */
+#define QUIET_MS SPARE_FOLDERS_QUIET_MS
+
 struct spare {
 	char *path;                   /* "<dir>/<bucket>/<n>" */
 	uid_t uid;                    /* its owner as made: a take gives it away */
@@ -48,10 +54,12 @@ struct spare_folders {
 	char *dir;
 	size_t keep;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;          /* a spare was taken, or stop */
+	pthread_cond_t wake;          /* a pool runs low, the first take after a rest, or stop */
 	struct pool pools[SPARE_KINDS]; /* protected by lock */
 	bool given_up;                /* a spare could not be given away; protected by lock */
 	bool stopping;                /* protected by lock */
+	bool resting;                 /* the thread waits for no time; protected by lock */
+	int64_t last_take_ms;         /* monotonic; protected by lock */
 	bool started;
 	uint64_t next_name;           /* the thread's own */
 	pthread_t thread;
@@ -115,6 +123,12 @@ out:
 	return ret;
 }
 
+/* Lock held: fewer than a quarter of p's spares left. */
+static bool low_locked(const struct spare_folders *sp, const struct pool *p)
+{
+	return p->n < (sp->keep + 3) / 4;
+}
+
 /* Lock held: the kind with the fewest spares ready, SPARE_KINDS if all are full. */
 static enum spare_kind emptiest_locked(struct spare_folders *sp)
 {
@@ -155,11 +169,22 @@ static void *spare_folders_main(void *arg)
 		struct pool *p;
 		int rc;
 
-		while (!sp->stopping && (sp->given_up || (kind = emptiest_locked(sp)) == SPARE_KINDS))
+		while (!sp->stopping && (sp->given_up || (kind = emptiest_locked(sp)) == SPARE_KINDS)) {
+			sp->resting = true;
 			pthread_cond_wait(&sp->wake, &sp->lock);
+			sp->resting = false;
+		}
 		if (sp->stopping)
 			break;
 		p = &sp->pools[kind];
+		if (!low_locked(sp, p)) {
+			int64_t quiet = time_mono_ms() - sp->last_take_ms;
+
+			if (quiet < QUIET_MS) {
+				wait_ms_locked(sp, QUIET_MS - quiet);
+				continue;
+			}
+		}
 		pthread_mutex_unlock(&sp->lock);
 		rc = make_one(sp, kind, &s);
 		pthread_mutex_lock(&sp->lock);
@@ -253,7 +278,10 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		return -1;
 	}
 	s = p->ready[--p->n];
-	pthread_cond_signal(&sp->wake);
+	sp->last_take_ms = time_mono_ms();
+	/* Else the thread, waiting for a quiet moment, wakes on its own. */
+	if (sp->resting || low_locked(sp, p))
+		pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
 
 	if (backend_rename(sp->b, s.path, path, RENAME_NOREPLACE) < 0) {

@@ -2,7 +2,8 @@
  * ready on the storage volume, of two kinds: a job's (with its out/) and a
  * stage's, and a submission renames them into place instead of creating
  * them. The answer to a submission waits for its folders, and new folders
- * were a third of its time; a rename costs a directory entry. */
+ * were a third of its time; a rename costs a directory entry. A pool is
+ * refilled after a burst of takes (or at once when it runs low), not during. */
 #ifndef PARSA_SPARE_FOLDERS_H
 #define PARSA_SPARE_FOLDERS_H
 
@@ -10,6 +11,9 @@
 
 struct backend;
 struct backend_cred;
+
+/* How long after the last take a pool that is not low is refilled. */
+#define SPARE_FOLDERS_QUIET_MS 20
 
 enum spare_kind {
 	SPARE_JOB,                    /* jobs/<id>/ with an empty out/ */

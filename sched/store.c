@@ -69,6 +69,14 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_team ON jobs(team, id);"
 	"CREATE INDEX jobs_started ON jobs(started_ms);"
 	"CREATE INDEX instances_ended ON instances(ended_ms);",
+	/* 7: the two indexes of times that are 0 until something started or
+	 * ended hold only the times that are known: a submission writes two
+	 * b-trees fewer (four WAL writes of its commit's 32). Their queries
+	 * say "> 0", as the planner needs to use them. */
+	"DROP INDEX jobs_started;"
+	"CREATE INDEX jobs_started ON jobs(started_ms) WHERE started_ms > 0;"
+	"DROP INDEX instances_ended;"
+	"CREATE INDEX instances_ended ON instances(ended_ms) WHERE ended_ms > 0;",
 };
 #define SCHEMA_VERSION ((int)(1 + sizeof migrations / sizeof migrations[0]))
 

@@ -108,12 +108,37 @@ static void test_pool(struct backend *b)
 	is_int(entries("jobs/1/out/warm"), 0, "and empty");
 	is_int(wait_ready(sp, KEEP), KEEP, "the pool is full again");
 
+	/* A burst's takes are not refilled while it lasts, unless the pool runs low. */
+	{
+		int64_t t0 = time_mono_ms(), t1;
+
+		is_int(spare_folders_take(sp, SPARE_JOB, "jobs/q1", &self), 0, "a take from a full pool");
+		/* Time enough for a refill (a few mkdirs), less than the quiet time. */
+		sleep_ms(SPARE_FOLDERS_QUIET_MS / 4);
+		spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
+		t1 = time_mono_ms();
+		if (t1 - t0 < SPARE_FOLDERS_QUIET_MS)
+			is_int(ready, KEEP - 1, "is not made again before the quiet time is over (%lld ms later)", (long long)(t1 - t0));
+		else
+			diag("not checked: this thread was away for %lld ms, the quiet time is over",
+			     (long long)(t1 - t0));
+		for (int i = 2; i <= KEEP; i++) {
+			char *path = xasprintf("jobs/q%d", i);
+
+			spare_folders_take(sp, SPARE_JOB, path, &self);
+			free(path);
+		}
+		spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
+		ok(ready < KEEP, "takes in a row leave the pool short (%zu left)", ready);
+		is_int(wait_ready(sp, KEEP), KEEP, "which is full again once they stop");
+	}
+
 	errno = 0;
 	is_int(spare_folders_take(sp, SPARE_JOB, "jobs/1", &self), -1, "a take onto an existing folder fails");
 	is_int(errno, EEXIST, "... with EEXIST");
 	spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
 	is_int(ready, KEEP, "and consumes no spare");
-	is_int(taken, 1, "one taken so far");
+	is_int(taken, 1 + KEEP, "1 + KEEP taken so far");
 	errno = 0;
 	is_int(spare_folders_take(sp, SPARE_JOB, "nowhere/1", &self), -1, "a take into a missing folder fails");
 	is_int(errno, ENOENT, "... with ENOENT");
@@ -126,7 +151,7 @@ static void test_pool(struct backend *b)
 		free(path);
 	}
 	spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
-	is_int(taken, 1 + 3 * KEEP, "takes beyond the pool's size are served as it refills");
+	is_int(taken, 1 + KEEP + 3 * KEEP, "takes beyond the pool's size are served as it refills");
 
 	if (geteuid() == 0) {
 		wait_ready(sp, 1);

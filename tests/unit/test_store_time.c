@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -97,8 +98,27 @@ int main(void)
 		sqlite3_stmt *s = NULL;
 
 		sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL);
-		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "6") == 0,
-		   "the database is at the newest version (6)");
+		ok(s && sqlite3_step(s) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "7") == 0,
+		   "the database is at the newest version (7)");
+		sqlite3_finalize(s);
+		s = NULL;
+		/* Version 7: the indexes of start and end times leave out the 0s. */
+		sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND"
+				   " ((name = 'jobs_started' AND sql LIKE '%WHERE started_ms > 0')"
+				   " OR (name = 'instances_ended' AND sql LIKE '%WHERE ended_ms > 0'))", -1, &s, NULL);
+		ok(s && sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 2,
+		   "jobs_started and instances_ended hold only known times");
+		sqlite3_finalize(s);
+		s = NULL;
+		sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT count(*) FROM instances i"
+				   " WHERE i.cpu_ms > 0 AND i.ended_ms > 0 AND i.ended_ms >= 5", -1, &s, NULL);
+		{
+			bool used = false;
+
+			while (s && sqlite3_step(s) == SQLITE_ROW)
+				used = used || strstr((const char *)sqlite3_column_text(s, 3), "instances_ended");
+			ok(used, "and a query of ended instances that says '> 0' uses its index");
+		}
 		sqlite3_finalize(s);
 		s = NULL;
 		/* Version 4: jobs carry their submission's token, one job a token. */
