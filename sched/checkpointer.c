@@ -16,7 +16,10 @@ struct checkpointer {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool wanted;                  /* protected by lock */
+	int next_at;                  /* the log's size in pages that asks for the next copy; writer's */
+	int last_pages;               /* the log's size at the last commit; writer's */
 	bool stopping;                /* protected by lock */
+	size_t copies;                /* protected by lock */
 	pthread_t thread;
 };
 
@@ -25,9 +28,15 @@ static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
 {
 	struct checkpointer *cp = arg;
 
+	/* A smaller log than at the last commit: it was reset (every page
+	 * copied, and written again from its start). */
+	if (pages < cp->last_pages)
+		cp->next_at = CHECKPOINT_PAGES;
+	cp->last_pages = pages;
 	if (pages >= CHECKPOINT_PAGES_INLINE) {
 		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-	} else if (pages >= CHECKPOINT_PAGES) {
+	} else if (pages >= cp->next_at) {
+		cp->next_at = pages + CHECKPOINT_PAGES_AGAIN;
 		pthread_mutex_lock(&cp->lock);
 		cp->wanted = true;
 		pthread_cond_signal(&cp->wake);
@@ -57,6 +66,7 @@ static void *checkpointer_main(void *arg)
 		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 			log_warnx("%s: checkpoint: %s", cp->path, sqlite3_errmsg(cp->db));
 		pthread_mutex_lock(&cp->lock);
+		cp->copies++;
 	}
 	pthread_mutex_unlock(&cp->lock);
 	return NULL;
@@ -68,6 +78,7 @@ struct checkpointer *checkpointer_create(sqlite3 *writer, const char *path, char
 	int rc;
 
 	cp->writer = writer;
+	cp->next_at = CHECKPOINT_PAGES;
 	cp->path = xstrdup(path);
 	pthread_mutex_init(&cp->lock, NULL);
 	pthread_cond_init(&cp->wake, NULL);
@@ -120,4 +131,14 @@ void checkpointer_destroy(struct checkpointer *cp)
 	pthread_mutex_destroy(&cp->lock);
 	free(cp->path);
 	free(cp);
+}
+
+size_t checkpointer_copies(struct checkpointer *cp)
+{
+	size_t n;
+
+	pthread_mutex_lock(&cp->lock);
+	n = cp->copies;
+	pthread_mutex_unlock(&cp->lock);
+	return n;
 }
