@@ -31,10 +31,13 @@
  * before the next try. Submissions make their own folders meanwhile. */
 #define RETRY_MS 1000
 
-/* A pool is refilled once no spare was taken for SPARE_FOLDERS_QUIET_MS, or
- * at once when fewer than a quarter of its spares are left: the mkdirs of a
- * refill, three times a take's cost, then wait for the end of a burst of
- * submissions instead of competing with it for the cores and the volume. */
+/* A take of a job's folder less than SPARE_FOLDERS_QUIET_MS after the one
+ * before is part of a burst of submissions: the pools are refilled once no
+ * job's folder was taken for that long, or at once when fewer than a quarter
+ * of a kind is left, so that the mkdirs of a refill (three times a take's
+ * cost) come after the burst instead of competing with it for the cores and
+ * the volume. A lone submission's spares are made again at once, while its
+ * job is being placed, not when it starts. */
 #define QUIET_MS SPARE_FOLDERS_QUIET_MS
 
 struct spare {
@@ -59,7 +62,8 @@ struct spare_folders {
 	bool given_up;                /* a spare could not be given away; protected by lock */
 	bool stopping;                /* protected by lock */
 	bool resting;                 /* the thread waits for no time; protected by lock */
-	int64_t last_take_ms;         /* monotonic; protected by lock */
+	int64_t last_take_ms;         /* of a job's folder, monotonic; protected by lock */
+	int64_t prev_take_ms;         /* the one before; protected by lock */
 	bool started;
 	uint64_t next_name;           /* the thread's own */
 	pthread_t thread;
@@ -177,7 +181,7 @@ static void *spare_folders_main(void *arg)
 		if (sp->stopping)
 			break;
 		p = &sp->pools[kind];
-		if (!low_locked(sp, p)) {
+		if (!low_locked(sp, p) && sp->last_take_ms - sp->prev_take_ms < QUIET_MS) {
 			int64_t quiet = time_mono_ms() - sp->last_take_ms;
 
 			if (quiet < QUIET_MS) {
@@ -278,7 +282,10 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		return -1;
 	}
 	s = p->ready[--p->n];
-	sp->last_take_ms = time_mono_ms();
+	if (kind == SPARE_JOB) {
+		sp->prev_take_ms = sp->last_take_ms;
+		sp->last_take_ms = time_mono_ms();
+	}
 	/* Else the thread, waiting for a quiet moment, wakes on its own. */
 	if (sp->resting || low_locked(sp, p))
 		pthread_cond_signal(&sp->wake);
