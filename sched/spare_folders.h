@@ -12,7 +12,9 @@
 struct backend;
 struct backend_cred;
 
-/* How long after the last take a pool that is not low is refilled. */
+/* A job's folder taken within this long of the one before is part of a
+ * burst; a burst's pools are refilled this long after its last take (a lone
+ * take's at once, a low pool's too). */
 #define SPARE_FOLDERS_QUIET_MS 20
 
 enum spare_kind {
