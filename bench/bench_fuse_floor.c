@@ -22,12 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* What the mount's handlers share: the optional database, one writer at a time. */
+/* A file being written: its path, for getattr. */
 struct open_name {
 	struct open_name *next;
 	char path[];
 };
 
+/* What the mount's handlers share: the optional database, one writer at a time. */
 struct floor_fs {
 	sqlite3 *db;
 	sqlite3_stmt *insert;
