@@ -243,9 +243,9 @@ struct submission {
 };
 
 /* Lock held, inside the group's transaction: s's job built and written under
- * a savepoint, and in the model so that the next of the group sees it (ids,
+ * a savepoint (none when alone in its group), and in the model so that the next of the group sees it (ids,
  * limits, a token sent twice, after = ). A refusal is s's alone. */
-static void add_to_group(struct engine *e, struct submission *s, int64_t now)
+static void add_to_group(struct engine *e, struct submission *s, bool alone, int64_t now)
 {
 	struct job *job;
 	int found;
@@ -266,7 +266,7 @@ static void add_to_group(struct engine *e, struct submission *s, int64_t now)
 		return;
 	}
 	job->token = s->token ? xstrdup(s->token) : NULL;
-	if (store_group_add(e->store, job, &s->err) < 0) {
+	if (store_group_add(e->store, job, alone, &s->err) < 0) {
 		s->ret = -1;
 		s->error = errno;
 		model_job_free(job);
@@ -294,7 +294,7 @@ void engine_commit_submissions(void *engine, struct group_item *const *items, si
 		now = engine_now(e);
 		for (size_t i = 0; i < n; i++) {
 			s = (struct submission *)items[i];
-			add_to_group(e, s, now);
+			add_to_group(e, s, n == 1, now);
 			if (s->job)
 				jobs[njobs++] = s->job;
 		}

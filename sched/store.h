@@ -78,11 +78,13 @@ int store_insert_job(struct store *st, struct job *job, char **err);
 /* A group commit: several new jobs in one transaction (engine_submit.c).
  * store_group_begin opens it; store_group_add writes one job's rows under a
  * savepoint, so a job whose rows are refused (-1 with errno and *err) leaves
- * the others of the group as they were; store_group_end commits the jobs
+ * the others of the group as they were; alone (the group's only job) skips
+ * the savepoint, and its refusal rolls the transaction back in store_group_end,
+ * which then returns 0. store_group_end commits the jobs
  * added (then clean and persisted) if ok, and otherwise, or when the commit
  * fails (-1 with errno and *err), rolls all of them back: none is written. */
 int store_group_begin(struct store *st, char **err);
-int store_group_add(struct store *st, struct job *job, char **err);
+int store_group_add(struct store *st, struct job *job, bool alone, char **err);
 int store_group_end(struct store *st, bool ok, struct job *const *jobs, size_t njobs, char **err);
 
 /* The job submitted with token (a submitter's unique text, job->token):

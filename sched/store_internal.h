@@ -29,6 +29,7 @@ struct store {
 	char *path;
 	sqlite3_stmt *stmt[ST_COUNT];
 	bool group_broken;      /* a job of the open group could not be undone */
+	bool group_refused_alone; /* the group's only job was refused: roll back */
 	struct checkpointer *checkpoints; /* NULL: sqlite checkpoints in commits */
 	struct store_check *check;    /* the whole-file check's thread, or NULL */
 };

@@ -184,13 +184,22 @@ out:
 int store_group_begin(struct store *st, char **err)
 {
 	st->group_broken = false;
+	st->group_refused_alone = false;
 	return store_tx_begin(st, err);
 }
 
-int store_group_add(struct store *st, struct job *job, char **err)
+int store_group_add(struct store *st, struct job *job, bool alone, char **err)
 {
 	int saved;
 
+	if (alone) {
+		/* No savepoint to undo to: a refusal rolls the whole transaction
+		 * back in store_group_end, which holds nothing else. */
+		if (store_put_new_job(st, job, err) == 0)
+			return 0;
+		st->group_refused_alone = true;
+		return -1;
+	}
 	if (store_step_done(st, ST_SAVEPOINT, err) < 0)
 		return -1;
 	if (store_put_new_job(st, job, err) == 0)
@@ -212,6 +221,12 @@ int store_group_end(struct store *st, bool ok, struct job *const *jobs, size_t n
 		errno = EIO;
 		return errprintf(err, "%s: a refused job of the group could not be undone alone: "
 				 "nothing of the group was written", st->path);
+	}
+	if (st->group_refused_alone) {
+		/* The only job was refused, maybe halfway through its rows: none
+		 * of them stays, and the refusal is the job's own (its *err). */
+		store_tx_end(st, 0, NULL);
+		return 0;
 	}
 	if (store_tx_end(st, ok, err) < 0)
 		return -1;

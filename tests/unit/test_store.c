@@ -70,6 +70,70 @@ static void unlink_db(const char *path)
 	free(p);
 }
 
+/* One statement on its own connection: its first column, 0 for one that
+ * returns no row, -1 when it fails. */
+static int run_sql(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int n = -1, rc;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+		rc = sqlite3_step(s);
+		n = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : rc == SQLITE_DONE ? 0 : -1;
+	}
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n;
+}
+
+/* A group of one job is written without a savepoint: when its rows are
+ * refused halfway (here its spec's row is taken: the jobs row went in), none stays,
+ * the refusal is the job's own, and the store takes the next group. */
+static void test_lone_job_refused(const char *dir)
+{
+	char *path = xasprintf("%s/group.db", dir), *err = NULL;
+	struct store *st = store_open(path, &err);
+	struct model *m = model_create();
+	struct job *first, *second, *third;
+
+	ok(st && store_load(st, m, 0, &err) == 0, "a group database (%s)", err ? err : "");
+	first = make_job(m);
+	if (!st || !first)
+		goto out;
+	ok(store_group_begin(st, &err) == 0 && store_group_add(st, first, true, &err) == 0 &&
+	   store_group_end(st, true, &first, 1, &err) == 0, "a lone job commits");
+	ok(first->persisted, "and is persisted");
+	model_add_job(m, first);
+
+	second = make_job(m);
+	is_int(run_sql(path, "INSERT INTO specs(job_id, text) VALUES(2, 'in the way')"), 0,
+	       "a spec row in the second job's way");
+	ok(store_group_begin(st, &err) == 0, "a second group opens");
+	ok(store_group_add(st, second, true, &err) < 0, "a lone job whose spec row is taken is refused");
+	ok(err != NULL, "with a reason: %s", err ? err : "");
+	ok(store_group_end(st, true, NULL, 0, &err) == 0, "the group ends without an error of its own");
+	is_int(run_sql(path, "SELECT count(*) FROM jobs WHERE id = 2"), 0, "its jobs row did not stay");
+	is_int(run_sql(path, "DELETE FROM specs WHERE job_id = 2"), 0, "the row in the way goes");
+	model_job_free(second);
+	free(err);
+	err = NULL;
+
+	third = make_job(m);
+	ok(store_group_begin(st, &err) == 0 && store_group_add(st, third, true, &err) == 0 &&
+	   store_group_end(st, true, &third, 1, &err) == 0, "the next lone job commits (%s)",
+	   err ? err : "");
+	is_int(run_sql(path, "SELECT count(*) FROM jobs"), 2, "two jobs in the database");
+	model_add_job(m, third);
+out:
+	model_destroy(m);
+	store_close(st);
+	unlink_db(path);
+	free(path);
+	free(err);
+}
+
 /* A store whose file is damaged past its first pages opens (the whole file's
  * check runs after the start: store_check_in_background), and quick_check
  * then says so, naming the file; the background check stops at close. */
@@ -228,6 +292,7 @@ int main(void)
 	unlink_db(path);
 	free(path);
 	test_damaged_inside(dir);
+	test_lone_job_refused(dir);
 	free(err);
 	rmdir(dir);
 	return done_testing();
