@@ -243,8 +243,9 @@ struct submission {
 };
 
 /* Lock held, inside the group's transaction: s's job built and written under
- * a savepoint (none when alone in its group), and in the model so that the next of the group sees it (ids,
- * limits, a token sent twice, after = ). A refusal is s's alone. */
+ * a savepoint (none when alone in its group), and in the model so that the
+ * next of the group sees it (ids, limits, a token sent twice, after = ). A
+ * refusal is s's alone. */
 static void add_to_group(struct engine *e, struct submission *s, bool alone, int64_t now)
 {
 	struct job *job;
