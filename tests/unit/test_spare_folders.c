@@ -3,7 +3,8 @@
  * gives it to the job's owner, a take onto an existing folder consumes
  * nothing, the pool refills after takes, an earlier run's leftovers are
  * removed at start, and an empty pool answers EAGAIN so that the caller makes
- * the folders itself; stage folders the same way. Then the name cache (sched/ident.h): the same answers
+ * the folders itself; stage folders the same way; a pool that runs low in a
+ * burst is made up to half at once, not one spare per take. Then the name cache (sched/ident.h): the same answers
  * as the name service, and a change of /etc/group seen at once. */
 #include "backend.h"
 #include "ident.h"
@@ -178,6 +179,52 @@ static void test_pool(struct backend *b)
 	backend_remove_tree(b, "jobs");
 }
 
+/* A burst that runs the pool low: the thread makes it up to half at once and
+ * then waits for the quiet again, instead of making one spare per take (and
+ * being woken for each). */
+static void test_refill_in_one_go(struct backend *b)
+{
+	enum { keep = 16 };
+	struct backend_cred self = { geteuid(), getegid() };
+	struct spare_folders *sp = spare_folders_create(b, ".spare-burst", keep);
+	size_t ready = 0, taken;
+	char *err = NULL;
+	int64_t last;
+
+	ok(backend_mkdir(b, &self, "burst", 0755) == 0, "burst/ is made");
+	is_int(spare_folders_start(sp, &err), 0, "a pool of %d starts", keep);
+	is_int(wait_ready(sp, keep), keep, "and fills");
+	/* Takes in a row until under a quarter is left (the thread may make a
+	 * spare or two meanwhile, before it sees the burst). */
+	for (int i = 1; i <= 2 * keep; i++) {
+		char *path = xasprintf("burst/%d", i);
+
+		if (spare_folders_take(sp, SPARE_JOB, path, &self) < 0)
+			diag("take %d: %s", i, strerror(errno));
+		free(path);
+		spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
+		if (ready < keep / 4)
+			break;
+	}
+	/* Five spares take about a millisecond; half the quiet time is ample,
+	 * and a pool still short then stopped at the low mark. */
+	last = time_mono_ms();
+	do {
+		sleep_ms(1);
+		spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
+	} while (ready < keep / 2 && time_mono_ms() - last < SPARE_FOLDERS_QUIET_MS / 2);
+	if (time_mono_ms() - last < SPARE_FOLDERS_QUIET_MS)
+		ok(ready >= keep / 2 && ready < keep, "within the quiet time it is made up to half "
+		   "(%zu of %d), not full", ready, keep);
+	else
+		diag("not checked: the quiet time is over (%zu ready)", ready);
+	is_int(wait_ready(sp, keep), keep, "and full once the burst is over");
+	spare_folders_destroy(sp);
+	free(err);
+	backend_remove_tree(b, ".spare-burst");
+	backend_remove_tree(b, "burst");
+}
+
 static void test_ident_cache(void)
 {
 	struct ident_cache *c = ident_cache_create();
@@ -247,6 +294,7 @@ int main(void)
 		return 1;
 	}
 	test_pool(b);
+	test_refill_in_one_go(b);
 	test_ident_cache();
 	test_ident_cache_starts_over();
 	backend_destroy(b);
