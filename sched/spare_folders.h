@@ -3,7 +3,8 @@
  * stage's, and a submission renames them into place instead of creating
  * them. The answer to a submission waits for its folders, and new folders
  * were a third of its time; a rename costs a directory entry. A pool is
- * refilled after a burst of takes (or at once when it runs low), not during. */
+ * refilled after a burst of takes (or, when it runs low, up to half at once),
+ * not during. */
 #ifndef PARSA_SPARE_FOLDERS_H
 #define PARSA_SPARE_FOLDERS_H
 
