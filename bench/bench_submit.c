@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	const char *mount = NULL;
 	int jobs = 200, samples = 30, opt;
 	double *lat = NULL, *hand = NULL;
-	int64_t t0, t1, last_end = 0;
+	int64_t t0, t1, t2, t3, last_end = 0;
 	long first, last;
 	int rc = 1;
 	static const struct option longopts[] = {
@@ -124,6 +124,10 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char trivial[] = "[stage t]\nrun = true\n";
+	/* Waits an hour to start: the held burst measures the submission path
+	 * alone, as bench/submit's cp loops do, with no instance of its own
+	 * running beside it. */
+	static const char held[] = "[job]\nstart = +1h\n[stage t]\nrun = true\n";
 	static const char stamp[] = "[stage t]\nrun = date +%s%N > \"$PARSA_OUT/start\"\n";
 	static const char pair[] =
 		"[stage a]\nrun = date +%s%N > \"$PARSA_OUT/end\"\n"
@@ -170,7 +174,9 @@ int main(int argc, char **argv)
 		hand[i] = (double)(start - end) / 1e6;
 	}
 
-	/* Throughput: a burst of trivial jobs, then wait for all of them. */
+	/* Throughput: a burst of trivial jobs that start at once, then wait for
+	 * all of them (drain_per_s; the burst's own rate is submit_running_per_s,
+	 * submissions while the first of them already run). */
 	t0 = now_ns();
 	for (int i = 0; i < jobs; i++) {
 		char name[32];
@@ -192,10 +198,22 @@ int main(int argc, char **argv)
 			last_end = e;
 	}
 
+	/* The submission path alone: the same burst of jobs that wait. */
+	t2 = now_ns();
+	for (int i = 0; i < jobs; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "held-%d.conf", i);
+		if (submit(mount, name, held) < 0)
+			goto out;
+	}
+	t3 = now_ns();
+
 	printf("jobs: %d\n", jobs);
 	printf("samples: %d\n", samples);
 	printf("handoff_ms_p99: %.2f\n", percentile(hand, samples, 0.99));
-	printf("submit_per_s: %.1f\n", jobs / ((double)(t1 - t0) / 1e9));
+	printf("submit_per_s: %.1f\n", jobs / ((double)(t3 - t2) / 1e9));
+	printf("submit_running_per_s: %.1f\n", jobs / ((double)(t1 - t0) / 1e9));
 	printf("start_ms_p50: %.2f\n", percentile(lat, samples, 0.50));
 	printf("start_ms_p99: %.2f\n", percentile(lat, samples, 0.99));
 	printf("handoff_ms_p50: %.2f\n", percentile(hand, samples, 0.50));

@@ -462,11 +462,18 @@ struct store *store_open(const char *path, char **err)
 	 * (SIGKILL), which is what "acknowledged only once committed" needs, and
 	 * costs no fsync per submission. Statement journals in memory: on a
 	 * file, two submissions in five made, unlinked and truncated one in
-	 * /var/tmp. */
+	 * /var/tmp. journal_size_limit=0: the first commit after the log starts
+	 * over cuts the file to its own frames, so frames are appended and never
+	 * written over old blocks. A frame is 24 bytes longer than a page, so
+	 * such a write covers blocks partly, and every block the page cache has
+	 * dropped meanwhile (memory pressure, an idle hour) is read from disk
+	 * first: after 150 s idle here 500 submissions made 7,995 disk reads and
+	 * ran at 499/s, against 852 reads and 1,098/s with the limit. */
 	if (exec_simple(st, "PRAGMA journal_mode=WAL", err) < 0 ||
 	    exec_simple(st, "PRAGMA synchronous=NORMAL", err) < 0 ||
 	    exec_simple(st, "PRAGMA foreign_keys=OFF", err) < 0 ||
-	    exec_simple(st, "PRAGMA temp_store=MEMORY", err) < 0)
+	    exec_simple(st, "PRAGMA temp_store=MEMORY", err) < 0 ||
+	    exec_simple(st, "PRAGMA journal_size_limit=0", err) < 0)
 		goto fail;
 	if (store_migrate(st, err) < 0)
 		goto fail;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 TAP_STATE;
@@ -86,6 +87,55 @@ static int run_sql(const char *path, const char *sql)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return n;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Once the log has been copied into the database, the next commit starts it
+ * over and cuts the file to what that commit wrote: frames are then always
+ * appended, never written over old blocks that memory pressure may have
+ * dropped from the page cache (each such write waits for a disk read). */
+static void test_log_shrinks_after_copy(const char *dir)
+{
+	char *path = xasprintf("%s/shrink.db", dir), *wal = xasprintf("%s-wal", path), *err = NULL;
+	struct store *st = store_open(path, &err);
+	struct model *m = model_create();
+	struct job *job;
+	off_t grown, after;
+
+	ok(st && store_load(st, m, 0, &err) == 0, "a database for the log (%s)", err ? err : "");
+	if (!st)
+		goto out;
+	/* Copies only when this test says so. */
+	sqlite3_wal_autocheckpoint(st->db, 0);
+	for (int i = 0; i < 100; i++) {
+		job = make_job(m);
+		if (!job || store_insert_job(st, job, &err) < 0)
+			break;
+		model_add_job(m, job);
+	}
+	grown = file_size(wal);
+	ok(grown > 1 << 20, "100 commits grow the log past 1 MB (%lld bytes)", (long long)grown);
+	is_int(run_sql(path, "PRAGMA wal_checkpoint(PASSIVE)"), 0, "a copy of the whole log");
+	job = make_job(m);
+	ok(job && store_insert_job(st, job, &err) == 0, "the next commit (%s)", err ? err : "");
+	if (job)
+		model_add_job(m, job);
+	after = file_size(wal);
+	ok(after > 0 && after < grown / 10, "cuts the log to its own frames (%lld bytes)",
+	   (long long)after);
+out:
+	model_destroy(m);
+	store_close(st);
+	unlink_db(path);
+	free(wal);
+	free(path);
+	free(err);
 }
 
 /* A group of one job is written without a savepoint: when its rows are
@@ -293,6 +343,7 @@ int main(void)
 	free(path);
 	test_damaged_inside(dir);
 	test_lone_job_refused(dir);
+	test_log_shrinks_after_copy(dir);
 	free(err);
 	rmdir(dir);
 	return done_testing();
