@@ -43,6 +43,19 @@ out:
 	return rc;
 }
 
+/* jobs submissions of spec in a row, as PREFIX-<i>.conf. */
+static int burst(const char *mount, const char *prefix, const char *spec, int jobs)
+{
+	for (int i = 0; i < jobs; i++) {
+		char name[64];
+
+		snprintf(name, sizeof name, "%s-%d.conf", prefix, i);
+		if (submit(mount, name, spec) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static long last_job(const char *mount)
 {
 	char *path = xasprintf("%s/jobs/last", mount);
@@ -178,13 +191,8 @@ int main(int argc, char **argv)
 	 * all of them (drain_per_s; the burst's own rate is submit_running_per_s,
 	 * submissions while the first of them already run). */
 	t0 = now_ns();
-	for (int i = 0; i < jobs; i++) {
-		char name[32];
-
-		snprintf(name, sizeof name, "burst-%d.conf", i);
-		if (submit(mount, name, trivial) < 0)
-			goto out;
-	}
+	if (burst(mount, "burst", trivial, jobs) < 0)
+		goto out;
 	t1 = now_ns();
 	last = last_job(mount);
 	first = last - jobs + 1;
@@ -200,13 +208,8 @@ int main(int argc, char **argv)
 
 	/* The submission path alone: the same burst of jobs that wait. */
 	t2 = now_ns();
-	for (int i = 0; i < jobs; i++) {
-		char name[32];
-
-		snprintf(name, sizeof name, "held-%d.conf", i);
-		if (submit(mount, name, held) < 0)
-			goto out;
-	}
+	if (burst(mount, "held", held, jobs) < 0)
+		goto out;
 	t3 = now_ns();
 
 	printf("jobs: %d\n", jobs);

@@ -9,6 +9,12 @@
 
 struct store;
 
+/* The page size of a database store_open() creates (an existing file keeps
+ * its own): small pages, because a submission touches a dozen b-trees and
+ * the log takes a whole page for each (store.c, store_open). */
+#define STORE_PAGE_SIZE 2048
+#define STORE_PAGE_SIZE_TEXT "2048"
+
 /* Open (creating if needed) the database at path, check that it is one and
  * its schema version. NULL with errno and *err (e.g. the file is not a
  * database). The whole file's check is store_check_in_background's. */

@@ -138,6 +138,41 @@ out:
 	free(err);
 }
 
+/* A new database gets small pages (a submission's frames in the log are a
+ * page each); a file made with sqlite's default keeps its 4 KiB pages and
+ * takes the schema all the same. */
+static void test_page_size(const char *dir)
+{
+	char *fresh = xasprintf("%s/fresh.db", dir), *older = xasprintf("%s/older.db", dir);
+	char *err = NULL;
+	struct store *st;
+	struct model *m = model_create();
+	sqlite3 *db = NULL;
+
+	st = store_open(fresh, &err);
+	ok(st != NULL, "a new database opens (%s)", err ? err : "");
+	is_int(run_sql(fresh, "PRAGMA page_size"), STORE_PAGE_SIZE, "with pages of %d bytes",
+	       STORE_PAGE_SIZE);
+	store_close(st);
+	ok(sqlite3_open(older, &db) == SQLITE_OK &&
+	   sqlite3_exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; "
+			"CREATE TABLE t(x); DROP TABLE t;", NULL, NULL, NULL) == SQLITE_OK,
+	   "a database of 4 KiB pages");
+	sqlite3_close(db);
+	free(err);
+	err = NULL;
+	st = store_open(older, &err);
+	ok(st && store_load(st, m, 0, &err) == 0, "opens and loads (%s)", err ? err : "");
+	is_int(run_sql(older, "PRAGMA page_size"), 4096, "and keeps its pages");
+	store_close(st);
+	model_destroy(m);
+	unlink_db(fresh);
+	unlink_db(older);
+	free(fresh);
+	free(older);
+	free(err);
+}
+
 /* A group of one job is written without a savepoint: when its rows are
  * refused halfway (here its spec's row is taken: the jobs row went in), none stays,
  * the refusal is the job's own, and the store takes the next group. */
@@ -344,6 +379,7 @@ int main(void)
 	test_damaged_inside(dir);
 	test_lone_job_refused(dir);
 	test_log_shrinks_after_copy(dir);
+	test_page_size(dir);
 	free(err);
 	rmdir(dir);
 	return done_testing();
