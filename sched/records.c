@@ -26,8 +26,12 @@ static const char *const filter_sql[NFILTERS] = {
 	[F_SINCE] = " AND submitted_ms >= ?5",
 	[F_UNTIL] = " AND submitted_ms < ?6",
 	[F_FINISHED] = " AND state IN ('succeeded', 'failed', 'cancelled')",
-	/* Instead of F_SINCE: unfinished, or ended since ?5. */
-	[F_RECENT] = " AND (state IN ('queued', 'running') OR ended_ms >= ?5)",
+	/* Instead of F_SINCE: unfinished, or ended since ?5. The ids come from
+	 * the indexes (as for jobs/, store.c): a condition on the rows made the
+	 * list in id order read every job ever, 0.56 s against 0.06 s for the
+	 * 4,103 recent of 100,000 jobs. */
+	[F_RECENT] = " AND id IN (SELECT id FROM jobs WHERE state IN ('queued', 'running')"
+		     " OR ended_ms >= ?5)",
 };
 
 /* Who a usage row is: ?3 names the column. */

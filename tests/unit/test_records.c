@@ -140,6 +140,17 @@ int main(void)
 	       "recent: the unfinished and those ended since (not job 2, ended before)");
 	is_int(total_of(h, (struct records_filter){ .user = "alice", .state = "running" }), 1,
 	       "filters combine");
+	j = records_jobs(h, &(struct records_filter){ .recent = true, .since_ms = T0 + 50000 }, &err);
+	{
+		json_t *list = json_object_get(j, "jobs");
+
+		ok(json_array_size(list) == 3 &&
+		   json_integer_value(json_object_get(json_array_get(list, 0), "id")) == 4 &&
+		   json_integer_value(json_object_get(json_array_get(list, 1), "id")) == 3 &&
+		   json_integer_value(json_object_get(json_array_get(list, 2), "id")) == 1,
+		   "the recent ones listed newest first: 4, 3, 1");
+	}
+	json_decref(j);
 
 	j = records_jobs(h, &(struct records_filter){ .limit = 1, .offset = 1 }, &err);
 	is_int(json_array_size(json_object_get(j, "jobs")), 1, "a page of one");
