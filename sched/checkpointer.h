@@ -11,10 +11,10 @@
 /* The log is copied once it holds this many pages (8 MB of a new database's
  * 2 kB pages, 16 MB of an older one's 4 kB; four times sqlite's default). A
  * submission adds about 15 pages, most of them the same few b-tree leaves
- * again, and a copy writes each page once: a longer
- * log cuts the copies' CPU per submission by about 40% (issue 16: on a
- * journalled ext4 the checkpoint thread took 140 against 80-95 us, and held
- * submissions ran 9% faster, 831-884/s against 934-972/s). */
+ * again, and a copy writes each page once: a longer log cuts the copies' CPU
+ * per submission by about 40% (issue 16: on a journalled ext4 the checkpoint
+ * thread took 140 against 80-95 us, and held submissions ran 9% faster,
+ * 831-884/s against 934-972/s; measured with 4 kB pages). */
 #define CHECKPOINT_PAGES 4000
 /* A log the copy could not reset (commits came during it, or a reader held
  * it) is copied again after this many more pages, not at every commit: each
