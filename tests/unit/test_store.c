@@ -72,6 +72,17 @@ static void unlink_db(const char *path)
 	free(p);
 }
 
+/* The end of a test on its own database: the model, the store and its files,
+ * the path and the error text go. */
+static void end_db_test(struct model *m, struct store *st, char *path, char *err)
+{
+	model_destroy(m);
+	store_close(st);
+	unlink_db(path);
+	free(path);
+	free(err);
+}
+
 /* One statement on its own connection: its first column, 0 for one that
  * returns no row, -1 when it fails. */
 static int run_sql(const char *path, const char *sql)
@@ -131,12 +142,8 @@ static void test_log_shrinks_after_copy(const char *dir)
 	ok(after > 0 && after < grown / 10, "cuts the log to its own frames (%lld bytes)",
 	   (long long)after);
 out:
-	model_destroy(m);
-	store_close(st);
-	unlink_db(path);
 	free(wal);
-	free(path);
-	free(err);
+	end_db_test(m, st, path, err);
 }
 
 static int collect_id(void *arg, const struct store_job_row *row)
@@ -202,11 +209,7 @@ static void test_list_from_indexes(const char *dir)
 		free(sql);
 	}
 out:
-	model_destroy(m);
-	store_close(st);
-	unlink_db(path);
-	free(path);
-	free(err);
+	end_db_test(m, st, path, err);
 }
 
 /* A new database gets small pages (a submission's frames in the log are a
@@ -283,11 +286,7 @@ static void test_lone_job_refused(const char *dir)
 	is_int(run_sql(path, "SELECT count(*) FROM jobs"), 2, "two jobs in the database");
 	model_add_job(m, third);
 out:
-	model_destroy(m);
-	store_close(st);
-	unlink_db(path);
-	free(path);
-	free(err);
+	end_db_test(m, st, path, err);
 }
 
 /* A store whose file is damaged past its first pages opens (the whole file's
