@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A file being written: its path, for getattr. */
+/* A file being written: its path, for getattr; fi->fh of its open. */
 struct open_name {
 	struct open_name *next;
 	char path[];
@@ -87,7 +87,25 @@ static int floor_create(const char *path, mode_t mode, struct fuse_file_info *fi
 	o->next = fs->open;
 	fs->open = o;
 	pthread_mutex_unlock(&fs->lock);
+	/* Its release, which the kernel sends after close() returned, may come
+	 * after the next create of the same name: it takes out this one. */
+	fi->fh = (uint64_t)(uintptr_t)o;
 	fi->direct_io = 1; /* as parsa's queue/ files */
+	return 0;
+}
+
+/* A name written again (cp onto it, O_TRUNC) is opened again: it lives
+ * until that open's release too. */
+static int floor_open(const char *path, struct fuse_file_info *fi)
+{
+	return floor_create(path, 0644, fi);
+}
+
+static int floor_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)size;
+	(void)fi;
 	return 0;
 }
 
@@ -123,11 +141,12 @@ static int floor_flush(const char *path, struct fuse_file_info *fi)
 static int floor_release(const char *path, struct fuse_file_info *fi)
 {
 	struct floor_fs *fs = floor_of_context();
+	const struct open_name *mine = (const struct open_name *)(uintptr_t)fi->fh;
 
-	(void)fi;
+	(void)path;
 	pthread_mutex_lock(&fs->lock);
 	for (struct open_name **p = &fs->open; *p; p = &(*p)->next) {
-		if (strcmp((*p)->path, path) == 0) {
+		if (*p == mine) {
 			struct open_name *gone = *p;
 
 			*p = gone->next;
@@ -153,6 +172,8 @@ static const struct fuse_operations floor_ops = {
 	.init = floor_init,
 	.getattr = floor_getattr,
 	.create = floor_create,
+	.open = floor_open,
+	.truncate = floor_truncate,
 	.write = floor_write,
 	.flush = floor_flush,
 	.release = floor_release,
