@@ -68,8 +68,6 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--sched=%s", sched),
 	OPT("--storage %s", storage),
 	OPT("--storage=%s", storage),
-	OPT("--storage-patience %s", storage_patience),
-	OPT("--storage-patience=%s", storage_patience),
 	OPT("--config %s", config),
 	OPT("--config=%s", config),
 	OPT("--munge-socket %s", munge_socket),
@@ -83,6 +81,32 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--help", show_help),
 	FUSE_OPT_END
 };
+
+/* fuse_opt reads a template "--storage %s" as a prefix: it would take
+ * "--storage-patience 3" for --storage "-patience". So that flag is taken out
+ * of argv before fuse_opt sees it. -1 when its value is missing. */
+static int take_patience_flag(int *argc, char **argv, char **value)
+{
+	static const char name[] = "--storage-patience";
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], name) == 0) {
+			if (i + 1 >= *argc)
+				return -1;
+			free(*value);
+			*value = xstrdup(argv[++i]);
+		} else if (strncmp(argv[i], name, sizeof name - 1) == 0 && argv[i][sizeof name - 1] == '=') {
+			free(*value);
+			*value = xstrdup(argv[i] + sizeof name);
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
 
 static void usage(const char *prog)
 {
@@ -278,18 +302,24 @@ static void signal_ready(int fd)
 
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options opt = { .ready_fd = -1 };
+	int patience_ok = take_patience_flag(&argc, argv, &opt.storage_patience);
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_loop_config *loop = NULL;
 	struct fs_ctx fs = { 0 };
 	struct fuse *fuse = NULL;
 	struct storage_watch *watch = NULL;
+	char *storage_name = NULL;
 	unsigned int pending = 0;
 	int mounted = 0, handlers = 0, ret = 1;
 	char *unlinked_dir = NULL;
 	char *err = NULL;
 
+	if (patience_ok < 0) {
+		fprintf(stderr, "parsafs: --storage-patience needs a duration (0, 30s, 5m)\n");
+		goto out;
+	}
 	if (fuse_opt_parse(&args, &opt, option_spec, NULL) < 0)
 		goto out;
 	if (opt.show_help) {
@@ -347,7 +377,10 @@ int main(int argc, char *argv[])
 	fs.uid = geteuid();
 	fs.gid = getegid();
 	clock_gettime(CLOCK_REALTIME, &fs.started);
-	fs.storage_url = opt.storage;
+	/* The volume as the mount names it (MOUNT/storage, the log): its
+	 * URL without the options. */
+	storage_name = xasprintf("%.*s", (int)strcspn(opt.storage, "?"), opt.storage);
+	fs.storage_url = storage_name;
 	/* A volume whose server is down is made all the same: the mount comes
 	 * up and says so (MOUNT/storage). */
 	fs.backend = backend_create(opt.storage, &err);
@@ -464,6 +497,7 @@ out:
 	free(opt.sched);
 	free(opt.storage);
 	free(opt.storage_patience);
+	free(storage_name);
 	free(opt.config);
 	free(opt.munge_socket);
 	free(opt.admin_group);

@@ -5,6 +5,7 @@
  * and checks the write verifier, so data fsync acknowledged is on the
  * server's disk. Every write and read keeps the order of writes (nfs_reg.c). */
 #include "nfs_internal.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -198,6 +199,13 @@ static int queue_write(struct backend_file *f, struct wreq *w, const void *buf)
  * (reg), so nothing overtook them meanwhile. */
 int file_resend(struct backend_file *f)
 {
+	int n = 0;
+
+	/* Once per file and outage: worth a line in the operators' log. */
+	for (const struct wreq *w = f->resend; w; w = w->next)
+		n++;
+	log_info("storage %s: %d writes of an open file cut off with their connection sent again",
+		 f->nb->volume, n);
 	while (f->resend) {
 		struct wreq *w = f->resend;
 

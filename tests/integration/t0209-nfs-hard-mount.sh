@@ -22,7 +22,7 @@ wait_for "the job's out/ is there" 30 test -d "$out"
 fs_pid=${DAEMON_PID[fs]}
 
 check "storage says reachable" grep -qx 'state: reachable' "$MNT/storage"
-check "storage names the volume" grep -qx "volume: $NFS_URL" "$MNT/storage"
+check "storage names the volume" grep -qx "volume: nfs://127.0.0.1$NFS_EXPORT" "$MNT/storage"
 check "storage is 0444" test "$(stat -c %a "$MNT/storage")" = 444
 check "storage is listed at the root" sh -c "ls '$MNT' | grep -qx storage"
 check "status has no storage line while reachable" sh -c "! grep -q '^storage:' '$MNT/status'"
@@ -46,7 +46,7 @@ pass "ganesha killed during the copy"
 wait_for "storage says unreachable" 20 grep -qx 'state: unreachable' "$MNT/storage"
 check "storage says since when" grep -Eq '^since: [0-9]+ \([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC\)$' "$MNT/storage"
 check "storage says why" grep -q '^reason: .' "$MNT/storage"
-check "storage still names the volume" grep -qx "volume: $NFS_URL" "$MNT/storage"
+check "storage still names the volume" grep -qx "volume: nfs://127.0.0.1$NFS_EXPORT" "$MNT/storage"
 check "status says so first" sh -c "head -1 '$MNT/status' | grep -Eq '^storage: unreachable since [0-9:]{8} \(.*\); I/O in out/ and data/ waits up to 300 s$'"
 check "the scheduler still answers in status" grep -q '^storage: unreachable' "$MNT/status"
 
