@@ -447,7 +447,7 @@ int main(int argc, char *argv[])
 	fs.unlinked_dir = unlinked_dir;
 	/* From now on I/O waits for a volume that does not answer (unless the
 	 * URL says otherwise), and the probe keeps the state fresh. */
-	backend_set_patience(fs.backend, fs.storage_patience_ms);
+	fs.storage_patience_ms = backend_set_patience(fs.backend, fs.storage_patience_ms);
 	watch = storage_watch_create(&fs, pending);
 	if (!watch)
 		log_warn("no storage probe thread: the volume's state changes with calls only");

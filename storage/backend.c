@@ -17,10 +17,9 @@ void backend_set_identity(struct backend *b, backend_who_fn who, void *arg)
 		b->ops->set_identity(b, who, arg);
 }
 
-void backend_set_patience(struct backend *b, int64_t ms)
+int64_t backend_set_patience(struct backend *b, int64_t ms)
 {
-	if (b->ops->set_patience)
-		b->ops->set_patience(b, ms < 0 ? 0 : ms);
+	return b->ops->set_patience ? b->ops->set_patience(b, ms < 0 ? 0 : ms) : 0;
 }
 
 int backend_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)

@@ -97,7 +97,7 @@ struct backend_ops {
 	 * for a server that cannot be reached (backend_set_patience), whether
 	 * it could be reached last time (backend_health), and one quick call
 	 * to find out now (backend_probe). Without them: always reachable. */
-	void (*set_patience)(struct backend *b, int64_t ms);
+	int64_t (*set_patience)(struct backend *b, int64_t ms);
 	int (*health)(struct backend *b, int64_t *down_since_epoch_s, char **reason);
 	int (*probe)(struct backend *b, int timeout_ms);
 };
@@ -118,8 +118,9 @@ void backend_set_identity(struct backend *b, backend_who_fn who, void *arg);
  * last try timed out). 0, every backend's default, fails at once: the
  * scheduler and the runner must never block on the volume. A URL's own
  * patience (nfs://...?patience=SECONDS) wins over this. Safe to call while
- * other threads use b; backends that cannot be unreachable ignore it. */
-void backend_set_patience(struct backend *b, int64_t ms);
+ * other threads use b; backends that cannot be unreachable ignore it.
+ * Returns the patience now in effect (ms; 0 where there is none). */
+int64_t backend_set_patience(struct backend *b, int64_t ms);
 
 /* Whether the volume answered when last asked: 1 reachable; 0 unreachable,
  * with the realtime second it stopped answering in *down_since_epoch_s and

@@ -145,9 +145,9 @@ static void f_set_identity(struct backend *b, backend_who_fn who, void *arg)
 
 /* Patience, health and the probe are the inner volume's: passed through
  * without faults or delay (the probe must stay quick). */
-static void f_set_patience(struct backend *b, int64_t ms)
+static int64_t f_set_patience(struct backend *b, int64_t ms)
 {
-	backend_set_patience(fault(b)->inner, ms);
+	return backend_set_patience(fault(b)->inner, ms);
 }
 
 static int f_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)

@@ -79,12 +79,13 @@ static void vol_destroy(struct backend *b)
 	free(nb);
 }
 
-static void vol_set_patience(struct backend *b, int64_t ms)
+static int64_t vol_set_patience(struct backend *b, int64_t ms)
 {
 	struct nfs_backend *nb = nfsb(b);
 
 	if (!nb->patience_fixed)
 		atomic_store(&nb->patience_ms, ms);
+	return atomic_load(&nb->patience_ms);
 }
 
 static int vol_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)

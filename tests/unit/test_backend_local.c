@@ -90,7 +90,7 @@ static void test_ops(const char *root)
 	}
 	is_str(b->ops->name, "local", "the backend is local");
 	/* A local folder has no server: always reachable, nothing to wait for. */
-	backend_set_patience(b, 300000);
+	is_int(backend_set_patience(b, 300000), 0, "a local folder has no patience to set");
 	{
 		int64_t since = -1;
 		char *reason = (char *)"x";

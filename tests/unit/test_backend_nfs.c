@@ -127,7 +127,7 @@ static void test_patience(void)
 	ok(rc < 0 && errno == EIO, "no patience: EIO");
 	ok(ms < 3000, "at once (%lld ms)", (long long)ms);
 
-	backend_set_patience(b, 1500);
+	is_int(backend_set_patience(b, 1500), 1500, "the patience set is in effect");
 	t0 = time_mono_ms();
 	rc = backend_getattr(b, "x", &st);
 	ms = time_mono_ms() - t0;
@@ -142,7 +142,7 @@ static void test_patience(void)
 	b = backend_create(NOBODY "&patience=0", &err);
 	ok(b != NULL, "patience=0 in the URL");
 	if (b) {
-		backend_set_patience(b, 5000);
+		is_int(backend_set_patience(b, 5000), 0, "the URL's patience stays in effect");
 		t0 = time_mono_ms();
 		rc = backend_getattr(b, "x", &st);
 		ms = time_mono_ms() - t0;
