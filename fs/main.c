@@ -470,6 +470,10 @@ int main(int argc, char *argv[])
 	}
 	log_info("unmounting %s", cmd.mountpoint);
 out:
+	/* Nothing waits for the volume any more: the probe thread's own work
+	 * (data/ in an outage) gives up at its next try. */
+	if (fs.backend)
+		backend_set_patience(fs.backend, 0);
 	storage_watch_destroy(watch);
 	if (opt.ready_fd >= 0)
 		close(opt.ready_fd);

@@ -11,6 +11,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +70,12 @@ static void *watch_main(void *arg)
 		int64_t wait_ms;
 
 		pthread_mutex_unlock(&sw->lock);
-		if (backend_probe(sw->fs->backend, PROBE_TIMEOUT_MS) == 0 && sw->pending)
+		/* Unmounting (SIGTERM, fusermount -u): the loop waits for every
+		 * request being served, so those waiting for the volume stop
+		 * waiting (each at its next try, within 2 s). */
+		if (sw->fs->fuse && fuse_session_exited(fuse_get_session(sw->fs->fuse)))
+			backend_set_patience(sw->fs->backend, 0);
+		else if (backend_probe(sw->fs->backend, PROBE_TIMEOUT_MS) == 0 && sw->pending)
 			do_pending(sw);
 		wait_ms = backend_health(sw->fs->backend, NULL, NULL) ? PROBE_UP_MS : PROBE_DOWN_MS;
 		clock_gettime(CLOCK_MONOTONIC, &until);
