@@ -39,13 +39,13 @@ echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
 # ---- a 6 s outage under a large copy ----
 cp "$TEST_DIR/big" "$out/copy" 2>"$TEST_DIR/cp.err" &
 cp_pid=$!
+copied() { [ "$(stat -c %s "$NFS_EXPORT/jobs/$id/out/s/copy" 2>/dev/null || echo 0)" -ge $((32 * 1024 * 1024)) ]; }
+wait_for "the copy is under way" 120 copied
 # A writer that is sure to span the outage whatever the machine's speed: a
 # chunk a second, through one open file.
 (for i in $(seq 1 12); do cat "$TEST_DIR/chunk"; sleep 1; done |
 	dd of="$out/paced" bs=1M iflag=fullblock status=none) 2>"$TEST_DIR/paced.err" &
 paced_pid=$!
-copied() { [ "$(stat -c %s "$NFS_EXPORT/jobs/$id/out/s/copy" 2>/dev/null || echo 0)" -ge $((32 * 1024 * 1024)) ]; }
-wait_for "the copy is under way" 120 copied
 wait_for "the paced writer is under way" 60 test -s "$NFS_EXPORT/jobs/$id/out/s/paced"
 kill_ganesha KILL
 pass "ganesha killed during the copy"
