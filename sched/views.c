@@ -98,7 +98,7 @@ static const char *clock_time(int64_t ms, int64_t now, char *buf, size_t len)
 	return buf;
 }
 
-/* "storage unreachable since 04:40:01 (cannot mount ...)", or "" while the
+/* "unreachable since 04:40:01 (cannot mount ...)", or "" while the
  * host's volume answers. */
 static void storage_text(const struct host *h, int64_t now, char *buf, size_t len)
 {
@@ -107,7 +107,7 @@ static void storage_text(const struct host *h, int64_t now, char *buf, size_t le
 	buf[0] = '\0';
 	if (h->storage_down_since <= 0)
 		return;
-	snprintf(buf, len, "storage unreachable since %s (%s)",
+	snprintf(buf, len, "unreachable since %s (%s)",
 		 clock_time(h->storage_down_since * 1000, now, at, sizeof at),
 		 h->storage_reason && *h->storage_reason ? h->storage_reason : "no reason given");
 }
@@ -920,7 +920,7 @@ char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up
 			"heartbeat %s%s%s\n", esc(&t, h->name), host_state(h, up[i]), h->reserved_cpus, h->cpus,
 			size(h->reserved_mem, a, sizeof a), size(h->mem, b, sizeof b), h->cpu_pct,
 			h->outside_cpu_pct, h->mem_pct, h->outside_mem_pct, h->load1, h->nactive, seen,
-			*storage ? ", " : "", esc(&t, storage));
+			*storage ? ", storage " : "", esc(&t, storage));
 	}
 	return text_close(&t);
 }
