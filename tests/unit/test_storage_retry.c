@@ -8,6 +8,7 @@
 #include "api_client.h"
 #include "clock.h"
 #include "engine.h"
+#include "launch.h"
 #include "placement.h"
 #include "tap.h"
 #include "util.h"
@@ -15,6 +16,7 @@
 #include "volume.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +276,69 @@ static void test_volume_file(void)
 	ok(volume_state_parse("hello\n", 5, &st) < 0 && errno == EINVAL && st.down_since == 0,
 	   "storage file: a text without a state is not ours (reachable)");
 	ok(volume_state_parse("", 5, &st) < 0 && st.down_since == 0, "storage file: empty");
+	/* The errors that make a start that failed at its log or folder "storage
+	 * unreachable" (runner/launch.c), and one that does not. */
+	ok(launch_volume_errno(EIO) && launch_volume_errno(ETIMEDOUT) && launch_volume_errno(ENOTCONN) &&
+	   launch_volume_errno(ESTALE) && launch_volume_errno(EHOSTDOWN) &&
+	   launch_volume_errno(ECONNREFUSED) && !launch_volume_errno(ENOENT) && !launch_volume_errno(EACCES),
+	   "launch: the volume's errors");
+}
+
+static void write_file(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+		rename(tmp, path);
+	}
+	free(tmp);
+}
+
+/* Poll the watch until its state's since is want (or 5 s pass). */
+static bool watch_says(struct volume_watch *v, int64_t want, struct volume_state *st)
+{
+	for (int i = 0; i < 100; i++) {
+		volume_watch_get(v, st);
+		if (st->down_since == want)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+/* The runner's reader of MOUNT/storage, on a plain folder standing in for the mount. */
+static void test_volume_watch(void)
+{
+	char dir[] = "/tmp/parsa-test-volume.XXXXXX";
+	struct volume_watch *v;
+	struct volume_state st;
+	char *file;
+
+	volume_watch_get(NULL, &st);
+	ok(st.down_since == 0, "watch: none is reachable");
+	if (!mkdtemp(dir)) {
+		ok(0, "watch: a folder");
+		return;
+	}
+	file = xasprintf("%s/storage", dir);
+	v = volume_watch_create(dir, NULL);
+	ok(v && watch_says(v, 0, &st), "watch: no file (no parsafs there, or an old one): reachable");
+	write_file(file, "state: unreachable\nsince: 1796700001 (2026-12-06 04:40:01 UTC)\n"
+		   "volume: nfs://127.0.0.1/export\nreason: cannot mount: Connection refused\n");
+	ok(watch_says(v, 1796700001, &st) && strcmp(st.reason, "cannot mount: Connection refused") == 0,
+	   "watch: the file says unreachable: so does the watch, with since and reason");
+	write_file(file, "state: reachable\nvolume: nfs://127.0.0.1/export\n");
+	ok(watch_says(v, 0, &st) && !*st.reason, "watch: and reachable again");
+	write_file(file, "garbage\n");
+	usleep(2 * VOLUME_READ_INTERVAL_MS * 1000);
+	ok(watch_says(v, 0, &st), "watch: a file it cannot read as a state: reachable");
+	volume_watch_destroy(v);
+	unlink(file);
+	rmdir(dir);
+	free(file);
 }
 
 /* A host whose volume is away takes nothing; why and the host say so; an
@@ -371,6 +436,7 @@ int main(void)
 
 	test_placement();
 	test_volume_file();
+	test_volume_watch();
 	if (world_start(&w) < 0) {
 		ok(0, "a scheduler for the test");
 		return done_testing();
