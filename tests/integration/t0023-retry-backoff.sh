@@ -6,7 +6,7 @@
 # says what it waits for meanwhile, and the job then fails with three
 # attempts, each counted.
 . "$(dirname "$0")/../lib/common.sh"
-start_all --cpus 2 --cpu-limit 100 --grace 1
+start_all --cpus 4 --cpu-limit 100 --grace 1
 
 cat >"$TEST_DIR/flaky.conf" <<SPEC
 [stage f]

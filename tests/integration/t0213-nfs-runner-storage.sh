@@ -11,7 +11,7 @@
 
 NFS_OPTIONS=timeout=3
 start_nfs
-start_all --cpus 2 --cpu-limit 100 --grace 1
+start_all --cpus 4 --cpu-limit 100 --grace 1
 
 # Stage a runs before the outage and ends during it: stage b then waits.
 cat >"$TEST_DIR/gated.conf" <<SPEC
