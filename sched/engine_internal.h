@@ -205,9 +205,6 @@ void engine_requeue(struct engine *e, struct instance *inst);
 /* How long the retry after the given number of failures waits (ms): the
  * configured back-off, doubled for each failure after the first, capped. */
 int64_t engine_retry_backoff(const struct engine *e, int failures);
-/* Is this a runner's reason "storage unreachable[: ...]"
- * (API_REASON_STORAGE_UNREACHABLE)? */
-bool engine_storage_reason(const char *reason);
 /* What the runner measured of the current attempt (its report's stamps,
  * usage, cores and GPUs), kept on the instance: those given replace what is
  * known. Call before engine_mark_running() / engine_end_attempt(), which then

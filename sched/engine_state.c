@@ -87,14 +87,6 @@ int64_t engine_retry_backoff(const struct engine *e, int failures)
 	return ms < ENGINE_RETRY_BACKOFF_MAX_MS ? ms : ENGINE_RETRY_BACKOFF_MAX_MS;
 }
 
-bool engine_storage_reason(const char *reason)
-{
-	size_t n = strlen(API_REASON_STORAGE_UNREACHABLE);
-
-	return reason && strncmp(reason, API_REASON_STORAGE_UNREACHABLE, n) == 0 &&
-	       (reason[n] == '\0' || reason[n] == ':');
-}
-
 /* The runner could not start inst because its volume did not answer: until
  * its next heartbeat says otherwise the host takes nothing new, so that the
  * instance is not sent straight back to it (a heartbeat within the second
@@ -170,7 +162,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 		return;
 	}
 	/* Nor did the volume failing under the runner: it started nothing. */
-	if (engine_storage_reason(reason) && job->ending == ENDING_NONE) {
+	if (api_reason_storage_unreachable(reason) && job->ending == ENDING_NONE) {
 		int64_t clock = engine_now(e);
 
 		host_storage_failed(inst->host, reason, clock);

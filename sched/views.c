@@ -112,15 +112,6 @@ static void storage_text(const struct host *h, int64_t now, char *buf, size_t le
 		 h->storage_reason && *h->storage_reason ? h->storage_reason : "no reason given");
 }
 
-/* Was inst requeued because its host's volume did not answer? */
-static bool storage_requeue(const struct instance *inst)
-{
-	size_t n = strlen(API_REASON_STORAGE_UNREACHABLE);
-
-	return strncmp(inst->reason, API_REASON_STORAGE_UNREACHABLE, n) == 0 &&
-	       (inst->reason[n] == '\0' || inst->reason[n] == ':');
-}
-
 /* A queued instance that may not be placed yet, as why and status say it:
  * "retry 2 of 3 waits until 04:41:07 (back-off after a failure on host vm)". */
 static void backoff_text(const struct instance *inst, int64_t now, char *buf, size_t len)
@@ -128,7 +119,7 @@ static void backoff_text(const struct instance *inst, int64_t now, char *buf, si
 	char at[64];
 
 	clock_time(inst->not_before_ms, now, at, sizeof at);
-	if (inst->failures > 0 && !storage_requeue(inst))
+	if (inst->failures > 0 && !api_reason_storage_unreachable(inst->reason))
 		snprintf(buf, len, "retry %d of %d waits until %s (back-off after a failure on host %s)",
 			 inst->failures, inst->stage->spec->retries, at, inst->host_name);
 	else
