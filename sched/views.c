@@ -559,7 +559,7 @@ char *views_instance_status(const struct instance *inst)
 
 		/* Its own time: the instance's view has no clock to say "today". */
 		backoff_text(inst, 0, line, sizeof line);
-		fprintf(t.f, "waits: %s\n", esc(&t, line));
+		fprintf(t.f, "back-off: %s\n", esc(&t, line));
 	}
 	fprintf(t.f, "assigned: %s\n", iso_ms(inst->assigned_ms, a, sizeof a));
 	fprintf(t.f, "started: %s\n", iso_ms(inst->started_ms, a, sizeof a));

@@ -18,7 +18,7 @@ inst=stages/f/instances/0/status
 id=$(submit "$TEST_DIR/flaky.conf") || fail "submit failed"
 wait_for "the second attempt failed" 20 grep -q 'retrying (2 of 2 retries)' "$MNT/jobs/$id/events"
 wait_for "why says the last retry waits" 3 grep -q '^  instance 0: retry 2 of 2 waits until .* (back-off after a failure on host local)' "$MNT/jobs/$id/why"
-check "the instance's status says so too" grep -q '^waits: retry 2 of 2 waits until' "$MNT/jobs/$id/$inst"
+check "the instance's status says so too" grep -q '^back-off: retry 2 of 2 waits until' "$MNT/jobs/$id/$inst"
 check "and the job's" grep -q '^back-off f: 1 instance waits; instance 0: retry 2 of 2' "$MNT/jobs/$id/status"
 wait_job "$id" 30 failed
 

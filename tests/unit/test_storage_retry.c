@@ -374,8 +374,26 @@ static void test_storage(struct world *w)
 	ok(failures == 0 && att == 1 && nb > 0, "storage: requeued, no failure counted");
 	has_free(view(w, id, VIEW_EVENTS), "stage s instance 0 could not start on h1: storage unreachable; "
 		 "requeued", "storage: the event");
-	has_free(view(w, id, VIEW_WHY), "h1: storage unreachable since ",
-		 "storage: the report alone keeps the host from new work until its next heartbeat");
+	text = view(w, id, VIEW_WHY);
+	has(text, "h1: storage unreachable since ",
+	    "storage: the report alone keeps the host from new work until its next heartbeat");
+	has_free(text, "instance 0: waits until ", "storage: why says the instance waits a little");
+	has_free(view(w, id, VIEW_WHY), "(its start failed on host h1: storage unreachable)",
+		 "storage: and why, without calling it a retry");
+	engine_lock(w->engine);
+	{
+		const struct instance *i0 = model_job(engine_model(w->engine), id)->stages[0].inst[0];
+		char *status = views_instance_status(i0);
+		json_t *json = views_instance_json(i0);
+
+		has(status, "back-off: waits until ", "storage: the instance's status says it waits");
+		has(status, "reason: storage unreachable: cannot open the log", "storage: with the reason");
+		ok(json_integer_value(json_object_get(json, "not_before_ms")) == nb,
+		   "storage: status.json has not_before_ms");
+		free(status);
+		json_decref(json);
+	}
+	engine_unlock(w->engine);
 	beat(w, "h1", 0, NULL);
 	set_clock(w, "+70s");
 	inst = work(w, "h1", 2000, &att);
