@@ -77,19 +77,30 @@ check "a scheduler back within the grace gets the submission once" [ "$(jobs_nam
 # the request again on a fresh connection, which is refused: that must not
 # read as "nothing listened, nothing was submitted". The mount keeps asking
 # with the same token and gets the one job once the scheduler is back.
+# One FUSE worker thread (-s), so the submissions before go through the very
+# client (one per thread, fs/sched_link.c) and connection the cp uses.
 stop_daemon sched
 start_sched --storage "fault:delay_ms=400:$STORAGE"
+stop_daemon fs
+wait_for "unmounted" 20 sh -c "! mountpoint -q '$MNT'"
+parsafs "$MNT" --sched "unix:$SOCK" --storage "$STORAGE" -f -s >>"$LOGS/fs.log" 2>&1 &
+DAEMON_PID[fs]=$!
+wait_for "mount is up" 20 is_mounted "$MNT"
+wait_for "mount answers" 20 test -e "$MNT/status"
 spec warm-lost >"$TEST_DIR/warm.conf"
 for i in 1 2 3; do
 	spec "warm-$i" >"$TEST_DIR/warm-$i.conf"
 	cp "$TEST_DIR/warm-$i.conf" "$MNT/queue/warm-$i.conf" || fail "warming cp $i failed"
-	for j in 1 2 3 4 5; do cat "$MNT/status" >/dev/null; done
 done
 sched_pid=${DAEMON_PID[sched]}
 unset "DAEMON_PID[sched]"
 (
 	for i in $(seq 1 3000); do
-		grep -q 'job [0-9]* (warm-lost) submitted' "$LOGS/sched.log" && exec kill -KILL "$sched_pid"
+		# The socket file goes first, so that libcurl's fresh connect is
+		# refused for sure: a dying process closes its listening socket
+		# and its connections in an order that varies.
+		grep -q 'job [0-9]* (warm-lost) submitted' "$LOGS/sched.log" &&
+			rm -f "$SOCK" && exec kill -KILL "$sched_pid"
 		sleep 0.01
 	done
 	exit 1
@@ -108,14 +119,22 @@ while [ $((($(date +%s%N) - start_ns) / 1000000 - killed_ms)) -lt 6500 ]; do
 	kill -0 "$cp_pid" 2>/dev/null || break
 	sleep 0.1
 done
-check "cp still waits for an answer 6.5 s after the scheduler died" kill -0 "$cp_pid"
+# The one answer that may not be given while the job exists.
+never_nothing() {
+	! grep -q 'nothing was submitted' "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null ||
+		fail "a submission the scheduler committed was answered 'nothing was submitted':" \
+			"$(cat "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null)"
+}
+if ! kill -0 "$cp_pid" 2>/dev/null; then
+	wait "$cp_pid"
+	never_nothing
+	fail "cp gave up before the scheduler was back: $(cat "$TEST_DIR/warm.err")"
+fi
+pass "cp still waits for an answer 6.5 s after the scheduler died"
 start_sched
 timeout 40 tail --pid="$cp_pid" -f /dev/null || fail "cp did not end within 40 s of the scheduler's return"
 if ! wait "$cp_pid"; then
-	# The one answer that may not be given while the job exists.
-	grep -q 'nothing was submitted' "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null &&
-		fail "a submission the scheduler committed was answered 'nothing was submitted':" \
-			"$(cat "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null)"
+	never_nothing
 	fail "cp of a submission whose warm connection died failed: $(cat "$TEST_DIR/warm.err")"
 fi
 check "a submission committed before the scheduler died is one job" [ "$(jobs_named warm-lost)" = 1 ]
