@@ -46,7 +46,9 @@ void api_client_destroy(struct api_client *client);
  * scheduler"). Returns the HTTP status (>= 0, also in reply->status) with
  * reply filled in whenever the scheduler answered, whatever the status; or -1
  * with errno when there is no answer: ENOTCONN (refused, socket missing,
- * unreachable, or munged's socket missing), ETIMEDOUT, ECANCELED (see
+ * unreachable, or munged's socket missing; also a connection closed before
+ * any answer, so ENOTCONN alone does not say the request was not read: see
+ * api_client_unsent()), ETIMEDOUT, ECANCELED (see
  * api_client_set_cancel_fd), EIO (anything else, e.g. no munge credential),
  * and, if err is not NULL, *err saying why (munged's reason when the request
  * could not be signed, else strerror(errno); the caller frees it). as may be
