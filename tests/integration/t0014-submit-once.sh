@@ -58,6 +58,8 @@ check "with no scheduler cp fails with ENOTCONN" grep -q 'not connected' "$TEST_
 check "after the grace for a restart, not 30 s (${ms} ms)" [ "$ms" -lt 10000 ]
 check "down.conf.rejected says nothing was submitted" grep -q 'nothing was submitted' "$MNT/queue/down.conf.rejected"
 rm -f "$MNT/queue/down.conf.rejected"
+parsa submit "$TEST_DIR/down.conf" 2>"$TEST_DIR/cli-down.err" && fail "parsa submit with no scheduler succeeded"
+check "parsa submit with no scheduler says nothing was submitted" grep -q 'nothing was submitted' "$TEST_DIR/cli-down.err"
 start_sched
 check "and nothing was" [ "$(jobs_named while-down)" = 0 ]
 
