@@ -192,10 +192,11 @@ static int refuse_reserved(const struct fs_path *p)
  * drop them (fs_invalidate_others). Returns ret. */
 static int attrs_changed(struct fs_ctx *fs, const char *path, struct fs_file *f, int ret)
 {
-	if (ret == 0 && !path && f && f->ops->path)
+	if (ret != 0)
+		return ret;
+	if (!path && f && f->ops->path)
 		path = f->ops->path(f);
-	if (ret == 0)
-		fs_invalidate_others(fs, path, false);
+	fs_invalidate_others(fs, path, false);
 	return ret;
 }
 
@@ -453,7 +454,6 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off, s
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
-
 	int ret;
 
 	(void)path;
@@ -465,7 +465,6 @@ static int op_flush(const char *path, struct fuse_file_info *fi)
 static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
-
 	int ret;
 
 	(void)path;

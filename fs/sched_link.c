@@ -139,7 +139,8 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 	/* The contract of the mount: unreachable is ENOTCONN, anything else EIO.
 	 * A request that changes something and was written before its
 	 * connection died may have been carried out: that is not "unreachable"
-	 * (the scheduler read it), so EIO; a GET is only asked again. */
+	 * (the scheduler read it), so EIO. A GET changes nothing: for it
+	 * ENOTCONN stays the answer (the scheduler is not there now). */
 	sent = status < 0 && !api_client_unsent(client) && strcmp(method, "GET") != 0;
 	if (settle(link, client, method, path, status) == 0)
 		return 0;
