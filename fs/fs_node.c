@@ -268,17 +268,22 @@ void fs_caller_cred(const struct fs_ctx *fs, struct backend_cred *cred)
 
 void fs_invalidate(const struct fs_ctx *fs, const char *path)
 {
-	char **names;
-
 	if (!fs->fuse)
 		return;
 	/* An inode invalidation takes no lock a handler's request holds, so a
 	 * handler may send it (an entry invalidation takes the folder's). It
 	 * drops the file's cached pages too, which only --page-cache has. */
 	fuse_invalidate_path(fs->fuse, path);
-	if (!fs->inodes)
+	fs_invalidate_others(fs, path, false);
+}
+
+void fs_invalidate_others(const struct fs_ctx *fs, const char *path, bool forget)
+{
+	char **names;
+
+	if (!fs->fuse || !fs->inodes || !path)
 		return;
-	names = inode_map_others(fs->inodes, path, 0);
+	names = inode_map_others(fs->inodes, path, forget);
 	for (char **n = names; n && *n; n++)
 		fuse_invalidate_path(fs->fuse, *n);
 	inode_map_free_names(names);

@@ -7,6 +7,7 @@
 #define PARSA_FS_NODE_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,11 +119,16 @@ struct fs_file_ops {
 	 * or -1 (then read_take, if there is one). */
 	ssize_t (*read_take)(struct fs_file *f, size_t size, off_t off, char **buf);
 	int (*splice_fd)(struct fs_file *f, size_t size, off_t off);
+	/* Optional: the path (as FUSE names it) the file was opened by, whose
+	 * other names' attributes a change through the file makes stale
+	 * (fs_invalidate_others); NULL for files that cannot have several. */
+	const char *(*path)(struct fs_file *f);
 };
 
 struct fs_file {
 	const struct fs_file_ops *ops;
 	bool direct_io;          /* bypass the page cache: content made at open */
+	atomic_bool written;     /* written since the last flush (ops.c); zeroed at allocation */
 };
 
 /* A read-only file serving a buffer made at open; takes ownership of data. */
@@ -147,6 +153,17 @@ bool fs_caller_in_group(const struct fs_ctx *fs, gid_t gid);
  * through one name, or behind the kernel's back, does not reach the others.
  * Nothing outside a mount. */
 void fs_invalidate(const struct fs_ctx *fs, const char *path);
+/* Drop the kernel's cached attributes of the other names of path's file, not
+ * of path itself: the one place that keeps hard links' attributes true, after
+ * an unlink or a rename over path (forget: path is no longer the file's
+ * name; the others have a link fewer), a link, and a change of mode, owner,
+ * size or times made through path (ops.c, attrs_changed), whose own new
+ * attributes the kernel takes from the reply. It sends only inode
+ * invalidations, which take no lock a handler's request holds (see
+ * fs_invalidate). Nothing outside a mount, nor for a NULL path, nor for a
+ * file not in the map (fs/inode_map.h: then its other names' attributes are
+ * at most attr_timeout old). */
+void fs_invalidate_others(const struct fs_ctx *fs, const char *path, bool forget);
 /* The asking thread's id, 0 outside a request. */
 pid_t fs_caller_pid(const struct fs_ctx *fs);
 /* The reader of the current request gave up (a signal). */

@@ -187,18 +187,36 @@ static int refuse_reserved(const struct fs_path *p)
 	return fs_is_hidden_name(p->name) ? -EINVAL : 0;
 }
 
-/* After an unlink or a rename over it: the other names of path's file (a
- * link fewer), and path forgotten (inode_map.h, fs_invalidate). */
-static void invalidate_others(struct fs_ctx *fs, const char *path)
+/* ret of a change of mode, owner, size or times made through path, or
+ * through the open file f when path is NULL (nullpath_ok): once it succeeded,
+ * the file's other names (each its own kernel inode) hold stale attributes,
+ * and a mode that now shuts someone out would still let them in there:
+ * drop them (fs_invalidate_others). Returns ret. */
+static int attrs_changed(struct fs_ctx *fs, const char *path, struct fs_file *f, int ret)
 {
-	char **names;
+	if (ret != 0)
+		return ret;
+	if (!path && f && f->ops->path)
+		path = f->ops->path(f);
+	fs_invalidate_others(fs, path, false);
+	return ret;
+}
 
-	if (!fs->inodes || !fs->fuse)
-		return;
-	names = inode_map_others(fs->inodes, path, 1);
-	for (char **n = names; n && *n; n++)
-		fuse_invalidate_path(fs->fuse, *n);
-	inode_map_free_names(names);
+/* Writes change the size and times: they only mark the file, and its flush,
+ * fsync or release drops the other names' attributes. A write handler may
+ * not: under --page-cache the kernel holds the written pages locked while it
+ * waits, and two writers through two names, each dropping the other's pages,
+ * would wait for each other. */
+static void mark_written(struct fs_file *f)
+{
+	if (!atomic_load_explicit(&f->written, memory_order_relaxed))
+		atomic_store(&f->written, true);
+}
+
+static void written_settled(struct fs_ctx *fs, struct fs_file *f)
+{
+	if (atomic_load_explicit(&f->written, memory_order_relaxed) && atomic_exchange(&f->written, false))
+		attrs_changed(fs, NULL, f, 0);
 }
 
 /* use_ino: volume nodes keep the backend's inode number (local st_ino, NFS
@@ -306,6 +324,9 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	if (p.ops->open(ctx(), &p, fi->flags, &f) < 0)
 		return edge(-1);
 	attach(fi, f);
+	/* O_TRUNC (FUSE_CAP_ATOMIC_O_TRUNC): the open set the size. */
+	if (fi->flags & O_TRUNC)
+		attrs_changed(ctx(), path, f, 0);
 	return 0;
 }
 
@@ -390,6 +411,7 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 	(void)path;
 	if (!f->ops->write)
 		return -EACCES;
+	mark_written(f);
 	/* Data already in memory goes through the backend's write, which may
 	 * send it to the disk directly; only spliced data goes fd to fd. */
 	fd = f->ops->splice_fd && (buf->buf[0].flags & FUSE_BUF_IS_FD) ? f->ops->splice_fd(f, size, off) : -1;
@@ -426,6 +448,7 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off, s
 	(void)path;
 	if (!f->ops->write)
 		return -EACCES;
+	mark_written(f);
 	n = f->ops->write(f, buf, size, off);
 	return n < 0 ? edge(-1) : (int)n;
 }
@@ -433,17 +456,23 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off, s
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
+	int ret;
 
 	(void)path;
-	return f->ops->flush ? edge(f->ops->flush(f)) : 0;
+	ret = f->ops->flush ? edge(f->ops->flush(f)) : 0;
+	written_settled(ctx(), f);
+	return ret;
 }
 
 static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct fs_file *f = file_of(fi);
+	int ret;
 
 	(void)path;
-	return f->ops->fsync ? edge(f->ops->fsync(f, datasync)) : 0;
+	ret = f->ops->fsync ? edge(f->ops->fsync(f, datasync)) : 0;
+	written_settled(ctx(), f);
+	return ret;
 }
 
 static int op_release(const char *path, struct fuse_file_info *fi)
@@ -451,6 +480,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 	struct fs_file *f = file_of(fi);
 
 	(void)path;
+	written_settled(ctx(), f);
 	f->ops->release(f);
 	return 0;
 }
@@ -462,10 +492,12 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	/* With nullpath_ok a file handle comes without a path. */
 	if (f)
-		return f->ops->truncate ? edge(f->ops->truncate(f, size)) : -EACCES;
+		return f->ops->truncate ? attrs_changed(ctx(), path, f, edge(f->ops->truncate(f, size)))
+					: -EACCES;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return p.ops->truncate ? edge(p.ops->truncate(ctx(), &p, size)) : -EACCES;
+	return p.ops->truncate ? attrs_changed(ctx(), path, NULL, edge(p.ops->truncate(ctx(), &p, size)))
+			       : -EACCES;
 }
 
 static int op_readlink(const char *path, char *buf, size_t size)
@@ -511,7 +543,7 @@ static int op_unlink(const char *path)
 		return -EPERM;
 	if (p.ops->unlink(fs, &p) < 0)
 		return edge(-1);
-	invalidate_others(fs, path);
+	fs_invalidate_others(fs, path, true);
 	return 0;
 }
 
@@ -552,10 +584,9 @@ static int op_fallocate(const char *path, int mode, off_t off, off_t len, struct
 {
 	struct fs_file *f = file_of(fi);
 
-	(void)path;
 	if (!f || !f->ops->fallocate)
 		return -EOPNOTSUPP;
-	return edge(f->ops->fallocate(f, mode, off, len));
+	return attrs_changed(ctx(), path, f, edge(f->ops->fallocate(f, mode, off, len)));
 }
 
 /* Besides the user's renames, libfuse's hiding of an open file that is
@@ -583,7 +614,7 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	if (a.ops->rename(fs, &a, &z, flags) < 0)
 		return edge(-1);
 	if (fs->inodes && !(flags & RENAME_EXCHANGE)) {
-		invalidate_others(fs, to);   /* what to named lost a link */
+		fs_invalidate_others(fs, to, true);   /* what to named lost a link */
 		inode_map_renamed(fs->inodes, from, to);
 	}
 	return 0;
@@ -616,10 +647,10 @@ static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct fs_path p;
 
 	if (f && !path)
-		return f->ops->chmod ? edge(f->ops->chmod(f, mode)) : -EPERM;
+		return f->ops->chmod ? attrs_changed(ctx(), NULL, f, edge(f->ops->chmod(f, mode))) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return p.ops->chmod ? edge(p.ops->chmod(ctx(), &p, mode)) : -EPERM;
+	return p.ops->chmod ? attrs_changed(ctx(), path, NULL, edge(p.ops->chmod(ctx(), &p, mode))) : -EPERM;
 }
 
 static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
@@ -628,10 +659,10 @@ static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 	struct fs_path p;
 
 	if (f && !path)
-		return f->ops->chown ? edge(f->ops->chown(f, uid, gid)) : -EPERM;
+		return f->ops->chown ? attrs_changed(ctx(), NULL, f, edge(f->ops->chown(f, uid, gid))) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return p.ops->chown ? edge(p.ops->chown(ctx(), &p, uid, gid)) : -EPERM;
+	return p.ops->chown ? attrs_changed(ctx(), path, NULL, edge(p.ops->chown(ctx(), &p, uid, gid))) : -EPERM;
 }
 
 static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
@@ -640,10 +671,10 @@ static int op_utimens(const char *path, const struct timespec tv[2], struct fuse
 	struct fs_path p;
 
 	if (f && !path)
-		return f->ops->utimens ? edge(f->ops->utimens(f, tv)) : -EPERM;
+		return f->ops->utimens ? attrs_changed(ctx(), NULL, f, edge(f->ops->utimens(f, tv))) : -EPERM;
 	if (fs_match(path, &p) < 0)
 		return -ENOENT;
-	return p.ops->utimens ? edge(p.ops->utimens(ctx(), &p, tv)) : -EPERM;
+	return p.ops->utimens ? attrs_changed(ctx(), path, NULL, edge(p.ops->utimens(ctx(), &p, tv))) : -EPERM;
 }
 
 static int op_statfs(const char *path, struct statvfs *st)

@@ -383,12 +383,18 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 				  "before you submit it again", name, sched_link_endpoint(q->fs->link),
 				  SCHED_SUBMIT_DEADLINE_MS / 1000);
 		} else if (saved == ENOTCONN) {
+			/* Every connect was refused before a byte of the request was
+			 * written (api_client_unsent()): the one case where nothing
+			 * can have been submitted. */
 			errprintf(err, "%s: the scheduler at %s is not running: nothing was submitted",
 				  name, sched_link_endpoint(q->fs->link));
 		} else {
-			errprintf(err, "%s: the scheduler at %s did not answer in time: the job may or "
-				  "may not have been submitted (see jobs/last)", name,
-				  sched_link_endpoint(q->fs->link));
+			/* Sent, or perhaps sent (ENOTCONN is only for a request that
+			 * no connection carried), and no answer. */
+			errprintf(err, "%s: the scheduler at %s gave no answer (%s): it may or may not "
+				  "have been submitted; look in %s/ before you submit it again", name,
+				  sched_link_endpoint(q->fs->link), strerror(saved),
+				  q->once ? "jobs" : q->folder);
 		}
 		goto out;
 	}

@@ -129,17 +129,23 @@ int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 	struct api_identity as = identity_of(who);
 	struct api_client *client;
 	int status;
+	bool sent;
 
 	memset(reply, 0, sizeof *reply);
 	client = thread_client(link);
 	if (!client)
 		return -1;
 	status = api_call(client, method, path, body, len, &as, timeout_ms, reply, NULL);
+	/* The contract of the mount: unreachable is ENOTCONN, anything else EIO.
+	 * A request that changes something and was written before its
+	 * connection died may have been carried out: that is not "unreachable"
+	 * (the scheduler read it), so EIO. A GET changes nothing: for it
+	 * ENOTCONN stays the answer (the scheduler is not there now). */
+	sent = status < 0 && !api_client_unsent(client) && strcmp(method, "GET") != 0;
 	if (settle(link, client, method, path, status) == 0)
 		return 0;
-	/* The contract of the mount: unreachable is ENOTCONN, anything else EIO. */
 	if (status < 0)
-		errno = errno == ENOTCONN ? ENOTCONN : EIO;
+		errno = errno == ENOTCONN && !sent ? ENOTCONN : EIO;
 	return -1;
 }
 

@@ -49,8 +49,11 @@ const char *sched_link_endpoint(const struct sched_link *link);
 /* One request as who: api_call() for the mount, which needs a 2xx answer.
  * Returns 0 with *reply filled on a 2xx answer. Otherwise -1 with errno: the
  * HTTP status mapped by api_status_errno() (the reply is kept so the caller
- * can show its error text), or ENOTCONN/EIO when the scheduler cannot be
- * reached in time. The caller clears the reply in every case. */
+ * can show its error text), ENOTCONN when the scheduler could not be reached
+ * (for a request other than GET: and no byte of it was sent, see
+ * api_client_unsent()), or EIO, e.g. a POST that lost its answer after it was
+ * sent and so may have been carried out. The caller clears the reply in
+ * every case. */
 int sched_link_call(struct sched_link *link, const struct fs_identity *who,
 		    const char *method, const char *path, const char *body, size_t len,
 		    long timeout_ms, struct api_reply *reply);

@@ -102,6 +102,11 @@ static int bfile_fallocate(struct fs_file *file, int mode, off_t off, off_t len)
 	return backend_fallocate(f->b, f->bf, mode, off, len);
 }
 
+static const char *bfile_path(struct fs_file *file)
+{
+	return ((struct backend_fs_file *)file)->path;
+}
+
 static int bfile_getattr(struct fs_file *file, struct stat *st)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
@@ -199,6 +204,7 @@ static const struct fs_file_ops backend_fs_file_ops = {
 	.release = bfile_release,
 	.read_take = bfile_read_take,
 	.splice_fd = bfile_splice_fd,
+	.path = bfile_path,
 };
 
 struct fs_file *backend_fs_file_create(struct backend *b, struct backend_file *bf, bool direct_io)

@@ -22,6 +22,7 @@ struct api_client {
 	CURLM *multi;     /* drives transfers while cancel_fd is set */
 	struct auth *auth;  /* TCP only: munge credentials */
 	int refused;      /* the last failed call found nothing listening */
+	int unsent;       /* the last failed call wrote no byte of its request */
 	char *user_agent; /* the handshake: program, release, protocol */
 };
 
@@ -99,6 +100,11 @@ void api_client_set_munge_socket(struct api_client *client, const char *path)
 int api_client_refused(const struct api_client *client)
 {
 	return client->refused;
+}
+
+int api_client_unsent(const struct api_client *client)
+{
+	return client->unsent;
 }
 
 void api_client_set_cancel_fd(struct api_client *client, int fd)
@@ -210,11 +216,12 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	char *url = NULL, *why = NULL;
 	CURLcode rc;
 	CURL *c = client->curl;
-	long os_errno;
+	long os_errno, request_size;
 	int ret = -1;
 
 	memset(reply, 0, sizeof *reply);
 	client->refused = 0;
+	client->unsent = 1;
 	if (cancelled(client)) {
 		errno = ECANCELED;
 		goto out;
@@ -256,6 +263,16 @@ int api_call(struct api_client *client, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 
 	rc = client->cancel_fd >= 0 ? perform_cancellable(client) : curl_easy_perform(c);
+	/* What reached a socket, over every connection this call used: when a
+	 * kept-alive connection closes before any answer, libcurl sends the same
+	 * request again on a fresh one (lib/transfer.c, Curl_retry_request:
+	 * "Connection died, retrying a fresh connect"), so a refused connect at
+	 * the end does not mean the scheduler never read the request.
+	 * CURLINFO_REQUEST_SIZE is "the total size of the issued requests" of
+	 * the transfer, the one that died included. */
+	request_size = 0;
+	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &request_size);
+	client->unsent = request_size == 0;
 	switch (rc) {
 	case CURLE_OK:
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);
@@ -351,7 +368,9 @@ int api_submit(struct api_client *client, const char *path, const char *body, si
 		if (!answer_lost(status, sent))
 			return status;
 		saved = errno;
-		if (status < 0 && !(saved == ENOTCONN && client->refused))
+		/* Only a request that no connection carried, because nothing
+		 * listened, cannot have reached the scheduler. */
+		if (status < 0 && !(saved == ENOTCONN && client->refused && client->unsent))
 			sent = true;
 		/* Another thread stopped it (api_client_set_cancel_fd): no retry. */
 		if (status < 0 && saved == ECANCELED)

@@ -62,7 +62,9 @@ void api_client_destroy(struct api_client *client);
  * scheduler"). Returns the HTTP status (>= 0, also in reply->status) with
  * reply filled in whenever the scheduler answered, whatever the status; or -1
  * with errno when there is no answer: ENOTCONN (refused, socket missing,
- * unreachable, or munged's socket missing), ETIMEDOUT, ECANCELED (see
+ * unreachable, or munged's socket missing; also a connection closed before
+ * any answer, so ENOTCONN alone does not say the request was not read: see
+ * api_client_unsent()), ETIMEDOUT, ECANCELED (see
  * api_client_set_cancel_fd), EIO (anything else, e.g. no munge credential),
  * and, if err is not NULL, *err saying why (munged's reason when the request
  * could not be signed, else strerror(errno); the caller frees it). as may be
@@ -92,7 +94,9 @@ struct api_submit_policy {
  * when nothing listened for grace_ms, so nothing was sent; ETIMEDOUT with
  * *unconfirmed set when an attempt may have reached the scheduler and no
  * answer settled it by deadline_ms, or when it was cancelled after such an
- * attempt (it may have committed); ECANCELED; EIO. The caller
+ * attempt (it may have committed); ECANCELED; EIO. An attempt counts as
+ * reaching nobody only when it was refused before any byte of it was written
+ * (api_client_refused() and api_client_unsent()). The caller
  * clears the reply in every case. */
 int api_submit(struct api_client *client, const char *path, const char *body, size_t len,
 	       const struct api_identity *as, const struct api_submit_policy *policy,
@@ -107,6 +111,14 @@ void api_client_set_munge_socket(struct api_client *client, const char *path);
  * address (connection refused, socket missing: the scheduler is not running),
  * 0 when the scheduler could not be reached at all (a network cut). */
 int api_client_refused(const struct api_client *client);
+
+/* After api_call() failed: 1 when no byte of the request was written to any
+ * connection, so the scheduler cannot have read it; 0 when some was, even if
+ * the call then ended refused: libcurl sends a request again on a fresh
+ * connection when a kept-alive one closed before answering, and that connect
+ * may be refused by a scheduler that read the request and died. A caller
+ * says "nothing was done" only with api_client_refused() and this both 1. */
+int api_client_unsent(const struct api_client *client);
 
 /* Make api_call() on this client give up with -1 and errno ECANCELED as soon as
  * fd is readable, so that another thread can stop a long poll (fd is typically

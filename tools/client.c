@@ -95,6 +95,15 @@ int client_call(struct client *c, const char *method, const char *path, const ch
 {
 	int status = api_call(c->api, method, path, body, len, NULL, timeout_ms, reply, NULL);
 
+	/* Written, then the connection died unanswered (libcurl's resend on a
+	 * fresh connection may end refused): not "cannot reach", for the
+	 * scheduler may have read it and done it. */
+	if (status < 0 && errno == ENOTCONN && !api_client_unsent(c->api) && strcmp(method, "GET") != 0) {
+		errprintf(err, "the scheduler at %s closed the connection before it answered %s %s: it may or may not have been done; look before you do it again",
+			  c->endpoint, method, path);
+		errno = ECONNRESET;
+		return -1;
+	}
 	return settle(c, status, timeout_ms, reply, err);
 }
 
@@ -112,6 +121,10 @@ int client_submit(struct client *c, const char *path, const char *body, size_t l
 	if (unconfirmed)
 		return errprintf(err, "the scheduler at %s may have taken the submission but gave no answer for %ld s: the job may or may not have been submitted; see `parsa status` before you submit it again",
 				 c->endpoint, CLIENT_SUBMIT_DEADLINE_MS / 1000);
+	/* api_submit's ENOTCONN: every attempt refused before a byte was sent. */
+	if (status < 0 && errno == ENOTCONN)
+		return errprintf(err, "cannot reach the scheduler at %s: nothing was submitted; is `parsa up` running? (or point --sched / PARSA_SCHED at it)",
+				 c->endpoint);
 	return settle(c, status, policy.call_timeout_ms, reply, err);
 }
 

@@ -2,7 +2,8 @@
 # A submission is answered once and truly (issue 15, item 2): the same token
 # twice is one job; an answer lost while the scheduler is stopped is asked for
 # again and gives the one job; nothing listening fails with nothing
-# submitted; and a reduced kill soak (bench/submit-soak: cp and .clone loops
+# submitted, and a request written on a kept-alive connection that died is
+# never answered so (issue 35, item 4); and a reduced kill soak (bench/submit-soak: cp and .clone loops
 # while the scheduler is SIGKILLed and started again) ends with no failed
 # submission committed, no acknowledged one missing and no duplicate.
 . "$(dirname "$0")/../lib/common.sh"
@@ -57,6 +58,8 @@ check "with no scheduler cp fails with ENOTCONN" grep -q 'not connected' "$TEST_
 check "after the grace for a restart, not 30 s (${ms} ms)" [ "$ms" -lt 10000 ]
 check "down.conf.rejected says nothing was submitted" grep -q 'nothing was submitted' "$MNT/queue/down.conf.rejected"
 rm -f "$MNT/queue/down.conf.rejected"
+parsa submit "$TEST_DIR/down.conf" 2>"$TEST_DIR/cli-down.err" && fail "parsa submit with no scheduler succeeded"
+check "parsa submit with no scheduler says nothing was submitted" grep -q 'nothing was submitted' "$TEST_DIR/cli-down.err"
 start_sched
 check "and nothing was" [ "$(jobs_named while-down)" = 0 ]
 
@@ -68,6 +71,78 @@ sleep 0.3
 start_sched
 wait "$cp_pid" || fail "cp while the scheduler was starting again failed: $(cat "$TEST_DIR/back.err")"
 check "a scheduler back within the grace gets the submission once" [ "$(jobs_named while-down)" = 1 ]
+
+# A lost answer on a warm connection (issue 35, item 4): the mount's
+# connection to the scheduler is kept alive by earlier calls; the scheduler
+# is killed right after it logs the commit, while it makes the job's folders
+# on a slow volume, and stays down for more than the 5 s grace. libcurl sends
+# the request again on a fresh connection, which is refused: that must not
+# read as "nothing listened, nothing was submitted". The mount keeps asking
+# with the same token and gets the one job once the scheduler is back.
+# One FUSE worker thread (-s), so the submissions before go through the very
+# client (one per thread, fs/sched_link.c) and connection the cp uses.
+stop_daemon sched
+start_sched --storage "fault:delay_ms=400:$STORAGE"
+stop_daemon fs
+wait_for "unmounted" 20 sh -c "! mountpoint -q '$MNT'"
+parsafs "$MNT" --sched "unix:$SOCK" --storage "$STORAGE" -f -s >>"$LOGS/fs.log" 2>&1 &
+DAEMON_PID[fs]=$!
+wait_for "mount is up" 20 is_mounted "$MNT"
+wait_for "mount answers" 20 test -e "$MNT/status"
+spec warm-lost >"$TEST_DIR/warm.conf"
+for i in 1 2 3; do
+	spec "warm-$i" >"$TEST_DIR/warm-$i.conf"
+	cp "$TEST_DIR/warm-$i.conf" "$MNT/queue/warm-$i.conf" || fail "warming cp $i failed"
+done
+sched_pid=${DAEMON_PID[sched]}
+unset "DAEMON_PID[sched]"
+(
+	for i in $(seq 1 3000); do
+		# The socket file goes first, so that libcurl's fresh connect is
+		# refused for sure: a dying process closes its listening socket
+		# and its connections in an order that varies.
+		grep -q 'job [0-9]* (warm-lost) submitted' "$LOGS/sched.log" &&
+			rm -f "$SOCK" && exec kill -KILL "$sched_pid"
+		sleep 0.01
+	done
+	exit 1
+) &
+killer=$!
+sleep 0.2
+start_ns=$(date +%s%N)
+cp "$TEST_DIR/warm.conf" "$MNT/queue/warm.conf" 2>"$TEST_DIR/warm.err" &
+cp_pid=$!
+timeout 30 tail --pid="$killer" -f /dev/null || fail "the scheduler did not log warm-lost's commit"
+wait "$killer" || fail "the scheduler was not killed after it logged warm-lost's commit"
+wait "$sched_pid" 2>/dev/null || true
+killed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+# Down past the grace in which a refused submission gives up.
+while [ $((($(date +%s%N) - start_ns) / 1000000 - killed_ms)) -lt 6500 ]; do
+	kill -0 "$cp_pid" 2>/dev/null || break
+	sleep 0.1
+done
+# The one answer that may not be given while the job exists.
+never_nothing() {
+	! grep -q 'nothing was submitted' "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null ||
+		fail "a submission the scheduler committed was answered 'nothing was submitted':" \
+			"$(cat "$TEST_DIR/warm.err" "$MNT/queue/warm.conf.rejected" 2>/dev/null)"
+}
+if ! kill -0 "$cp_pid" 2>/dev/null; then
+	wait "$cp_pid"
+	never_nothing
+	fail "cp gave up before the scheduler was back: $(cat "$TEST_DIR/warm.err")"
+fi
+pass "cp still waits for an answer 6.5 s after the scheduler died"
+start_sched
+timeout 40 tail --pid="$cp_pid" -f /dev/null || fail "cp did not end within 40 s of the scheduler's return"
+if ! wait "$cp_pid"; then
+	never_nothing
+	fail "cp of a submission whose warm connection died failed: $(cat "$TEST_DIR/warm.err")"
+fi
+check "a submission committed before the scheduler died is one job" [ "$(jobs_named warm-lost)" = 1 ]
+check "and cp's answer names it (jobs/last)" [ "$(readlink "$MNT/jobs/last")" = \
+	"$(api http://localhost/v1/jobs | jq '[.jobs[] | select(.name == "warm-lost")][0].id')" ]
+check "and no .rejected was left" [ ! -e "$MNT/queue/warm.conf.rejected" ]
 stop_daemon fs
 stop_daemon sched
 

@@ -20,6 +20,10 @@ posix_checks() {
 		"$(find "$d" -maxdepth 1 -samefile "$d/f1" | sort | tr '\n' ' ')" "$d/f1 $d/f2 "
 	echo b >>"$d/f2"
 	expect_eq "$w: an append through f2 is read through f1" "$(cat "$d/f1" | tr '\n' ' ')" "a b "
+	# f1's attributes cached, then changed through f2 (t0046 has every kind).
+	expect_eq "$w: an append through f2: f1's size right away" "$(stat -c %s "$d/f1")" 4
+	chmod 600 "$d/f2"
+	expect_eq "$w: chmod 600 f2: f1's mode right away" "$(stat -c %a "$d/f1")" 600
 	rm "$d/f2"
 	expect_eq "$w: after rm f2, f1 says 1 link right away" "$(stat -c %h "$d/f1")" 1
 	mkdir "$d/hl" && head -c 1048576 /dev/urandom >"$d/hl/big" && ln "$d/hl/big" "$d/hl/big2" ||

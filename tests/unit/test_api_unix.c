@@ -1,7 +1,10 @@
 /* The API client (lib/api_client.c, libcurl) on a unix socket against a
  * scripted server: the answer's framings (Content-Length, chunked, until
  * close), a kept-alive connection and its replacement when the server closed
- * it, the request as sent, and the errno contract (refused, timeout, cancel). */
+ * it, the request as sent, and the errno contract (refused, timeout, cancel),
+ * and a submission whose kept-alive connection dies after the server read it
+ * (libcurl sends it again on a fresh connection, which is refused): never
+ * "nothing was sent". */
 #include "api_client.h"
 #include "tap.h"
 #include "util.h"
@@ -16,7 +19,9 @@
 
 TAP_STATE;
 
-enum mode { M_LENGTH, M_CHUNKED, M_CLOSE_DELIMITED, M_LENGTH_THEN_CLOSE, M_SILENT };
+/* M_DIE: read the request, then stop listening and close the connection
+ * without an answer, as a scheduler killed right after it committed. */
+enum mode { M_LENGTH, M_CHUNKED, M_CLOSE_DELIMITED, M_LENGTH_THEN_CLOSE, M_SILENT, M_DIE };
 
 struct server {
 	int listen_fd;
@@ -95,6 +100,12 @@ static void *serve(void *arg)
 				sleep(2);
 				break;
 			}
+			if (m == M_DIE) {
+				/* The socket file stays: connects are refused. */
+				close(s->listen_fd);
+				close(fd);
+				return NULL;
+			}
 			if (m == M_LENGTH || m == M_LENGTH_THEN_CLOSE)
 				write_all(fd, length, sizeof length - 1);
 			if (m == M_CHUNKED)
@@ -140,8 +151,12 @@ int main(void)
 	struct api_reply r = { 0 };
 	struct api_client *cl, *nobody;
 	char *sock, *endpoint, *missing;
+	const struct api_submit_policy quick = {
+		.call_timeout_ms = 500, .deadline_ms = 1200, .grace_ms = 300,
+	};
+	bool unconfirmed;
 	pthread_t thread;
-	int pipefd[2], rc;
+	int pipefd[2], rc, before;
 	int64_t t0;
 
 	if (!mkdtemp(dir))
@@ -236,17 +251,54 @@ int main(void)
 	api_reply_clear(&r);
 	api_client_destroy(nobody);
 
-	api_client_destroy(cl);
-	pthread_mutex_lock(&s.lock);
-	s.stop = 1;
-	pthread_mutex_unlock(&s.lock);
-	/* Wake the accept() with a last connection. */
-	nobody = api_client_create(endpoint, NULL);
-	api_call(nobody, "GET", "/", NULL, 0, NULL, 200, &r, NULL);
+	/* A refused submission: nothing was sent, and it says so. */
+	nobody = api_client_create(missing, NULL);
+	rc = api_submit(nobody, "/v1/jobs", "{}", 2, NULL, &quick, &r, &unconfirmed);
+	is_int(rc, -1, "a submission that nothing listens for fails");
+	is_int(errno, ENOTCONN, "with ENOTCONN");
+	ok(!unconfirmed, "and is known not to have been sent");
+	is_int(api_client_unsent(nobody), 1, "no byte of it was written");
 	api_reply_clear(&r);
 	api_client_destroy(nobody);
+
+	/* The kept-alive connection dies after the server read the request;
+	 * libcurl's fresh connect for its resend is refused. */
+	set_mode(&s, M_LENGTH);
+	/* (The server may still sit out the silent answer above.) */
+	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 5000, &r, NULL);
+	is_int(rc, 201, "a call that leaves a kept-alive connection");
+	api_reply_clear(&r);
+	before = accepts(&s);
+	set_mode(&s, M_DIE);
+	rc = api_submit(cl, "/v1/jobs", "{\"token\":\"t\"}", 13, NULL, &quick, &r, &unconfirmed);
+	is_int(accepts(&s), before, "the submission went through the kept-alive connection");
+	ok(strstr(s.request, "POST /v1/jobs HTTP/1.1\r\n") == s.request, "and the server read it");
+	is_int(rc, -1, "its answer is lost");
+	is_int(errno, ETIMEDOUT, "with ETIMEDOUT, not ENOTCONN");
+	ok(unconfirmed, "and it may have been submitted");
+	api_reply_clear(&r);
 	pthread_join(thread, NULL);
-	close(s.listen_fd);
+
+	/* The same, one call: refused at the end, yet the request was written. */
+	unlink(sock);
+	s.listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(s.listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s.listen_fd, 8) < 0)
+		return 1;
+	set_mode(&s, M_LENGTH);
+	pthread_create(&thread, NULL, serve, &s);
+	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 5000, &r, NULL);
+	is_int(rc, 201, "a server back: a call leaves a kept-alive connection");
+	api_reply_clear(&r);
+	set_mode(&s, M_DIE);
+	rc = api_call(cl, "POST", "/v1/jobs", "x", 1, NULL, 2000, &r, NULL);
+	is_int(rc, -1, "a call whose connection dies unanswered fails");
+	is_int(errno, ENOTCONN, "with ENOTCONN");
+	is_int(api_client_refused(cl), 1, "the resend's connect was refused");
+	is_int(api_client_unsent(cl), 0, "but the request had been written");
+	api_reply_clear(&r);
+	pthread_join(thread, NULL);
+
+	api_client_destroy(cl);
 	close(pipefd[0]);
 	close(pipefd[1]);
 	unlink(sock);
