@@ -314,6 +314,24 @@ static void test_layout(void)
 			err = NULL;
 			free(text);
 		}
+		/* A run line too long to read is that one error: not also a
+		 * false "has no run" for its stage (issue 35). */
+		if (asprintf(&text, "[stage f]\n%s\n", line) > 0) {
+			expect_error(text, "t.conf:2: line too long (max 198 characters); "
+				     "continue it on the next line, indented");
+			spec = parse_as(text, "t.conf", &err);
+			is_int(count_lines(err), 1, "a too long run line is one error, no 'has no run'");
+			if (count_lines(err) != 1)
+				diag("got: %s", err);
+			spec_destroy(spec);
+			free(err);
+			err = NULL;
+			free(text);
+		}
+		if (asprintf(&text, "[stage f]\ncpus = 2\n") > 0) {
+			expect_error(text, "t.conf:1: [stage f] has no run: add run = COMMAND");
+			free(text);
+		}
 		/* CRLF does not count against the limit. */
 		line[198] = '\0';
 		if (asprintf(&text, "[stage a]\r\n%s\r\n", line) > 0) {
