@@ -1,6 +1,7 @@
 #include "ctl_file.h"
 #include "api_client.h"
 #include "log.h"
+#include "ops.h"
 #include "sched_link.h"
 #include "util.h"
 
@@ -14,6 +15,7 @@ struct ctl_file {
 	struct fs_ctx *fs;
 	char *url;
 	char *what;
+	char *path;          /* where it was opened: fstat and ftruncate come without one */
 	const char *help;
 };
 
@@ -88,12 +90,44 @@ static ssize_t ctl_read(struct fs_file *file, char *buf, size_t size, off_t off)
 	return (ssize_t)size;
 }
 
-/* `echo cancel > ctl` opens with O_TRUNC: there is nothing to empty. */
+/* `echo cancel > ctl` opens with O_TRUNC and `truncate -s 0 ctl` sets the
+ * size through the open file: there is nothing to empty. No other size. */
 static int ctl_truncate(struct fs_file *file, off_t size)
 {
 	(void)file;
-	(void)size;
+	if (size != 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	return 0;
+}
+
+/* With nullpath_ok, ftruncate's closing getattr and futimens come with the
+ * handle and no path: answer for the node by the path it was opened at (its
+ * job, host or schedule may have gone since: ENOENT then, as stat says). */
+static int ctl_getattr(struct fs_file *file, struct stat *st)
+{
+	struct ctl_file *f = (struct ctl_file *)file;
+	struct fs_path p;
+
+	if (fs_match(f->path, &p) < 0 || !p.ops->getattr) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (p.ops->getattr(f->fs, &p, st) < 0)
+		return -1;
+	if (st->st_ino == 0)
+		st->st_ino = fs_virtual_ino(f->path);
+	return 0;
+}
+
+static int ctl_utimens(struct fs_file *file, const struct timespec tv[2])
+{
+	struct ctl_file *f = (struct ctl_file *)file;
+	struct stat st;
+
+	(void)tv;
+	return ctl_getattr(&f->base, &st);
 }
 
 static void ctl_release(struct fs_file *file)
@@ -102,6 +136,7 @@ static void ctl_release(struct fs_file *file)
 
 	free(f->url);
 	free(f->what);
+	free(f->path);
 	free(f);
 }
 
@@ -109,17 +144,20 @@ static const struct fs_file_ops ctl_file_ops = {
 	.read = ctl_read,
 	.write = ctl_write,
 	.truncate = ctl_truncate,
+	.getattr = ctl_getattr,
+	.utimens = ctl_utimens,
 	.release = ctl_release,
 };
 
-struct fs_file *ctl_file_create(struct fs_ctx *fs, const char *url, const char *what,
-				const char *help)
+struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, const char *url,
+				const char *what, const char *help)
 {
 	struct ctl_file *f = xcalloc(1, sizeof *f);
 
 	f->base.ops = &ctl_file_ops;
 	f->base.direct_io = true;
 	f->fs = fs;
+	f->path = xstrdup(p->path);
 	f->url = xstrdup(url);
 	f->what = xstrdup(what);
 	f->help = help;
@@ -130,12 +168,19 @@ int ctl_node_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size)
 {
 	struct stat st;
 
-	(void)size;
-	return p->ops->getattr(fs, p, &st);
+	if (p->ops->getattr(fs, p, &st) < 0)
+		return -1;
+	if (size != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int ctl_node_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2])
 {
+	struct stat st;
+
 	(void)tv;
-	return ctl_node_truncate(fs, p, 0);
+	return p->ops->getattr(fs, p, &st);
 }

@@ -8,6 +8,7 @@
  * `touch ctl`) succeed for a job or host that exists and fail with ENOENT
  * otherwise. */
 #include "ctl_file.h"
+#include "ops.h"
 #include "sched_world.h"
 #include "tap.h"
 
@@ -17,6 +18,17 @@
 TAP_STATE;
 
 static const char help[] = "commands: cancel | hold | release\n";
+
+/* The ctl file of the node at the path of url ("/v1/jobs/1/ctl" is at
+ * "/jobs/1/ctl"), as the node's open makes it. */
+static struct fs_file *ctl_at(struct fs_ctx *fs, const char *url, const char *what)
+{
+	struct fs_path p;
+
+	if (fs_match(url + 3, &p) < 0)
+		return NULL;
+	return ctl_file_create(fs, &p, url, what, help);
+}
 
 static ssize_t say(struct fs_file *f, const char *text)
 {
@@ -60,7 +72,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 		fs.link = sched_link_create(w->endpoint, &err);
 		if (!fs.link)
 			_exit(101);
-		f = ctl_file_create(&fs, url, "job", help);
+		f = ctl_at(&fs, url, "job");
 		_exit(say(f, "cancel\n") < 0 ? errno : 0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -71,7 +83,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 static void test_commands(struct sched_world *w, int64_t id)
 {
 	char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id);
-	struct fs_file *f = ctl_file_create(&w->fs, url, "job", help);
+	struct fs_file *f = ctl_at(&w->fs, url, "job");
 	char buf[64] = "";
 	ssize_t n;
 
@@ -80,6 +92,16 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_str(n > 0 ? buf : "", help, "reading it shows the commands");
 	is_int(f->ops->read(f, buf, sizeof buf, (off_t)strlen(help)), 0, "and then ends");
 	is_int(f->ops->truncate(f, 0), 0, "the O_TRUNC of `echo cmd > ctl` is no error");
+	ok(f->ops->truncate(f, 5) == -1 && errno == EINVAL, "ftruncate to another size: EINVAL");
+	{
+		struct stat st;
+		struct timespec tv[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+
+		/* `truncate -s 0 ctl` ends with a getattr by handle, no path. */
+		ok(f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISREG(st.st_mode) &&
+		   st.st_size == 0 && st.st_ino != 0, "fstat of an open ctl: the node's attributes");
+		ok(f->ops->utimens && f->ops->utimens(f, tv) == 0, "futimens of an open ctl: no error");
+	}
 
 	is_int(say(f, "hold\n"), 5, "hold: the write takes the whole line");
 	ok(held(w, id), "the job is held");
@@ -112,6 +134,7 @@ static void test_nodes(struct sched_world *w, int64_t id)
 
 	snprintf(path, sizeof path, "/jobs/%lld/ctl", (long long)id);
 	ok(fs_match(path, &p) == 0 && p.ops->truncate(&w->fs, &p, 0) == 0, "truncate of a job's ctl");
+	ok(p.ops->truncate(&w->fs, &p, 7) == -1 && errno == EINVAL, "truncate of it to 7 bytes: EINVAL");
 	is_int(p.ops->utimens(&w->fs, &p, tv), 0, "touch of a job's ctl");
 	ok(fs_match("/jobs/99/ctl", &p) == 0 && p.ops->truncate(&w->fs, &p, 0) == -1 && errno == ENOENT,
 	   "truncate of the ctl of a job that does not exist: ENOENT");
@@ -133,7 +156,7 @@ static void test_scheduler_gone(void)
 	char *err = NULL;
 
 	fs.link = sched_link_create("unix:/nonexistent/parsa-test/sched.sock", &err);
-	f = ctl_file_create(&fs, "/v1/jobs/1/ctl", "job 1", help);
+	f = ctl_at(&fs, "/v1/jobs/1/ctl", "job 1");
 	is_int(say(f, "cancel\n"), -1, "with no scheduler the write fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	f->ops->release(f);
