@@ -337,7 +337,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			  "put data in files the stages read): nothing was submitted", name, SPEC_MAX_BYTES);
 		goto out;
 	}
-	spec = json_stringn(text ? text : "", len);
+	/* A NUL byte is UTF-8 that JSON carries as \u0000, which the scheduler
+	 * (as any reader without JSON_ALLOW_NUL) refuses with a message about
+	 * JSON: it is no text either, so the spec parser says where it is. */
+	spec = text && memchr(text, '\0', len) ? NULL : json_stringn(text ? text : "", len);
 	if (!spec) {
 		/* Not UTF-8, so JSON cannot carry it: the same parser says where. */
 		struct spec *parsed = spec_parse(text, len, name, err);
