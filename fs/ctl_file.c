@@ -1,5 +1,6 @@
 #include "ctl_file.h"
 #include "api_client.h"
+#include "escape.h"
 #include "log.h"
 #include "ops.h"
 #include "sched_link.h"
@@ -49,16 +50,59 @@ static int post_command(struct ctl_file *f, const struct fs_identity *who, const
 	return ret;
 }
 
-static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
+/* Ask whether cmd is one of the node's commands, changing nothing: 0 yes,
+ * 1 no (*why says why, malloc'ed), 2 when the scheduler predates the check
+ * (it answers 400 to a body without "command"), -1 with errno when it could
+ * not be asked. */
+static int check_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n,
+			 char **why)
 {
-	struct ctl_file *f = (struct ctl_file *)file;
-	struct fs_identity who;
-	const char *p = buf, *end = buf + size;
-	ssize_t ret = (ssize_t)size;
+	struct api_reply reply;
+	json_t *body = json_pack("{s:s%}", "check", cmd, n), *answer;
+	char *dump;
+	int ret;
 
-	(void)off;
-	fs_identity_current(f->fs, &who);
-	/* One command per line; blank lines and surrounding blanks do not count. */
+	if (!body) {
+		*why = xstrdup("the line is not UTF-8 text");
+		return 1;
+	}
+	dump = json_dumps(body, JSON_COMPACT);
+	ret = sched_link_call(f->fs->link, who, "POST", f->url, dump, strlen(dump),
+			      SCHED_CALL_TIMEOUT_MS, &reply);
+	if (ret < 0) {
+		ret = reply.status == 400 ? 2 : -1;
+	} else {
+		answer = json_loadb(reply.body, reply.len, 0, NULL);
+		ret = json_is_true(json_object_get(answer, "ok")) ? 0 : 1;
+		if (ret == 1) {
+			const char *text = json_string_value(json_object_get(answer, "error"));
+
+			*why = xstrdup(text ? text : "not a command");
+		}
+		json_decref(answer);
+	}
+	api_reply_clear(&reply);
+	free(dump);
+	json_decref(body);
+	return ret;
+}
+
+/* The commands of one write: each line trimmed of surrounding blanks, blank
+ * lines left out. Pointers into the written buffer. */
+struct ctl_lines {
+	const char **at;
+	size_t *len;
+	size_t n;
+};
+
+static void split_lines(const char *buf, size_t size, struct ctl_lines *l)
+{
+	const char *p = buf, *end = buf + size;
+	size_t cap = 0;
+
+	l->at = NULL;
+	l->len = NULL;
+	l->n = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *stop = nl ? nl : end, *a = p, *z = stop;
@@ -67,13 +111,77 @@ static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off
 			a++;
 		while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r'))
 			z--;
-		if (z > a && post_command(f, &who, a, (size_t)(z - a)) < 0) {
-			ret = -1;
-			break;
+		if (z > a) {
+			if (l->n == cap) {
+				cap = cap ? 2 * cap : 8;
+				l->at = xrealloc(l->at, cap * sizeof *l->at);
+				l->len = xrealloc(l->len, cap * sizeof *l->len);
+			}
+			l->at[l->n] = a;
+			l->len[l->n++] = (size_t)(z - a);
 		}
 		p = nl ? nl + 1 : end;
 	}
+}
+
+/* Several lines are all or nothing as far as the scheduler can tell in
+ * advance: every line is checked to be a command before any is sent, so
+ * `printf 'hold\nbogus\n' > ctl` holds nothing. A command refused when it
+ * is applied (EBUSY: not possible now, EACCES) stops the write there; the
+ * log says which lines were applied. */
+static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
+{
+	struct ctl_file *f = (struct ctl_file *)file;
+	struct fs_identity who;
+	struct ctl_lines l;
+	ssize_t ret = (ssize_t)size;
+	int saved = 0;
+
+	(void)off;
+	fs_identity_current(f->fs, &who);
+	split_lines(buf, size, &l);
+	for (size_t i = 0; l.n > 1 && i < l.n; i++) {
+		char *why = NULL;
+		int rc = check_command(f, &who, l.at[i], l.len[i], &why);
+
+		if (rc == 2)
+			break;          /* an older scheduler: line by line as before */
+		if (rc != 0) {
+			char *shown = xasprintf("%.*s", (int)l.len[i], l.at[i]), *esc = escape_text(shown);
+
+			saved = rc < 0 ? errno : EINVAL;
+			if (rc == 1)
+				log_warnx("%s: ctl by uid %u: line %zu '%s' refused: %s: none of the %zu "
+					  "commands was applied", f->what, (unsigned)who.uid, i + 1, esc, why,
+					  l.n);
+			free(esc);
+			free(shown);
+			free(why);
+			ret = -1;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		if (post_command(f, &who, l.at[i], l.len[i]) == 0)
+			continue;
+		saved = errno;
+		if (i > 0) {
+			char *shown = xasprintf("%.*s", (int)l.len[i], l.at[i]), *esc = escape_text(shown);
+
+			log_warnx("%s: ctl by uid %u: line %zu '%s' refused (%s): the %zu line%s before "
+				  "it applied, the %zu after it not sent", f->what, (unsigned)who.uid, i + 1,
+				  esc, strerror(saved), i, i == 1 ? "" : "s", l.n - i - 1);
+			free(esc);
+			free(shown);
+		}
+		ret = -1;
+		break;
+	}
+out:
+	free(l.at);
+	free(l.len);
 	fs_identity_clear(&who);
+	errno = saved;
 	return ret;
 }
 

@@ -1,6 +1,7 @@
 /* Control files (fs/ctl_file.c) against a real scheduler in this process:
  * reading shows the commands; each line written is one command, blank lines
- * and surrounding blanks aside; the scheduler's refusals become the write's
+ * and surrounding blanks aside, every line of a write checked to be a command
+ * before any is sent; the scheduler's refusals become the write's
  * errno (EINVAL for an unknown command or text that is not UTF-8, EBUSY for
  * one not possible now, EACCES for another user's job) and the lines after a
  * refused one are not sent; with the scheduler gone the write fails with
@@ -111,6 +112,12 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(errno, EBUSY, "is EBUSY: not possible now");
 	is_int(say(f, "hold\ndance\nrelease\n"), -1, "an unknown command");
 	is_int(errno, EINVAL, "is EINVAL");
+	ok(!held(w, id), "every line is checked before any is sent: the hold before it was not done");
+	is_int(say(f, "hold\npriority\n"), -1, "a command without its argument among several");
+	is_int(errno, EINVAL, "is EINVAL");
+	ok(!held(w, id), "and nothing was done");
+	is_int(say(f, "hold\nhold\nrelease\n"), -1, "a second hold: not possible once the first is done");
+	is_int(errno, EBUSY, "is EBUSY");
 	ok(held(w, id), "the line before it was done, the one after it was not sent");
 	is_int(say(f, "\xff\xfe\n"), -1, "text that is not UTF-8");
 	is_int(errno, EINVAL, "is EINVAL too");
