@@ -8,8 +8,81 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The last refused write of each of the most recently refused ctl nodes, so
+ * that `cat ctl` says what a failed `printf 'hold\nbogus\n' > ctl` did. */
+enum { CTL_NOTES = 64 };
+
+struct ctl_notes {
+	pthread_mutex_t lock;
+	struct {
+		char *url;       /* the node's route; NULL: a free slot */
+		char *text;      /* one line */
+	} slot[CTL_NOTES];    /* protected by lock */
+	size_t next;          /* the slot to reuse next; protected by lock */
+};
+
+struct ctl_notes *ctl_notes_create(void)
+{
+	struct ctl_notes *n = xcalloc(1, sizeof *n);
+
+	pthread_mutex_init(&n->lock, NULL);
+	return n;
+}
+
+void ctl_notes_destroy(struct ctl_notes *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < CTL_NOTES; i++) {
+		free(n->slot[i].url);
+		free(n->slot[i].text);
+	}
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+/* Keep text (taken) as url's note, in place of an older one. */
+static void note_set(struct ctl_notes *n, const char *url, char *text)
+{
+	size_t i;
+
+	if (!n) {
+		free(text);
+		return;
+	}
+	pthread_mutex_lock(&n->lock);
+	for (i = 0; i < CTL_NOTES; i++)
+		if (n->slot[i].url && strcmp(n->slot[i].url, url) == 0)
+			break;
+	if (i == CTL_NOTES) {
+		i = n->next;
+		n->next = (n->next + 1) % CTL_NOTES;
+		free(n->slot[i].url);
+		n->slot[i].url = xstrdup(url);
+	}
+	free(n->slot[i].text);
+	n->slot[i].text = text;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* url's note, malloc'ed, or NULL. */
+static char *note_get(struct ctl_notes *n, const char *url)
+{
+	char *text = NULL;
+
+	if (!n)
+		return NULL;
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < CTL_NOTES; i++)
+		if (n->slot[i].url && strcmp(n->slot[i].url, url) == 0)
+			text = xstrdup(n->slot[i].text);
+	pthread_mutex_unlock(&n->lock);
+	return text;
+}
 
 struct ctl_file {
 	struct fs_file base;
@@ -17,11 +90,15 @@ struct ctl_file {
 	char *url;
 	char *what;
 	char *path;          /* where it was opened: fstat and ftruncate come without one */
-	const char *help;
+	char *shown;         /* what a read shows: the help, and the node's last refusal */
+	char *applied;       /* the commands this open has applied, "'hold', 'release'" */
+	size_t napplied;
 };
 
-/* One command as the writer: 400 EINVAL, 403 EACCES, 409 EBUSY. */
-static int post_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n)
+/* One command as the writer: 400 EINVAL, 403 EACCES, 409 EBUSY, with the
+ * scheduler's reason in *why (malloc'ed) when it gave one. */
+static int post_command(struct ctl_file *f, const struct fs_identity *who, const char *cmd, size_t n,
+			char **why)
 {
 	struct api_reply reply;
 	json_t *body = json_pack("{s:s%}", "command", cmd, n);
@@ -29,6 +106,7 @@ static int post_command(struct ctl_file *f, const struct fs_identity *who, const
 	int ret;
 
 	if (!body) {
+		*why = xstrdup("the line is not UTF-8 text");
 		errno = EINVAL;         /* not UTF-8: not a command */
 		return -1;
 	}
@@ -41,7 +119,7 @@ static int post_command(struct ctl_file *f, const struct fs_identity *who, const
 
 		log_debug("%s: ctl '%.*s' by uid %u refused: %s", f->what, (int)n, cmd,
 			  (unsigned)who->uid, text);
-		free(text);
+		*why = text;
 		errno = saved;
 	}
 	api_reply_clear(&reply);
@@ -124,6 +202,35 @@ static void split_lines(const char *buf, size_t size, struct ctl_lines *l)
 	}
 }
 
+/* Say why a write was refused, in the mount's log and in the node's note
+ * (what `cat ctl` shows): line (1-based, of this write) cmd refused with why,
+ * and what this open had applied before it. */
+static void refused(struct ctl_file *f, const struct fs_identity *who, size_t line, const char *cmd,
+		    size_t n, const char *why, const char *after)
+{
+	char *shown = xasprintf("%.*s", (int)n, cmd), *esc = escape_text(shown), *text;
+
+	text = xasprintf("'%s' (line %zu) by uid %u refused: %s; %s%s%s", esc, line, (unsigned)who->uid,
+			 why, after, f->napplied ? ", after this open applied " : "",
+			 f->napplied ? f->applied : "");
+	log_info("%s: ctl %s", f->what, text);
+	note_set(f->fs->ctl_notes, f->url, text);
+	free(esc);
+	free(shown);
+}
+
+static void applied(struct ctl_file *f, const char *cmd, size_t n)
+{
+	char *shown = xasprintf("%.*s", (int)n, cmd), *esc = escape_text(shown), *all;
+
+	all = xasprintf("%s%s'%s'", f->applied ? f->applied : "", f->napplied ? ", " : "", esc);
+	free(f->applied);
+	f->applied = all;
+	f->napplied++;
+	free(esc);
+	free(shown);
+}
+
 /* Several lines are all or nothing as far as the scheduler can tell in
  * advance: every line is checked to be a command before any is sent, so
  * `printf 'hold\nbogus\n' > ctl` holds nothing. A command refused when it
@@ -147,33 +254,32 @@ static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off
 		if (rc == 2)
 			break;          /* an older scheduler: line by line as before */
 		if (rc != 0) {
-			char *shown = xasprintf("%.*s", (int)l.len[i], l.at[i]), *esc = escape_text(shown);
-
 			saved = rc < 0 ? errno : EINVAL;
-			if (rc == 1)
-				log_warnx("%s: ctl by uid %u: line %zu '%s' refused: %s: none of the %zu "
-					  "commands was applied", f->what, (unsigned)who.uid, i + 1, esc, why,
-					  l.n);
-			free(esc);
-			free(shown);
+			if (rc == 1) {
+				char *none = xasprintf("none of the %zu lines of the write was applied", l.n);
+
+				refused(f, &who, i + 1, l.at[i], l.len[i], why, none);
+				free(none);
+			}
 			free(why);
 			ret = -1;
 			goto out;
 		}
 	}
 	for (size_t i = 0; i < l.n; i++) {
-		if (post_command(f, &who, l.at[i], l.len[i]) == 0)
-			continue;
-		saved = errno;
-		if (i > 0) {
-			char *shown = xasprintf("%.*s", (int)l.len[i], l.at[i]), *esc = escape_text(shown);
+		char *why = NULL, *after;
 
-			log_warnx("%s: ctl by uid %u: line %zu '%s' refused (%s): the %zu line%s before "
-				  "it applied, the %zu after it not sent", f->what, (unsigned)who.uid, i + 1,
-				  esc, strerror(saved), i, i == 1 ? "" : "s", l.n - i - 1);
-			free(esc);
-			free(shown);
+		if (post_command(f, &who, l.at[i], l.len[i], &why) == 0) {
+			applied(f, l.at[i], l.len[i]);
+			continue;
 		}
+		saved = errno;
+		after = l.n == 1 ? xstrdup("it was not applied")
+			: xasprintf("of the write's %zu lines the %zu before it were applied, the %zu "
+				    "after it not sent", l.n, i, l.n - i - 1);
+		refused(f, &who, i + 1, l.at[i], l.len[i], why ? why : strerror(saved), after);
+		free(after);
+		free(why);
 		ret = -1;
 		break;
 	}
@@ -188,13 +294,13 @@ out:
 static ssize_t ctl_read(struct fs_file *file, char *buf, size_t size, off_t off)
 {
 	struct ctl_file *f = (struct ctl_file *)file;
-	size_t len = strlen(f->help);
+	size_t len = strlen(f->shown);
 
 	if (off < 0 || (size_t)off >= len)
 		return 0;
 	if (size > len - (size_t)off)
 		size = len - (size_t)off;
-	memcpy(buf, f->help + off, size);
+	memcpy(buf, f->shown + off, size);
 	return (ssize_t)size;
 }
 
@@ -245,6 +351,8 @@ static void ctl_release(struct fs_file *file)
 	free(f->url);
 	free(f->what);
 	free(f->path);
+	free(f->shown);
+	free(f->applied);
 	free(f);
 }
 
@@ -261,14 +369,17 @@ struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, cons
 				const char *what, const char *help)
 {
 	struct ctl_file *f = xcalloc(1, sizeof *f);
+	char *note;
 
 	f->base.ops = &ctl_file_ops;
 	f->base.direct_io = true;
 	f->fs = fs;
 	f->path = xstrdup(p->path);
+	note = note_get(fs->ctl_notes, url);
+	f->shown = note ? xasprintf("%slast refused: %s\n", help, note) : xstrdup(help);
+	free(note);
 	f->url = xstrdup(url);
 	f->what = xstrdup(what);
-	f->help = help;
 	return &f->base;
 }
 

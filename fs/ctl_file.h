@@ -7,6 +7,12 @@
 
 #include "fs_node.h"
 
+/* The last refusal of each recently refused ctl node (64 of them), which a
+ * read of the node's ctl shows after its help: "last refused: 'bogus' (line
+ * 2) by uid 0 refused: unknown command ...". One per mount, in fs_ctx. */
+struct ctl_notes *ctl_notes_create(void);
+void ctl_notes_destroy(struct ctl_notes *n);
+
 /* p is the node being opened (its path is kept: fstat, ftruncate and
  * futimens come with the handle alone), url the route to POST to
  * ("/v1/jobs/42/ctl"), what names the target in the log ("job 42"); all are

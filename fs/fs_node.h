@@ -22,6 +22,7 @@ struct hosts_dir;
 struct schedules_dir;
 struct fuse;
 struct inode_map;
+struct ctl_notes;
 struct node_ops;
 
 /* One per mount. The pointers are set before the FUSE loop starts and only
@@ -42,6 +43,7 @@ struct fs_ctx {
 	gid_t admin_gid;         /* its members may write every ctl file */
 	struct timespec started; /* times of the fixed folders */
 	struct inode_map *inodes; /* names of multiply-linked files (fs/inode_map.h); NULL in unit tests */
+	struct ctl_notes *ctl_notes; /* ctl nodes' last refusals (fs/ctl_file.h); NULL: none kept */
 	const char *unlinked_dir; /* volume folder of this mount's unlinked open files, NULL: none */
 	bool page_cache;         /* out/ and data/ files through the kernel's page cache
 				  * (parsafs --page-cache); else direct I/O: one copy less

@@ -83,6 +83,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 
 static void test_commands(struct sched_world *w, int64_t id)
 {
+	w->fs.ctl_notes = ctl_notes_create();
 	char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id);
 	struct fs_file *f = ctl_at(&w->fs, url, "job");
 	char buf[64] = "";
@@ -113,12 +114,42 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(say(f, "hold\ndance\nrelease\n"), -1, "an unknown command");
 	is_int(errno, EINVAL, "is EINVAL");
 	ok(!held(w, id), "every line is checked before any is sent: the hold before it was not done");
+	{
+		/* A refusal is readable: the next open's read shows it after the help. */
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, help) == text && strstr(text, "last refused: 'dance' (line 2) by uid ") &&
+		   strstr(text, "unknown command 'dance'") &&
+		   strstr(text, "none of the 3 lines of the write was applied"),
+		   "a read of the ctl says which line was refused and that nothing was applied");
+		if (!strstr(text, "last refused"))
+			diag("got: %s", text);
+		g->ops->release(g);
+	}
 	is_int(say(f, "hold\npriority\n"), -1, "a command without its argument among several");
 	is_int(errno, EINVAL, "is EINVAL");
 	ok(!held(w, id), "and nothing was done");
 	is_int(say(f, "hold\nhold\nrelease\n"), -1, "a second hold: not possible once the first is done");
 	is_int(errno, EBUSY, "is EBUSY");
 	ok(held(w, id), "the line before it was done, the one after it was not sent");
+	{
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, "'hold' (line 2)") && strstr(text, "the 1 before it were applied, the 1 "
+							      "after it not sent"),
+		   "and the read says which lines were applied");
+		ok(strstr(text, "after this open applied 'hold', 'release', 'hold'") != NULL,
+		   "with what this open had applied in earlier writes (bash's printf writes a line at a time)");
+		if (!strstr(text, "after this open applied"))
+			diag("got: %s", text);
+		g->ops->release(g);
+	}
 	is_int(say(f, "\xff\xfe\n"), -1, "text that is not UTF-8");
 	is_int(errno, EINVAL, "is EINVAL too");
 	if (geteuid() == 0) {
@@ -129,6 +160,8 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(state_of(w, id), JOB_CANCELLED, "both were done");
 	f->ops->release(f);
 	free(url);
+	ctl_notes_destroy(w->fs.ctl_notes);
+	w->fs.ctl_notes = NULL;
 }
 
 static void test_nodes(struct sched_world *w, int64_t id)
