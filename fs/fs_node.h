@@ -147,6 +147,14 @@ bool fs_caller_in_group(const struct fs_ctx *fs, gid_t gid);
  * Nothing outside a mount. */
 void fs_invalidate(const struct fs_ctx *fs, const char *path);
 /* The asking thread's id, 0 outside a request. */
+/* Make the kernel forget the cached names below the top folder name
+ * ("jobs"): every jobs/N, jobs/N/status, ... it looked up holds a node in
+ * libfuse until the kernel forgets it, which an unpressed kernel never does,
+ * so a mount that sees thousands of new jobs grows by each (issue 35). Names
+ * in use (an open file, a shell's folder) stay. 0, or a negative errno; a no-op
+ * outside a mount. Takes the root folder's lock in the kernel: call it from a
+ * handler that holds no folder's (a flush, a release). */
+int fs_forget_top_folder(const struct fs_ctx *fs, const char *name);
 pid_t fs_caller_pid(const struct fs_ctx *fs);
 /* The reader of the current request gave up (a signal). */
 bool fs_interrupted(const struct fs_ctx *fs);
