@@ -91,9 +91,13 @@ struct ctl_file {
 	char *what;
 	char *path;          /* where it was opened: fstat and ftruncate come without one */
 	char *shown;         /* what a read shows: the help, and the node's last refusal */
-	char *applied;       /* the commands this open has applied, "'hold', 'release'" */
-	size_t napplied;
+	pthread_mutex_t lock; /* guards the members below: writes to one open may overlap */
+	char *applied;       /* the first APPLIED_SHOWN commands this open applied: "'hold', 'release'" */
+	size_t napplied;     /* how many it applied */
 };
+
+/* A script may send thousands of commands through one open: name the first few. */
+enum { APPLIED_SHOWN = 16 };
 
 /* One command as the writer: 400 EINVAL, 403 EACCES, 409 EBUSY, with the
  * scheduler's reason in *why (malloc'ed) when it gave one. */
@@ -209,10 +213,13 @@ static void refused(struct ctl_file *f, const struct fs_identity *who, size_t li
 		    size_t n, const char *why, const char *after)
 {
 	char *shown = xasprintf("%.*s", (int)n, cmd), *esc = escape_text(shown), *text;
+	char more[64] = "";
 
-	text = xasprintf("'%s' (line %zu) by uid %u refused: %s; %s%s%s", esc, line, (unsigned)who->uid,
+	if (f->napplied > APPLIED_SHOWN)
+		snprintf(more, sizeof more, " and %zu more", f->napplied - APPLIED_SHOWN);
+	text = xasprintf("'%s' (line %zu) by uid %u refused: %s; %s%s%s%s", esc, line, (unsigned)who->uid,
 			 why, after, f->napplied ? ", after this open applied " : "",
-			 f->napplied ? f->applied : "");
+			 f->napplied ? f->applied : "", more);
 	log_info("%s: ctl %s", f->what, text);
 	note_set(f->fs->ctl_notes, f->url, text);
 	free(esc);
@@ -221,12 +228,15 @@ static void refused(struct ctl_file *f, const struct fs_identity *who, size_t li
 
 static void applied(struct ctl_file *f, const char *cmd, size_t n)
 {
-	char *shown = xasprintf("%.*s", (int)n, cmd), *esc = escape_text(shown), *all;
+	char *shown, *esc, *all;
 
-	all = xasprintf("%s%s'%s'", f->applied ? f->applied : "", f->napplied ? ", " : "", esc);
+	if (f->napplied++ >= APPLIED_SHOWN)
+		return;
+	shown = xasprintf("%.*s", (int)n, cmd);
+	esc = escape_text(shown);
+	all = xasprintf("%s%s'%s'", f->applied ? f->applied : "", f->applied ? ", " : "", esc);
 	free(f->applied);
 	f->applied = all;
-	f->napplied++;
 	free(esc);
 	free(shown);
 }
@@ -234,8 +244,10 @@ static void applied(struct ctl_file *f, const char *cmd, size_t n)
 /* Several lines are all or nothing as far as the scheduler can tell in
  * advance: every line is checked to be a command before any is sent, so
  * `printf 'hold\nbogus\n' > ctl` holds nothing. A command refused when it
- * is applied (EBUSY: not possible now, EACCES) stops the write there; the
- * log says which lines were applied. */
+ * is applied (EBUSY: not possible now, EACCES) stops the write there. Either
+ * refusal is kept as the node's note, which the next read of its ctl shows,
+ * and logged: which line, why, and which lines of the write and of this open
+ * (bash's printf writes a line at a time) were applied. */
 static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off_t off)
 {
 	struct ctl_file *f = (struct ctl_file *)file;
@@ -247,6 +259,7 @@ static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off
 	(void)off;
 	fs_identity_current(f->fs, &who);
 	split_lines(buf, size, &l);
+	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; l.n > 1 && i < l.n; i++) {
 		char *why = NULL;
 		int rc = check_command(f, &who, l.at[i], l.len[i], &why);
@@ -284,6 +297,7 @@ static ssize_t ctl_write(struct fs_file *file, const char *buf, size_t size, off
 		break;
 	}
 out:
+	pthread_mutex_unlock(&f->lock);
 	free(l.at);
 	free(l.len);
 	fs_identity_clear(&who);
@@ -353,6 +367,7 @@ static void ctl_release(struct fs_file *file)
 	free(f->path);
 	free(f->shown);
 	free(f->applied);
+	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
 
@@ -375,6 +390,7 @@ struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, cons
 	f->base.direct_io = true;
 	f->fs = fs;
 	f->path = xstrdup(p->path);
+	pthread_mutex_init(&f->lock, NULL);
 	note = note_get(fs->ctl_notes, url);
 	f->shown = note ? xasprintf("%slast refused: %s\n", help, note) : xstrdup(help);
 	free(note);
