@@ -213,15 +213,17 @@ static void refused(struct ctl_file *f, const struct fs_identity *who, size_t li
 		    size_t n, const char *why, const char *after)
 {
 	char *shown = xasprintf("%.*s", (int)n, cmd), *esc = escape_text(shown), *text;
+	char *reason = escape_text(why);  /* it may quote the line */
 	char more[64] = "";
 
 	if (f->napplied > APPLIED_SHOWN)
 		snprintf(more, sizeof more, " and %zu more", f->napplied - APPLIED_SHOWN);
 	text = xasprintf("'%s' (line %zu) by uid %u refused: %s; %s%s%s%s", esc, line, (unsigned)who->uid,
-			 why, after, f->napplied ? ", after this open applied " : "",
+			 reason, after, f->napplied ? ", after this open applied " : "",
 			 f->napplied ? f->applied : "", more);
 	log_info("%s: ctl %s", f->what, text);
 	note_set(f->fs->ctl_notes, f->url, text);
+	free(reason);
 	free(esc);
 	free(shown);
 }

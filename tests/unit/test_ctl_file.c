@@ -150,6 +150,17 @@ static void test_commands(struct sched_world *w, int64_t id)
 			diag("got: %s", text);
 		g->ops->release(g);
 	}
+	is_int(say(f, "bo\033gus\n"), -1, "a command with an ESC");
+	{
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, "'bo\\x1bgus'") && !strchr(text, '\033'),
+		   "the ctl's read quotes it escaped, no ESC reaches the reader");
+		g->ops->release(g);
+	}
 	is_int(say(f, "\xff\xfe\n"), -1, "text that is not UTF-8");
 	is_int(errno, EINVAL, "is EINVAL too");
 	if (geteuid() == 0) {
