@@ -84,7 +84,8 @@ void api_jobs_submit(struct call *c)
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"name\" holds a NUL byte: rename the file");
 		goto out;
 	}
-	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)))) {
+	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)) ||
+		      strlen(json_string_value(token)) != json_string_length(token))) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
 		goto out;
 	}
