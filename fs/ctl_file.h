@@ -7,15 +7,24 @@
 
 #include "fs_node.h"
 
-/* url is the route to POST to ("/v1/jobs/42/ctl"), what names the target in
- * the log ("job 42"); both are copied. help must outlive the file. */
-struct fs_file *ctl_file_create(struct fs_ctx *fs, const char *url, const char *what,
-				const char *help);
+/* The last refusal of each recently refused ctl node (64 of them), which a
+ * read of the node's ctl shows after its help: "last refused: 'bogus' (line
+ * 2) by uid 0 refused: unknown command ...". One per mount, in fs_ctx. */
+struct ctl_notes *ctl_notes_create(void);
+void ctl_notes_destroy(struct ctl_notes *n);
 
-/* The path handlers of every ctl node. `echo cancel > ctl` truncates it first
- * and `touch ctl` sets its times: neither changes anything (the kernel has
- * checked that the caller may write), but both fail as the node's getattr
- * does when its job, host or schedule does not exist. */
+/* p is the node being opened (its path is kept: fstat, ftruncate and
+ * futimens come with the handle alone), url the route to POST to
+ * ("/v1/jobs/42/ctl"), what names the target in the log ("job 42"); all are
+ * copied. help must outlive the file. */
+struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, const char *url,
+				const char *what, const char *help);
+
+/* The path handlers of every ctl node. `echo cancel > ctl` and `truncate -s 0
+ * ctl` truncate it to 0 and `touch ctl` sets its times: none changes anything
+ * (the kernel has checked that the caller may write), but each fails as the
+ * node's getattr does when its job, host or schedule does not exist, and a
+ * truncate to any other size is EINVAL. */
 int ctl_node_truncate(struct fs_ctx *fs, const struct fs_path *p, off_t size);
 int ctl_node_utimens(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2]);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,23 @@ void fs_invalidate_others(const struct fs_ctx *fs, const char *path, bool forget
 	for (char **n = names; n && *n; n++)
 		fuse_invalidate_path(fs->fuse, *n);
 	inode_map_free_names(names);
+}
+
+int fs_forget_top_folder(const struct fs_ctx *fs, const char *name)
+{
+	struct fuse_session *se;
+
+	if (!fs->fuse)
+		return 0;
+	se = fuse_get_session(fs->fuse);
+	if (!se)
+		return 0;
+	/* The root's node id is always FUSE_ROOT_ID. Invalidating the folder's
+	 * entry there prunes every unused name below it from the kernel's
+	 * cache, and the kernel then forgets them (FORGET), which frees
+	 * libfuse's node of each: a dentry the kernel keeps pins one, for as
+	 * long as the kernel has memory to spare. */
+	return fuse_lowlevel_notify_inval_entry(se, FUSE_ROOT_ID, name, strlen(name));
 }
 
 pid_t fs_caller_pid(const struct fs_ctx *fs)

@@ -23,6 +23,7 @@ struct hosts_dir;
 struct schedules_dir;
 struct fuse;
 struct inode_map;
+struct ctl_notes;
 struct node_ops;
 
 /* One per mount. The pointers are set before the FUSE loop starts and only
@@ -43,6 +44,7 @@ struct fs_ctx {
 	gid_t admin_gid;         /* its members may write every ctl file */
 	struct timespec started; /* times of the fixed folders */
 	struct inode_map *inodes; /* names of multiply-linked files (fs/inode_map.h); NULL in unit tests */
+	struct ctl_notes *ctl_notes; /* ctl nodes' last refusals (fs/ctl_file.h); NULL: none kept */
 	const char *unlinked_dir; /* volume folder of this mount's unlinked open files, NULL: none */
 	const char *storage_url; /* the volume as given (--storage), for what the mount says */
 	int64_t storage_patience_ms; /* how long I/O waits for an unreachable volume (0: not),
@@ -165,6 +167,14 @@ void fs_invalidate(const struct fs_ctx *fs, const char *path);
  * at most attr_timeout old). */
 void fs_invalidate_others(const struct fs_ctx *fs, const char *path, bool forget);
 /* The asking thread's id, 0 outside a request. */
+/* Make the kernel forget the cached names below the top folder name
+ * ("jobs"): every jobs/N, jobs/N/status, ... it looked up holds a node in
+ * libfuse until the kernel forgets it, which an unpressed kernel never does,
+ * so a mount that sees thousands of new jobs grows by each (issue 35). Names
+ * in use (an open file, a shell's folder) stay. 0, or a negative errno; a no-op
+ * outside a mount. Takes the root folder's lock in the kernel: call it from a
+ * handler that holds no folder's (a flush, a release). */
+int fs_forget_top_folder(const struct fs_ctx *fs, const char *name);
 pid_t fs_caller_pid(const struct fs_ctx *fs);
 /* The reader of the current request gave up (a signal). */
 bool fs_interrupted(const struct fs_ctx *fs);

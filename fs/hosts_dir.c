@@ -288,7 +288,7 @@ static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, 
 	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/hosts/%s/ctl", name);
 	what = xasprintf("host %s", p->arg[0]);
-	*file = ctl_file_create(fs, url, what, host_ctl_help);
+	*file = ctl_file_create(fs, p, url, what, host_ctl_help);
 	free(what);
 	free(url);
 	free(name);

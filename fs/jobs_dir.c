@@ -469,7 +469,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	job_meta_put(m);
 	snprintf(url, sizeof url, "/v1/jobs/%lld/ctl", (long long)w.id);
 	snprintf(what, sizeof what, "job %lld", (long long)w.id);
-	*file = ctl_file_create(fs, url, what, ctl_help);
+	*file = ctl_file_create(fs, p, url, what, ctl_help);
 	return 0;
 }
 

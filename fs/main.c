@@ -4,6 +4,7 @@
  * multi-threaded loop until it is unmounted or signalled (SIGINT, SIGTERM,
  * SIGHUP unmount cleanly). */
 #include "backend.h"
+#include "ctl_file.h"
 #include "data_dir.h"
 #include "config.h"
 #include "hosts_dir.h"
@@ -410,6 +411,7 @@ int main(int argc, char *argv[])
 	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", "/v1/schedules");
 	fs.schedules = schedules_dir_create(&fs, CACHE_TTL_MS);
 	fs.inodes = inode_map_create();
+	fs.ctl_notes = ctl_notes_create();
 
 	/* The kernel checks modes for us; root's mount is everyone's. */
 	fuse_opt_add_arg(&args, "-odefault_permissions");
@@ -489,6 +491,7 @@ out:
 		unlinked_finish(fs.backend, unlinked_dir);
 	free(unlinked_dir);
 	inode_map_destroy(fs.inodes);
+	ctl_notes_destroy(fs.ctl_notes);
 	schedules_dir_destroy(fs.schedules);
 	queue_dir_destroy(fs.schedules_queue);
 	hosts_dir_destroy(fs.hosts);

@@ -90,6 +90,7 @@ struct queue_dir {
 	struct spec_file *open;    /* named files being written; protected by lock */
 	struct rejected *rejected; /* newest first; protected by lock */
 	size_t nrejected;          /* protected by lock */
+	atomic_uint accepted;      /* submissions accepted, for QUEUE_FORGET_EVERY */
 };
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs)
@@ -337,7 +338,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			  "put data in files the stages read): nothing was submitted", name, SPEC_MAX_BYTES);
 		goto out;
 	}
-	spec = json_stringn(text ? text : "", len);
+	/* A NUL byte is UTF-8 that JSON carries as \u0000, which the scheduler
+	 * (as any reader without JSON_ALLOW_NUL) refuses with a message about
+	 * JSON: it is no text either, so the spec parser says where it is. */
+	spec = text && memchr(text, '\0', len) ? NULL : json_stringn(text ? text : "", len);
 	if (!spec) {
 		/* Not UTF-8, so JSON cannot carry it: the same parser says where. */
 		struct spec *parsed = spec_parse(text, len, name, err);
@@ -428,6 +432,13 @@ static int submit_locked(struct spec_file *f, bool may_drop)
 	f->submitted = true;
 	f->result = rc < 0 ? errno : 0;
 	if (rc == 0) {
+		/* Each new job's names (jobs/N, its status, wait, out/...) stay in
+		 * the kernel's cache and pin a libfuse node each: let the kernel
+		 * forget the unused ones now and then (a submission is the flush
+		 * of the file: no folder lock held). */
+		if (f->q->once && atomic_fetch_add(&f->q->accepted, 1) % QUEUE_FORGET_EVERY ==
+					 QUEUE_FORGET_EVERY - 1)
+			fs_forget_top_folder(f->q->fs, "jobs");
 		f->answer = xasprintf("%lld\n", (long long)id);
 		log_debug("queue/%s: job %lld for uid %u", f->clone ? ".clone" : f->name,
 			  (long long)id, (unsigned)f->who.uid);

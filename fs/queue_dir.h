@@ -15,6 +15,9 @@ struct queue_dir;
 #include <sys/types.h>
 
 #define QUEUE_MAX_REJECTED 1024
+/* Every this many jobs submitted through queue/, the kernel is told to forget
+ * the unused names below jobs/ (fs_forget_top_folder). */
+#define QUEUE_FORGET_EVERY 512
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs);
 /* The same for another folder: specs written to /<folder>/ go to post_path

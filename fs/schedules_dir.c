@@ -385,7 +385,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/schedules/%s/ctl", name);
 	what = xasprintf("schedule %s", p->arg[0]);
-	*file = ctl_file_create(fs, url, what, ctl_help);
+	*file = ctl_file_create(fs, p, url, what, ctl_help);
 	free(what);
 	free(url);
 	free(name);

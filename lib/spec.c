@@ -104,7 +104,7 @@ static struct spec *build_spec(struct parser *p)
 			for (size_t k = 0; k < s->n; k++)
 				if (!s->entries[k].dup)
 					spec_apply_stage_key(p, s, sb, &s->entries[k]);
-			if (!sb->has_run)
+			if (!sb->has_run && !s->lost_key)
 				spec_report(p, s->line, "%s has no run: add run = COMMAND",
 				            spec_section_label(s, label, sizeof label));
 		}

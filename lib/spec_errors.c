@@ -2,6 +2,7 @@
  * the first SPEC_MAX_ERRORS lines' kept and the rest counted, and handed back
  * sorted by line. Also the growing string the messages are built in. */
 #include "spec_internal.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 
@@ -93,6 +94,15 @@ void spec_report(struct parser *p, int line, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		fatalx("out of memory");
 	va_end(ap);
+	/* Messages quote what the spec says (a name, a value): its control
+	 * bytes reach whoever reads NAME.rejected or a terminal, an ESC could
+	 * recolour it or a newline forge a line, so they are written escaped. */
+	if (escape_needed(msg)) {
+		char *shown = escape_text(msg);
+
+		free(msg);
+		msg = shown;
+	}
 	spec_buf_addf(&b, "%s:%d: %s", p->file, line, msg);
 	free(msg);
 	if (p->nerrs == p->cap_errs) {

@@ -44,6 +44,7 @@ struct section {
 	int line;
 	struct entry *entries;
 	size_t n, cap;
+	int lost_key;     /* a key line too long to read: its error says enough */
 };
 
 struct error {

@@ -202,6 +202,8 @@ static void classify_long(struct parser *p, const char *line, size_t n)
 		return; /* a continuation: later ones still extend the same key */
 	if (line[i] == '[')
 		p->cur_sect = -2; /* we cannot tell which section: drop its keys */
+	else if (p->cur_sect >= 0)
+		p->sects[p->cur_sect].lost_key = 1; /* maybe its run: no "has no run" */
 	p->cur_entry = -1;
 }
 

@@ -37,8 +37,13 @@ int64_t api_query_ms(struct call *c, const char *name, int64_t dflt, int64_t max
 
 json_t *api_body_json(struct call *c)
 {
+	return api_body_json_flags(c, 0);
+}
+
+json_t *api_body_json_flags(struct call *c, size_t flags)
+{
 	json_error_t jerr;
-	json_t *json = json_loadb(c->body ? c->body : "", c->len, 0, &jerr);
+	json_t *json = json_loadb(c->body ? c->body : "", c->len, flags, &jerr);
 
 	if (!json || !json_is_object(json)) {
 		char msg[256];

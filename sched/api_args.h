@@ -16,5 +16,8 @@ int api_parse_id(const char *text, int64_t *id);
 int64_t api_query_ms(struct call *c, const char *name, int64_t dflt, int64_t max);
 /* The body as a JSON object (new reference), or NULL after answering 400. */
 json_t *api_body_json(struct call *c);
+/* The same with jansson's decoding flags: JSON_ALLOW_NUL for a submission,
+ * whose spec text the spec parser then refuses with a file:line: message. */
+json_t *api_body_json_flags(struct call *c, size_t flags);
 
 #endif

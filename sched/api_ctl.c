@@ -12,10 +12,15 @@
 #include <stdlib.h>
 
 /* The command of c's body, or NULL once c is answered (no JSON object, or no
- * command: then the commands listed is the list from the ctl's table). */
-static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(const char *last_sep))
+ * command: then the commands listed is the list from the ctl's table). A
+ * body of {"check": LINE} asks only whether LINE is one of the commands and
+ * is answered here, 200 either way ({"ok": true} or {"ok": false, "error":
+ * ...}): a ctl write of several lines checks every line before it sends any,
+ * and a 400 then means a scheduler from before the check. */
+static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(const char *last_sep),
+			       int (*check)(const char *command, char **err))
 {
-	json_t *command;
+	json_t *command, *checked;
 	char *list, *msg;
 
 	*json = api_body_json(c);
@@ -24,6 +29,18 @@ static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(
 	command = json_object_get(*json, "command");
 	if (json_is_string(command))
 		return json_string_value(command);
+	checked = json_object_get(*json, "check");
+	if (json_is_string(checked)) {
+		char *err = NULL;
+
+		if (check(json_string_value(checked), &err) < 0)
+			reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:s}", "ok", 0, "error",
+							     err ? err : "not a command"));
+		else
+			reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+		free(err);
+		return NULL;
+	}
 	list = commands(" or ");
 	msg = xasprintf("the body needs \"command\": %s", list);
 	reply_error(c, MHD_HTTP_BAD_REQUEST, msg);
@@ -45,7 +62,7 @@ static void ctl_reply(struct call *c, int rc, char *err)
 void api_ctl_job(struct call *c)
 {
 	json_t *json = NULL;
-	const char *command = ctl_command(c, &json, engine_ctl_commands);
+	const char *command = ctl_command(c, &json, engine_ctl_commands, engine_ctl_check);
 	char *err = NULL;
 	int64_t id;
 
@@ -64,7 +81,7 @@ void api_ctl_job(struct call *c)
 void api_ctl_host(struct call *c)
 {
 	json_t *json = NULL;
-	const char *command = ctl_command(c, &json, engine_host_ctl_commands);
+	const char *command = ctl_command(c, &json, engine_host_ctl_commands, engine_host_ctl_check);
 	char *err = NULL;
 
 	if (command) {
@@ -80,7 +97,7 @@ void api_ctl_host(struct call *c)
 void api_ctl_schedule(struct call *c)
 {
 	json_t *json = NULL;
-	const char *command = ctl_command(c, &json, schedules_ctl_commands);
+	const char *command = ctl_command(c, &json, schedules_ctl_commands, schedules_ctl_check);
 	char *err = NULL;
 
 	if (command) {

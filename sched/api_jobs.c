@@ -64,7 +64,9 @@ static bool token_ok(const char *t)
 
 void api_jobs_submit(struct call *c)
 {
-	json_t *json = api_body_json(c), *name, *spec, *token;
+	/* A spec with a NUL byte reaches the spec parser, which says where it is
+	 * and what to do, as `parsa check` does; not jansson's own words. */
+	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL), *name, *spec, *token;
 	char *err = NULL;
 	int64_t id;
 	bool existed = false;
@@ -78,7 +80,12 @@ void api_jobs_submit(struct call *c)
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"spec\": the spec's text");
 		goto out;
 	}
-	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)))) {
+	if (json_is_string(name) && strlen(json_string_value(name)) != json_string_length(name)) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"name\" holds a NUL byte: rename the file");
+		goto out;
+	}
+	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)) ||
+		      strlen(json_string_value(token)) != json_string_length(token))) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
 		goto out;
 	}

@@ -127,6 +127,10 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 /* Those commands, for messages: "cancel, hold, ..., keep" + last_sep + "unkeep".
  * Malloc'ed. */
 char *engine_ctl_commands(const char *last_sep);
+/* Whether command is one of those, with the words it takes: 0, or -1 with
+ * errno EINVAL and *err, as engine_ctl() says it. Changes nothing: a ctl
+ * write of several lines checks them all before it sends any. */
+int engine_ctl_check(const char *command, char **err);
 /* Block up to timeout_ms until the job (or its stage, if stage is not NULL)
  * has ended. *done tells whether it has; *state names its state (static). */
 int engine_wait(struct engine *e, int64_t id, const char *stage, int64_t timeout_ms,
@@ -147,6 +151,8 @@ int engine_host_ctl(struct engine *e, const struct caller *who, const char *host
 		    const char *command, char **err);
 /* Those commands, for messages: "drain, resume" + last_sep + "remove". Malloc'ed. */
 char *engine_host_ctl_commands(const char *last_sep);
+/* Whether command is one of those (see engine_ctl_check). */
+int engine_host_ctl_check(const char *command, char **err);
 
 /* The lease runners are told when they register (engine_config.lease_ms). */
 int64_t engine_lease_ms(const struct engine *e);

@@ -67,24 +67,42 @@ char *engine_host_ctl_commands(const char *last_sep)
 	return ctl_list(&host_table, last_sep);
 }
 
+/* The command of line (command as written), or NULL with errno EINVAL and *err. */
+static const struct host_command *host_command_of(const struct ctl_line *line, const char *command,
+						  char **err)
+{
+	const struct host_command *cmd = (const struct host_command *)ctl_find(&host_table, line->word);
+	char *list;
+
+	if (cmd && ctl_arity_ok(&cmd->cmd, line))
+		return cmd;
+	errno = EINVAL;
+	list = ctl_list(&host_table, ", ");
+	errprintf(err, "unknown host command '%s': valid commands are %s", command, list);
+	free(list);
+	return NULL;
+}
+
+int engine_host_ctl_check(const char *command, char **err)
+{
+	struct ctl_line line;
+
+	ctl_split(command, &line);
+	return host_command_of(&line, command, err) ? 0 : -1;
+}
+
 int engine_host_ctl(struct engine *e, const struct caller *who, const char *name,
 		    const char *command, char **err)
 {
 	const struct host_command *cmd;
 	struct ctl_line line;
 	struct host *h;
-	char *list;
 	int ret = -1, saved;
 
 	ctl_split(command, &line);
-	cmd = (const struct host_command *)ctl_find(&host_table, line.word);
-	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
-		errno = EINVAL;
-		list = ctl_list(&host_table, ", ");
-		errprintf(err, "unknown host command '%s': valid commands are %s", command, list);
-		free(list);
+	cmd = host_command_of(&line, command, err);
+	if (!cmd)
 		return -1;
-	}
 	pthread_mutex_lock(&e->lock);
 	if (!engine_is_admin(e, who)) {
 		errno = EACCES;

@@ -196,27 +196,47 @@ char *engine_ctl_commands(const char *last_sep)
 	return ctl_list(&job_table, last_sep);
 }
 
+/* The command of line, or NULL with errno EINVAL and *err. */
+static const struct job_command *job_command_of(const struct ctl_line *line, char **err)
+{
+	const struct job_command *cmd = (const struct job_command *)ctl_find(&job_table, line->word);
+	char *list;
+
+	if (cmd && ctl_arity_ok(&cmd->cmd, line))
+		return cmd;
+	errno = EINVAL;
+	if (cmd) {
+		errprintf(err, "'%s' %s", line->word, cmd->cmd.arg ?
+			  "takes one argument, e.g. 'priority 10'" : "takes no argument");
+		return NULL;
+	}
+	list = ctl_list(&job_table, ", ");
+	errprintf(err, "unknown command '%s': valid commands are %s", line->word, list);
+	free(list);
+	return NULL;
+}
+
+int engine_ctl_check(const char *command, char **err)
+{
+	struct ctl_line line;
+
+	ctl_split(command, &line);
+	return job_command_of(&line, err) ? 0 : -1;
+}
+
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err)
 {
 	const struct job_command *cmd;
 	struct ctl_line line;
 	struct job *job;
-	char *name = NULL, *list;
+	char *name = NULL;
 	int ret = -1, saved;
 
 	ctl_split(command, &line);
-	cmd = (const struct job_command *)ctl_find(&job_table, line.word);
-	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
-		errno = EINVAL;
-		if (cmd)
-			return errprintf(err, "'%s' %s", line.word, cmd->cmd.arg ?
-					 "takes one argument, e.g. 'priority 10'" : "takes no argument");
-		list = ctl_list(&job_table, ", ");
-		errprintf(err, "unknown command '%s': valid commands are %s", line.word, list);
-		free(list);
+	cmd = job_command_of(&line, err);
+	if (!cmd)
 		return -1;
-	}
 	name = ident_cache_user_name(e->ident, who->uid);
 	pthread_mutex_lock(&e->lock);
 	job = engine_job_get(e, id);

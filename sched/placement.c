@@ -62,16 +62,30 @@ static int over_limit(double pct, int limit)
 	return limit < 100 && pct >= (double)limit;
 }
 
+/* What runs outside parsa takes part of the host only while its limit is
+ * below 100: a limit of 100 or more turns admission by outside load off
+ * altogether (a dedicated host, or a test suite on a shared machine, where
+ * no one else's programs may hold parsa's work back). */
+static int outside_cpus(const struct placement_host *h)
+{
+	return h->cpu_limit < 100 && h->outside_cpus > 0 ? h->outside_cpus : 0;
+}
+
+static uint64_t outside_mem(const struct placement_host *h)
+{
+	return h->mem_limit < 100 ? h->outside_mem : 0;
+}
+
 int placement_free_cpus(const struct placement_host *h)
 {
-	int left = h->cpus - h->reserved_cpus - (h->outside_cpus > 0 ? h->outside_cpus : 0);
+	int left = h->cpus - h->reserved_cpus - outside_cpus(h);
 
 	return left > 0 ? left : 0;
 }
 
 uint64_t placement_free_mem(const struct placement_host *h)
 {
-	uint64_t used = h->reserved_mem + h->outside_mem;
+	uint64_t used = h->reserved_mem + outside_mem(h);
 
 	/* Either alone may pass mem (an overcommitted host, a runner's --mem
 	 * below what the machine's other users take). */
@@ -226,10 +240,10 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 			 h->mem_pct, parsa_share(h->mem_pct, h->outside_mem_pct), h->outside_mem_pct);
 		break;
 	case PLACE_CPUS_FREE:
-		if (h->outside_cpus > 0)
+		if (outside_cpus(h) > 0)
 			snprintf(buf, len, "%s: needs %d cpus, %d of %d free (%d reserved, %d busy "
 				 "outside parsa)", h->name, req->cpus, placement_free_cpus(h), h->cpus,
-				 h->reserved_cpus, h->outside_cpus);
+				 h->reserved_cpus, outside_cpus(h));
 		else
 			snprintf(buf, len, "%s: needs %d cpus, %d of %d free", h->name, req->cpus,
 				 placement_free_cpus(h), h->cpus);
@@ -238,10 +252,10 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 		format_size(req->mem, a, sizeof a);
 		format_size(placement_free_mem(h), b, sizeof b);
 		format_size(h->mem, c, sizeof c);
-		if (h->outside_mem > 0) {
+		if (outside_mem(h) > 0) {
 			char d[32];
 
-			format_size(h->outside_mem, d, sizeof d);
+			format_size(outside_mem(h), d, sizeof d);
 			snprintf(buf, len, "%s: needs %s of memory, %s of %s free (%s used outside "
 				 "parsa's reservations)", h->name, a, b, c, d);
 		} else {

@@ -13,7 +13,9 @@
  * outside parsa occupies the host like a reservation: an instance fits in
  * cpus - reserved_cpus - outside_cpus cores and mem - reserved_mem -
  * outside_mem bytes, so a host running only parsa's work fills every core
- * while one shared with a user's own programs takes only what they leave. */
+ * while one shared with a user's own programs takes only what they leave.
+ * A cpu_limit (mem_limit) of 100 or more turns that off for cores (memory):
+ * then outside use neither holds work back nor occupies the host. */
 struct placement_host {
 	const char *name;
 	int up;                 /* heartbeat within the timeout */
@@ -31,7 +33,7 @@ struct placement_host {
 	double outside_mem_pct;
 	int outside_cpus;       /* cores kept busy outside parsa (rounded) */
 	uint64_t outside_mem;   /* bytes used outside parsa's reservations */
-	int cpu_limit;          /* % ; >= 100 disables the live check */
+	int cpu_limit;          /* % ; >= 100: outside use does not count at all */
 	int mem_limit;
 	int gpus;               /* GPUs the host hands out */
 	int reserved_gpus;

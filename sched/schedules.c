@@ -569,24 +569,43 @@ char *schedules_ctl_commands(const char *last_sep)
 	return ctl_list(&schedule_table, last_sep);
 }
 
+/* The command of line (command as written), or NULL with errno EINVAL and *err. */
+static const struct schedule_command *schedule_command_of(const struct ctl_line *line,
+							  const char *command, char **err)
+{
+	const struct schedule_command *cmd =
+		(const struct schedule_command *)ctl_find(&schedule_table, line->word);
+	char *list;
+
+	if (cmd && ctl_arity_ok(&cmd->cmd, line))
+		return cmd;
+	errno = EINVAL;
+	list = ctl_list(&schedule_table, " or ");
+	errprintf(err, "unknown command '%s': a schedule's ctl takes %s", command, list);
+	free(list);
+	return NULL;
+}
+
+int schedules_ctl_check(const char *command, char **err)
+{
+	struct ctl_line line;
+
+	ctl_split(command, &line);
+	return schedule_command_of(&line, command, err) ? 0 : -1;
+}
+
 int schedules_ctl(struct schedules *s, const struct caller *who, const char *name,
 		  const char *command, char **err)
 {
 	const struct schedule_command *cmd;
 	struct ctl_line line;
 	struct schedule *sc;
-	char *list;
 	int ret = -1, saved;
 
 	ctl_split(command, &line);
-	cmd = (const struct schedule_command *)ctl_find(&schedule_table, line.word);
-	if (!cmd || !ctl_arity_ok(&cmd->cmd, &line)) {
-		errno = EINVAL;
-		list = ctl_list(&schedule_table, " or ");
-		errprintf(err, "unknown command '%s': a schedule's ctl takes %s", command, list);
-		free(list);
+	cmd = schedule_command_of(&line, command, err);
+	if (!cmd)
 		return -1;
-	}
 	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
 	if (!sc) {

@@ -87,6 +87,8 @@ int schedules_ctl(struct schedules *s, const struct caller *who, const char *nam
 		  const char *command, char **err);
 /* Those commands, for messages: "pause, resume" + last_sep + "run-now". Malloc'ed. */
 char *schedules_ctl_commands(const char *last_sep);
+/* Whether command is one of those (see engine_ctl_check). */
+int schedules_ctl_check(const char *command, char **err);
 
 /* Views, NULL with errno ENOENT for an unknown name. The caller frees them. */
 json_t *schedules_list_json(struct schedules *s);

@@ -199,10 +199,19 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = cli_fail("%s", err);
 		goto out;
 	}
-	/* JSON carries text; refuse bytes that are not, here, with a clear reason. */
-	spec_text = json_stringn(text, len);
+	/* JSON carries text (a NUL byte only as \u0000, which the scheduler
+	 * refuses): refuse bytes that are not, here, with `parsa check`'s
+	 * file:line: message. */
+	spec_text = memchr(text, '\0', len) ? NULL : json_stringn(text, len);
 	if (!spec_text) {
-		rc = cli_fail("%s: not a text file (a spec is UTF-8 INI text; see docs/spec.md)", path);
+		struct spec *spec = spec_parse(text, len, path, &err);
+
+		spec_destroy(spec);
+		if (err)
+			print_lines(stderr, err);
+		else
+			cli_fail("%s: not a text file (a spec is UTF-8 INI text; see docs/spec.md)", path);
+		rc = CLI_FAIL;
 		goto out;
 	}
 	body = json_object();

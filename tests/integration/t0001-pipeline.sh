@@ -8,7 +8,7 @@ CORES=4
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
 parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" \
-	--cpus "$CORES" --cpu-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
+	--cpus "$CORES" --cpu-limit 100 --mem-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
 cp "$STATE"/logs/*.log "$LOGS/" 2>/dev/null || true
 check "parsa up --detach returns with the mount ready" test -e "$MNT/status"
 

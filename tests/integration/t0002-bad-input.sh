@@ -83,6 +83,26 @@ run = true
 SPEC
 reject foreach.conf '^foreach\.conf:[0-9]+: .*after'
 
+# A NUL byte: the spec parser's file:line answer with its fix, as `parsa
+# check` gives it, not the JSON decoder's (issue 35).
+printf '[stage s]\nrun = echo a\0b\n' >"$specs/nul.conf"
+reject nul.conf '^nul\.conf:2: is not a text file .*a spec is UTF-8 text'
+check "parsa submit says the same" sh -c "parsa submit '$specs/nul.conf' 2>&1 | grep -q 'nul.conf:2: is not a text file'"
+
+# A job name with an ESC: the rejection quotes it escaped, no raw control
+# byte reaches the reader's terminal.
+printf '[job]\nname = x\033[31mred\n[stage s]\nrun = true\n' >"$specs/esc.conf"
+cp "$specs/esc.conf" "$MNT/queue/esc.conf" 2>/dev/null && fail "esc.conf was accepted"
+check "the rejection quotes the ESC as \\x1b" grep -qF 'name = x\x1b[31mred' "$MNT/queue/esc.conf.rejected"
+check "and holds no control byte" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$MNT/queue/esc.conf.rejected'"
+rm -f "$MNT/queue/esc.conf.rejected"
+
+# A run line past 198 characters: that one error, no false "has no run".
+{ echo '[stage f]'; printf 'run = %0200d\n' 0; } >"$specs/longrun.conf"
+reject longrun.conf '^longrun\.conf:2: line too long'
+check "a too long run line is one error" sh -c "cp '$specs/longrun.conf' '$MNT/queue/longrun.conf' 2>/dev/null; test \$(wc -l <'$MNT/queue/longrun.conf.rejected') -eq 1"
+rm -f "$MNT/queue/longrun.conf.rejected"
+
 # 100 MB: refused past the 1 MiB limit, and nothing is submitted.
 before=$(ls "$MNT/jobs" | grep -c '^[0-9]' || true)
 if err=$(head -c 100M /dev/zero | tr '\0' 'x' | cp /dev/stdin "$MNT/queue/huge.conf" 2>&1); then
@@ -112,6 +132,26 @@ done
 pass "writes to spec, status, status.json, why, events fail"
 if err=$(bash -c "echo frobnicate > '$MNT/jobs/$id/ctl'" 2>&1); then fail "unknown ctl command accepted"; fi
 case $err in *"Invalid argument"*) pass "an unknown ctl command fails with EINVAL" ;; *) fail "unknown ctl: $err" ;; esac
+
+# Several lines in one write are all or nothing: a bad line among them
+# applies none. Bash's printf writes a line at a time: then the lines before
+# the bad one were applied, and the ctl's read says exactly which.
+if python3 -c "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.write(fd, b'hold\nbogus\n')" \
+	"$MNT/jobs/$id/ctl" 2>/dev/null; then fail "hold + bogus accepted"; fi
+check "hold + bogus in one write: the job is not held" grep -q '^held: no' "$MNT/jobs/$id/status"
+log "ctl after it: $(tr '\n' '|' <"$MNT/jobs/$id/ctl")"
+check "the ctl's read says which line was refused and that nothing applied" \
+	grep -q "^last refused: 'bogus' (line 2) by uid 0 refused: unknown command 'bogus'.*none of the 2 lines of the write was applied" "$MNT/jobs/$id/ctl"
+if printf 'hold\nbogus\n' >"$MNT/jobs/$id/ctl" 2>/dev/null; then fail "printf hold + bogus accepted"; fi
+check "printf's hold + bogus, a write each: the ctl says hold was applied" \
+	grep -q "^last refused: 'bogus' .*after this open applied 'hold'" "$MNT/jobs/$id/ctl"
+echo release >"$MNT/jobs/$id/ctl" || fail "release failed"
+
+# truncate -s 0 of a ctl file is the no-op `echo x > ctl`'s O_TRUNC is;
+# another size is EINVAL.
+check "truncate -s 0 jobs/ID/ctl" truncate -s 0 "$MNT/jobs/$id/ctl"
+check "truncate -s 0 hosts/H/ctl" truncate -s 0 "$MNT/hosts/local/ctl"
+check "truncate -s 5 jobs/ID/ctl fails" sh -c "truncate -s 5 '$MNT/jobs/$id/ctl' 2>&1 | grep -q 'Invalid argument'"
 
 # Another user may read but not control the job.
 check "another user can read the status" as_user parsa-bob cat "$MNT/jobs/$id/status"

@@ -21,7 +21,7 @@ ustate=$home/state
 carol() { as_user parsa-carol env HOME="$home" PATH="$PATH" "$@"; }
 on_cleanup "setpriv --reuid $(id -u parsa-carol) --regid $(id -g parsa-carol) --init-groups env HOME='$home' '$PARSA_BIN/parsa' down --mount '$umnt' --state '$ustate'; fusermount3 -uz '$umnt'"
 
-carol parsa up --detach --mount "$umnt" --state "$ustate" --cpus 2 --cpu-limit 100 >"$LOGS/up.log" 2>&1 ||
+carol parsa up --detach --mount "$umnt" --state "$ustate" --cpus 2 --cpu-limit 100 --mem-limit 100 >"$LOGS/up.log" 2>&1 ||
 	fail "parsa up as a user failed: $(tail -5 "$LOGS/up.log")"
 pass "parsa up --detach as an ordinary user"
 check "the daemons run as the user" sh -c "[ \$(ps -o user= -p \$(pgrep -f -- '$ustate' | head -n 1)) = parsa-carol ]"

@@ -25,7 +25,7 @@ HOST=t17host
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
 parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" --name "$HOST" \
-	--cpus 4 --cpu-limit 100 --web 127.0.0.1:0 >"$LOGS/up.log" 2>&1 ||
+	--cpus 4 --cpu-limit 100 --mem-limit 100 --web 127.0.0.1:0 >"$LOGS/up.log" 2>&1 ||
 	fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
 URL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["web"] or "")' "$STATE/up.json")
 check "up.json records the page's URL on loopback" sh -c "echo '$URL' | grep -Eq '^http://127\.0\.0\.1:[0-9]+/$'"

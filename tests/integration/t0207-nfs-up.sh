@@ -7,7 +7,7 @@
 start_nfs
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
-parsa up --detach --mount "$MNT" --state "$STATE" --storage "$NFS_URL" --cpus 4 --cpu-limit 100 \
+parsa up --detach --mount "$MNT" --state "$STATE" --storage "$NFS_URL" --cpus 4 --cpu-limit 100 --mem-limit 100 \
 	>"$LOGS/up.log" 2>&1 || fail "parsa up --storage $NFS_URL failed: $(tail -5 "$LOGS/up.log")"
 check "the mount is ready" test -e "$MNT/status"
 check "data/ is there" test -d "$MNT/data"

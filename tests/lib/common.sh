@@ -195,12 +195,16 @@ start_fs() {
 }
 
 # start_runner NAME [FLAGS...]: a runner for host NAME against this mount.
+# Its limits are 100% unless FLAGS give others (the last flag wins): then
+# no load outside the test (a build, another test run) holds its work back;
+# only the tests of admission by outside load pass --cpu-limit 90.
 start_runner() {
 	local name=$1
 	shift
 	mkdir -p "$SCRATCH/$name" "$STATE/runner-$name"
 	parsa-runner --sched "unix:$SOCK" --name "$name" --mount "$MNT" \
-		--scratch "$SCRATCH/$name" --state "$STATE/runner-$name" "$@" \
+		--scratch "$SCRATCH/$name" --state "$STATE/runner-$name" \
+		--cpu-limit 100 --mem-limit 100 "$@" \
 		>>"$LOGS/runner-$name.log" 2>&1 &
 	DAEMON_PID[runner-$name]=$!
 	wait_for "host $name registered" 20 test -e "$MNT/hosts/$name/status"
@@ -211,6 +215,31 @@ start_all() {
 	start_sched
 	start_fs
 	start_runner local "$@"
+}
+
+# outside_cores HOST: the cores HOST's runner sees kept busy outside parsa
+# (from hosts/HOST/status: "live cpu: 12% (parsa 0%, outside 12%: 0.24 cores)").
+outside_cores() {
+	sed -n 's/^live cpu:.*outside [0-9]*%: \([0-9.]*\) cores.*/\1/p' "$MNT/hosts/$1/status"
+}
+
+# need_quiet_host SECONDS [HOST]: a test of admission by outside load
+# measures against the load it starts itself, so it needs a machine on which
+# nothing else keeps a core busy. Wait up to SECONDS for fewer than 0.3 cores
+# busy outside parsa (the daemons' own start-up settles first); on a machine
+# that stays busier (a build, a second test run, a CI neighbour), skip with
+# the reason rather than fail.
+need_quiet_host() {
+	local secs=$1 host=${2:-local} deadline busy=
+	deadline=$(($(date +%s%N) + secs * 1000000000))
+	while [ "$(date +%s%N)" -lt "$deadline" ]; do
+		busy=$(outside_cores "$host")
+		python3 -c "import sys; sys.exit(not float('${busy:-9}') < 0.3)" && return 0
+		sleep 0.2
+	done
+	echo "# SKIP: the machine is too busy to measure admission by outside load" \
+		"(${busy:-?} cores busy outside parsa for ${secs}s)"
+	exit 77
 }
 
 # job_state ID: the state line of a job's status file

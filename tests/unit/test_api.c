@@ -83,6 +83,20 @@ int main(void)
 	ok(strstr(out, "b.conf:") != NULL, "with file:line errors: %s", out);
 	free(out);
 	is_int(call(cl, "POST", "/v1/jobs", "not json", NULL, NULL), 400, "a body that is not JSON");
+	/* A NUL byte reaches the spec parser: its file:line answer, not jansson's. */
+	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"n.conf\",\"spec\":\"[stage s]\\nrun = a\\u0000b\\n\"}",
+		    NULL, &out), 400, "a spec with a NUL byte is 400");
+	ok(strstr(out, "n.conf:2: is not a text file") != NULL && !strstr(out, "JSON_ALLOW_NUL"),
+	   "with the spec parser's file:line: %s", out);
+	free(out);
+	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"n\\u0000.conf\",\"spec\":\"[stage s]\\nrun = a\\n\"}",
+		    NULL, NULL), 400, "a name with a NUL byte is 400");
+	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"check\":\"hold\"}", NULL, &out), 200, "check of hold");
+	ok(strstr(out, "\"ok\":true") != NULL, "is a command: %s", out);
+	free(out);
+	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"check\":\"bogus\"}", NULL, &out), 200, "check of bogus");
+	ok(strstr(out, "\"ok\":false") && strstr(out, "unknown command 'bogus'"), "is not: %s", out);
+	free(out);
 	is_int(call(cl, "GET", "/v1/jobs/last", NULL, NULL, &out), 200, "last");
 	ok(strstr(out, "\"id\":1") != NULL, "is job 1");
 	free(out);

@@ -1,6 +1,7 @@
 /* Control files (fs/ctl_file.c) against a real scheduler in this process:
  * reading shows the commands; each line written is one command, blank lines
- * and surrounding blanks aside; the scheduler's refusals become the write's
+ * and surrounding blanks aside, every line of a write checked to be a command
+ * before any is sent; the scheduler's refusals become the write's
  * errno (EINVAL for an unknown command or text that is not UTF-8, EBUSY for
  * one not possible now, EACCES for another user's job) and the lines after a
  * refused one are not sent; with the scheduler gone the write fails with
@@ -8,6 +9,7 @@
  * `touch ctl`) succeed for a job or host that exists and fail with ENOENT
  * otherwise. */
 #include "ctl_file.h"
+#include "ops.h"
 #include "sched_world.h"
 #include "tap.h"
 
@@ -17,6 +19,17 @@
 TAP_STATE;
 
 static const char help[] = "commands: cancel | hold | release\n";
+
+/* The ctl file of the node at the path of url ("/v1/jobs/1/ctl" is at
+ * "/jobs/1/ctl"), as the node's open makes it. */
+static struct fs_file *ctl_at(struct fs_ctx *fs, const char *url, const char *what)
+{
+	struct fs_path p;
+
+	if (fs_match(url + 3, &p) < 0)
+		return NULL;
+	return ctl_file_create(fs, &p, url, what, help);
+}
 
 static ssize_t say(struct fs_file *f, const char *text)
 {
@@ -60,7 +73,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 		fs.link = sched_link_create(w->endpoint, &err);
 		if (!fs.link)
 			_exit(101);
-		f = ctl_file_create(&fs, url, "job", help);
+		f = ctl_at(&fs, url, "job");
 		_exit(say(f, "cancel\n") < 0 ? errno : 0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -70,8 +83,9 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 
 static void test_commands(struct sched_world *w, int64_t id)
 {
+	w->fs.ctl_notes = ctl_notes_create();
 	char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id);
-	struct fs_file *f = ctl_file_create(&w->fs, url, "job", help);
+	struct fs_file *f = ctl_at(&w->fs, url, "job");
 	char buf[64] = "";
 	ssize_t n;
 
@@ -80,6 +94,16 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_str(n > 0 ? buf : "", help, "reading it shows the commands");
 	is_int(f->ops->read(f, buf, sizeof buf, (off_t)strlen(help)), 0, "and then ends");
 	is_int(f->ops->truncate(f, 0), 0, "the O_TRUNC of `echo cmd > ctl` is no error");
+	ok(f->ops->truncate(f, 5) == -1 && errno == EINVAL, "ftruncate to another size: EINVAL");
+	{
+		struct stat st;
+		struct timespec tv[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+
+		/* `truncate -s 0 ctl` ends with a getattr by handle, no path. */
+		ok(f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISREG(st.st_mode) &&
+		   st.st_size == 0 && st.st_ino != 0, "fstat of an open ctl: the node's attributes");
+		ok(f->ops->utimens && f->ops->utimens(f, tv) == 0, "futimens of an open ctl: no error");
+	}
 
 	is_int(say(f, "hold\n"), 5, "hold: the write takes the whole line");
 	ok(held(w, id), "the job is held");
@@ -89,7 +113,54 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(errno, EBUSY, "is EBUSY: not possible now");
 	is_int(say(f, "hold\ndance\nrelease\n"), -1, "an unknown command");
 	is_int(errno, EINVAL, "is EINVAL");
+	ok(!held(w, id), "every line is checked before any is sent: the hold before it was not done");
+	{
+		/* A refusal is readable: the next open's read shows it after the help. */
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, help) == text && strstr(text, "last refused: 'dance' (line 2) by uid ") &&
+		   strstr(text, "unknown command 'dance'") &&
+		   strstr(text, "none of the 3 lines of the write was applied"),
+		   "a read of the ctl says which line was refused and that nothing was applied");
+		if (!strstr(text, "last refused"))
+			diag("got: %s", text);
+		g->ops->release(g);
+	}
+	is_int(say(f, "hold\npriority\n"), -1, "a command without its argument among several");
+	is_int(errno, EINVAL, "is EINVAL");
+	ok(!held(w, id), "and nothing was done");
+	is_int(say(f, "hold\nhold\nrelease\n"), -1, "a second hold: not possible once the first is done");
+	is_int(errno, EBUSY, "is EBUSY");
 	ok(held(w, id), "the line before it was done, the one after it was not sent");
+	{
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, "'hold' (line 2)") && strstr(text, "the 1 before it were applied, the 1 "
+							      "after it not sent"),
+		   "and the read says which lines were applied");
+		ok(strstr(text, "after this open applied 'hold', 'release', 'hold'") != NULL,
+		   "with what this open had applied in earlier writes (bash's printf writes a line at a time)");
+		if (!strstr(text, "after this open applied"))
+			diag("got: %s", text);
+		g->ops->release(g);
+	}
+	is_int(say(f, "bo\033gus\n"), -1, "a command with an ESC");
+	{
+		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		char text[512] = "";
+		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
+
+		text[got > 0 ? got : 0] = '\0';
+		ok(strstr(text, "'bo\\x1bgus'") && !strchr(text, '\033'),
+		   "the ctl's read quotes it escaped, no ESC reaches the reader");
+		g->ops->release(g);
+	}
 	is_int(say(f, "\xff\xfe\n"), -1, "text that is not UTF-8");
 	is_int(errno, EINVAL, "is EINVAL too");
 	if (geteuid() == 0) {
@@ -100,6 +171,8 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(state_of(w, id), JOB_CANCELLED, "both were done");
 	f->ops->release(f);
 	free(url);
+	ctl_notes_destroy(w->fs.ctl_notes);
+	w->fs.ctl_notes = NULL;
 }
 
 static void test_nodes(struct sched_world *w, int64_t id)
@@ -112,6 +185,7 @@ static void test_nodes(struct sched_world *w, int64_t id)
 
 	snprintf(path, sizeof path, "/jobs/%lld/ctl", (long long)id);
 	ok(fs_match(path, &p) == 0 && p.ops->truncate(&w->fs, &p, 0) == 0, "truncate of a job's ctl");
+	ok(p.ops->truncate(&w->fs, &p, 7) == -1 && errno == EINVAL, "truncate of it to 7 bytes: EINVAL");
 	is_int(p.ops->utimens(&w->fs, &p, tv), 0, "touch of a job's ctl");
 	ok(fs_match("/jobs/99/ctl", &p) == 0 && p.ops->truncate(&w->fs, &p, 0) == -1 && errno == ENOENT,
 	   "truncate of the ctl of a job that does not exist: ENOENT");
@@ -133,7 +207,7 @@ static void test_scheduler_gone(void)
 	char *err = NULL;
 
 	fs.link = sched_link_create("unix:/nonexistent/parsa-test/sched.sock", &err);
-	f = ctl_file_create(&fs, "/v1/jobs/1/ctl", "job 1", help);
+	f = ctl_at(&fs, "/v1/jobs/1/ctl", "job 1");
 	is_int(say(f, "cancel\n"), -1, "with no scheduler the write fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	f->ops->release(f);

@@ -131,6 +131,21 @@ static void test_outside_use(void)
 	       "and says so");
 	h.outside_mem = 9 * G;
 	is_int((int)placement_free_mem(&h), 0, "outside use past the capacity leaves nothing");
+
+	/* Limits of 100 turn admission by outside load off: two busy loops
+	 * and a memory hog beside a test suite hold nothing back. */
+	h.cpu_limit = 100;
+	h.mem_limit = 100;
+	h.outside_cpus = 4;
+	h.outside_cpu_pct = 100;
+	h.outside_mem_pct = 100;
+	is_int(placement_free_cpus(&h), 4, "cpu limit 100: cores busy outside parsa do not count");
+	is_int((int)(placement_free_mem(&h) / G), 8, "mem limit 100: memory used outside does not count");
+	is_int(placement_check(&h, &r[0]), PLACE_FITS, "limits of 100: a fully busy host still fits");
+	h.cpu_limit = 90;
+	placement_explain(&h, &r[0], buf, sizeof buf);
+	is_str(buf, "h1: CPU used outside parsa 100% >= limit 90% (live 100%: parsa 0%, outside 100%)",
+	       "cpu limit 90 again: held back");
 }
 
 static void test_gpus(void)

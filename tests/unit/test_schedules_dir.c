@@ -151,6 +151,19 @@ static void test_a_schedule(struct sched_world *w)
 	is_str(text, "commands: pause | resume | run-now\n", "and reading it shows the commands");
 	free(text);
 	is_int(p.ops->truncate(&w->fs, &p, 0), 0, "`echo pause > ctl` may truncate it");
+	ok(p.ops->truncate(&w->fs, &p, 3) == -1 && errno == EINVAL, "to another size: EINVAL");
+	{
+		struct fs_file *g = NULL;
+		struct stat gst;
+
+		/* `truncate -s 0 ctl`: the size set through the open file, then its
+		 * attributes asked by handle, no path (issue 35: was ENOENT). */
+		ok(p.ops->open(&w->fs, &p, O_WRONLY, &g) == 0 && g->ops->truncate(g, 0) == 0 &&
+		   g->ops->getattr(g, &gst) == 0 && S_ISREG(gst.st_mode),
+		   "ftruncate to 0 and fstat of an open schedule ctl");
+		if (g)
+			g->ops->release(g);
+	}
 	is_int(ctl(w, "nightly", "pause\n"), 0, "pause");
 	text = slurp(w, "/schedules/nightly/status");
 	ok(text && strstr(text, "state: paused\n"), "status says paused");

@@ -314,6 +314,30 @@ static void test_layout(void)
 			err = NULL;
 			free(text);
 		}
+		/* A run line too long to read is that one error: not also a
+		 * false "has no run" for its stage (issue 35). */
+		if (asprintf(&text, "[stage f]\n%s\n", line) > 0) {
+			expect_error(text, "t.conf:2: line too long (max 198 characters); "
+				     "continue it on the next line, indented");
+			spec = parse_as(text, "t.conf", &err);
+			is_int(count_lines(err), 1, "a too long run line is one error, no 'has no run'");
+			if (count_lines(err) != 1)
+				diag("got: %s", err);
+			spec_destroy(spec);
+			free(err);
+			err = NULL;
+			free(text);
+		}
+		if (asprintf(&text, "[stage f]\ncpus = 2\n") > 0) {
+			expect_error(text, "t.conf:1: [stage f] has no run: add run = COMMAND");
+			free(text);
+		}
+		/* What a message quotes is escaped: an ESC in a name never
+		 * reaches the reader's terminal (issue 35). */
+		expect_error("[job]\nname = x\033[31mred\n[stage s]\nrun = a\n",
+			     "t.conf:2: name = x\\x1b[31mred: control characters are not allowed");
+		expect_error("[stage s\033x]\nrun = a\n",
+			     "t.conf:1: bad stage name 's\\x1bx': use 1 to 64 letters, digits, '_', '.' or '-'");
 		/* CRLF does not count against the limit. */
 		line[198] = '\0';
 		if (asprintf(&text, "[stage a]\r\n%s\r\n", line) > 0) {
@@ -549,7 +573,7 @@ static void test_errors(void)
 		     "or spaces ('-4' is not one)");
 	expect_error("[job]\nteam = two words\n" STAGE_OK,
 		     "t.conf:2: team = two words: want a group name (letters, digits, '_', '.', '-', at most 64)");
-	expect_error("[job]\nname = a\x01b\n" STAGE_OK, "t.conf:2: name = a\x01b: control characters are not allowed");
+	expect_error("[job]\nname = a\x01b\n" STAGE_OK, "t.conf:2: name = a\\x1b: control characters are not allowed");
 	expect_error(STAGE_OK "env.1X = 3\n",
 		     "t.conf:3: env.1X: bad variable name '1X': use letters, digits and '_', not starting with a digit");
 	expect_error(STAGE_OK "env.A-B = 3\n",
