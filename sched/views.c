@@ -612,6 +612,10 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
 	}
+	if (job->folders_pending) {
+		fprintf(t->f, "  nothing of it starts before its folders are made (above)\n");
+		return;
+	}
 	if (!timing_stage_open(stage, now, line, sizeof line)) {
 		fprintf(t->f, "  %s\n", esc(t, line));
 		return;
@@ -670,6 +674,9 @@ char *views_job_why(struct model *m, const struct job *job,
 		job->held ? " (held: write 'release' to ctl to let it start)" : "");
 	if (job->ending != ENDING_NONE)
 		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", esc(&t, job->reason));
+	if (job->folders_pending && job->ending == ENDING_NONE)
+		fprintf(t.f, "waiting for the storage volume: %s\n",
+			job->folders_wait ? esc(&t, job->folders_wait) : "its folders are being made");
 	for (size_t s = 0; s < job->nstages; s++)
 		why_stage(&t, m, &job->stages[s], hosts, nhosts, now);
 	return text_close(&t);
