@@ -121,14 +121,15 @@ int folder_plan_make(struct engine *e, struct folder_plan *p)
 		int rc;
 
 		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)p->id, p->stages[s]);
-		if (spare && spare_folders_take(e->spares, SPARE_STAGE, path, &p->cred) == 0)
+		if (spare && spare_folders_take(e->spares, SPARE_STAGE, path, &p->cred) == 0) {
+			note_made(p, p->stages[s]);
 			continue;
+		}
 		rc = backend_mkdir(e->storage, &p->cred, path, 0755);
 		if (rc < 0 && errno == ENOENT)
 			rc = backend_mkdir_p(e->storage, &p->cred, path, 0755);
 		if (rc == 0) {
-			if (!spare)
-				note_made(p, p->stages[s]);
+			note_made(p, p->stages[s]);
 			continue;
 		}
 		if (errno == EEXIST)
