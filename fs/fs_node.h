@@ -43,6 +43,9 @@ struct fs_ctx {
 	struct timespec started; /* times of the fixed folders */
 	struct inode_map *inodes; /* names of multiply-linked files (fs/inode_map.h); NULL in unit tests */
 	const char *unlinked_dir; /* volume folder of this mount's unlinked open files, NULL: none */
+	const char *storage_url; /* the volume as given (--storage), for what the mount says */
+	int64_t storage_patience_ms; /* how long I/O waits for an unreachable volume (0: not),
+				      * as the backend has it (the URL's wins) */
 	bool page_cache;         /* out/ and data/ files through the kernel's page cache
 				  * (parsafs --page-cache); else direct I/O: one copy less
 				  * each way, but no MAP_SHARED mmap */

@@ -3,6 +3,7 @@
 #include "ctl_file.h"
 #include "log.h"
 #include "sched_link.h"
+#include "storage_watch.h"
 #include "util.h"
 
 #include <errno.h>
@@ -208,10 +209,33 @@ static int cluster_getattr(struct fs_ctx *fs, const struct fs_path *p, struct st
 	return 0;
 }
 
+/* The scheduler's view, and first, while the mount cannot reach the volume,
+ * a line that says so (the scheduler may not know: it fails fast). */
 static int cluster_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
+	struct fs_identity who;
+	size_t len = 0;
+	char *text, *line;
+
 	(void)p;
-	return open_text(fs, "/v1/status", flags, file);
+	if (fs_check_read_only(flags) < 0)
+		return -1;
+	fs_identity_basic(fs, &who);
+	text = sched_link_get_text(fs->link, &who, "/v1/status", true, &len);
+	fs_identity_clear(&who);
+	if (!text)
+		return -1;
+	line = fs->backend ? storage_watch_status_line(fs) : NULL;
+	if (line) {
+		char *both = xasprintf("%s%.*s", line, (int)len, text);
+
+		free(text);
+		text = both;
+		len = strlen(both);
+		free(line);
+	}
+	*file = text_file_create(text, len);
+	return 0;
 }
 
 const struct node_ops cluster_status_ops = {

@@ -1,6 +1,8 @@
 /* parsafs: the /parsa mount. Parses its flags, opens the storage and the line
- * to the scheduler, mounts, and runs FUSE's multi-threaded loop until it is
- * unmounted or signalled (SIGINT, SIGTERM, SIGHUP unmount cleanly). */
+ * to the scheduler, mounts (whether or not the volume answers: what it does
+ * on the volume at start waits for the volume then), and runs FUSE's
+ * multi-threaded loop until it is unmounted or signalled (SIGINT, SIGTERM,
+ * SIGHUP unmount cleanly). */
 #include "backend.h"
 #include "data_dir.h"
 #include "config.h"
@@ -13,7 +15,9 @@
 #include "queue_dir.h"
 #include "schedules_dir.h"
 #include "sched_link.h"
+#include "storage_watch.h"
 #include "unlinked.h"
+#include "units.h"
 #include "wire.h"
 #include "util.h"
 #include "version.h"
@@ -35,6 +39,9 @@
 
 /* Job and host metadata live this long in the mount's caches. */
 #define CACHE_TTL_MS 1000
+/* How long I/O in out/ and data/ waits for a volume that does not answer,
+ * as a kernel hard mount would (--storage-patience). */
+#define DEFAULT_STORAGE_PATIENCE_S 300
 /* Each blocked `cat wait` holds a worker thread: allow many. */
 #define DEFAULT_MAX_THREADS 256
 
@@ -49,6 +56,7 @@ struct options {
 	char *admin_group;
 	char *sched;
 	char *storage;
+	char *storage_patience;
 	int ready_fd;
 	int page_cache;
 	int show_help;
@@ -74,6 +82,32 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_END
 };
 
+/* fuse_opt reads a template "--storage %s" as a prefix: it would take
+ * "--storage-patience 3" for --storage "-patience". So that flag is taken out
+ * of argv before fuse_opt sees it. -1 when its value is missing. */
+static int take_patience_flag(int *argc, char **argv, char **value)
+{
+	static const char name[] = "--storage-patience";
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], name) == 0) {
+			if (i + 1 >= *argc)
+				return -1;
+			free(*value);
+			*value = xstrdup(argv[++i]);
+		} else if (strncmp(argv[i], name, sizeof name - 1) == 0 && argv[i][sizeof name - 1] == '=') {
+			free(*value);
+			*value = xstrdup(argv[i] + sizeof name);
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [-f] [-d] [-o OPTIONS]\n"
@@ -81,9 +115,12 @@ static void usage(const char *prog)
 	       "  --sched ENDPOINT   the scheduler: unix:/path/sched.sock or http://host:port\n"
 	       "                     (default: $PARSA_SCHED, else the standard socket)\n"
 	       "  --storage URL      the job volume: /path, file:///path or\n"
-	       "                     nfs://server/export[/folder][?timeout=SECONDS]\n"
+	       "                     nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS]\n"
+	       "  --storage-patience DURATION  how long I/O waits for a volume that does not\n"
+	       "                     answer, then EIO (default 300s; 0: fail at once)\n"
 	       "  --config FILE      cluster settings (default " PARSA_CONF_DEFAULT " if it exists):\n"
-	       "                     [cluster] sched, storage, munge_socket, admin_group\n"
+	       "                     [cluster] sched, storage, storage_patience, munge_socket,\n"
+	       "                     admin_group\n"
 	       "  --munge-socket PATH munged's socket, for a scheduler reached over TCP\n"
 	       "  --admin-group GROUP members may write hosts/<h>/ctl and any job's ctl\n"
 	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
@@ -180,6 +217,8 @@ static int apply_config(struct options *opt, struct fs_ctx *fs, char **err)
 	if (c.sched && !opt->sched)
 		opt->sched = parsa_endpoint(c.sched);
 	take(&opt->storage, c.storage);
+	if (!opt->storage_patience && c.storage_patience_ms >= 0)
+		opt->storage_patience = xasprintf("%lld", (long long)(c.storage_patience_ms / 1000));
 	take(&opt->munge_socket, c.munge_socket);
 	take(&opt->admin_group, c.admin_group);
 	/* Every API client of this process signs with this munged (api_client.h). */
@@ -263,16 +302,24 @@ static void signal_ready(int fd)
 
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options opt = { .ready_fd = -1 };
+	int patience_ok = take_patience_flag(&argc, argv, &opt.storage_patience);
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_loop_config *loop = NULL;
 	struct fs_ctx fs = { 0 };
 	struct fuse *fuse = NULL;
+	struct storage_watch *watch = NULL;
+	char *storage_name = NULL;
+	unsigned int pending = 0;
 	int mounted = 0, handlers = 0, ret = 1;
 	char *unlinked_dir = NULL;
 	char *err = NULL;
 
+	if (patience_ok < 0) {
+		fprintf(stderr, "parsafs: --storage-patience needs a duration (0, 30s, 5m)\n");
+		goto out;
+	}
 	if (fuse_opt_parse(&args, &opt, option_spec, NULL) < 0)
 		goto out;
 	if (opt.show_help) {
@@ -302,6 +349,17 @@ int main(int argc, char *argv[])
 	}
 	if (!opt.sched)
 		opt.sched = default_sched();
+	{
+		uint64_t secs = DEFAULT_STORAGE_PATIENCE_S;
+
+		if (opt.storage_patience && (parse_duration(opt.storage_patience, &secs) < 0 ||
+					     secs > 7 * 86400)) {
+			fprintf(stderr, "parsafs: --storage-patience %s: expected a duration such as 0, "
+				"30s or 5m (at most 7d)\n", opt.storage_patience);
+			goto out;
+		}
+		fs.storage_patience_ms = (int64_t)secs * 1000;
+	}
 	if (check_no_self_reference(cmd.mountpoint, opt.storage, opt.sched) < 0)
 		goto out;
 
@@ -319,14 +377,28 @@ int main(int argc, char *argv[])
 	fs.uid = geteuid();
 	fs.gid = getegid();
 	clock_gettime(CLOCK_REALTIME, &fs.started);
+	/* The volume as the mount names it (MOUNT/storage, the log): its
+	 * URL without the options. */
+	storage_name = xasprintf("%.*s", (int)strcspn(opt.storage, "?"), opt.storage);
+	fs.storage_url = storage_name;
+	/* A volume whose server is down is made all the same: the mount comes
+	 * up and says so (MOUNT/storage). */
 	fs.backend = backend_create(opt.storage, &err);
 	if (!fs.backend) {
 		fprintf(stderr, "parsafs: %s\n", err);
 		goto out;
 	}
 	backend_set_identity(fs.backend, storage_identity, &fs);
-	if (data_dir_prepare(&fs) < 0)
-		log_warn("cannot make data/ on the storage %s", opt.storage);
+	/* What start-up does on the volume must not wait for it: without an
+	 * answer it is left to the probe thread (storage_watch.c). */
+	if (!backend_health(fs.backend, NULL, NULL))
+		pending |= STORAGE_PENDING_DATA;
+	else if (data_dir_prepare(&fs) < 0) {
+		if (backend_health(fs.backend, NULL, NULL))
+			log_warn("cannot make data/ on the storage %s", opt.storage);
+		else
+			pending |= STORAGE_PENDING_DATA;
+	}
 	fs.link = sched_link_create(opt.sched, &err);
 	if (!fs.link) {
 		fprintf(stderr, "parsafs: %s\n", err);
@@ -364,10 +436,21 @@ int main(int argc, char *argv[])
 		log_warn("chdir /");
 	/* Named by the pid that serves the mount, known only now. Without it
 	 * an unlinked open file stays listed under its .fuse_hidden name. */
-	unlinked_dir = unlinked_prepare(fs.backend);
-	if (!unlinked_dir)
+	unlinked_dir = backend_health(fs.backend, NULL, NULL) ? unlinked_prepare(fs.backend) : NULL;
+	if (!unlinked_dir && !backend_health(fs.backend, NULL, NULL)) {
+		/* Its name is known now; the folder is made once the volume answers. */
+		unlinked_dir = unlinked_path();
+		pending |= STORAGE_PENDING_UNLINKED;
+	} else if (!unlinked_dir) {
 		log_warn("cannot make a folder for unlinked open files on the storage %s", opt.storage);
+	}
 	fs.unlinked_dir = unlinked_dir;
+	/* From now on I/O waits for a volume that does not answer (unless the
+	 * URL says otherwise), and the probe keeps the state fresh. */
+	fs.storage_patience_ms = backend_set_patience(fs.backend, fs.storage_patience_ms);
+	watch = storage_watch_create(&fs, pending);
+	if (!watch)
+		log_warn("no storage probe thread: the volume's state changes with calls only");
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out;
 	handlers = 1;
@@ -387,6 +470,11 @@ int main(int argc, char *argv[])
 	}
 	log_info("unmounting %s", cmd.mountpoint);
 out:
+	/* Nothing waits for the volume any more: the probe thread's own work
+	 * (data/ in an outage) gives up at its next try. */
+	if (fs.backend)
+		backend_set_patience(fs.backend, 0);
+	storage_watch_destroy(watch);
 	if (opt.ready_fd >= 0)
 		close(opt.ready_fd);
 	if (loop)
@@ -412,6 +500,8 @@ out:
 	free(cmd.mountpoint);
 	free(opt.sched);
 	free(opt.storage);
+	free(opt.storage_patience);
+	free(storage_name);
 	free(opt.config);
 	free(opt.munge_socket);
 	free(opt.admin_group);

@@ -10,6 +10,7 @@
 #include "out_dir.h"
 #include "queue_dir.h"
 #include "schedules_dir.h"
+#include "storage_watch.h"
 #include "util.h"
 
 #include <errno.h>
@@ -21,8 +22,8 @@
 
 /* ---- the root folder ---- */
 
-static const char *const root_entries[] = { "status", "usage", "queue", "jobs", "hosts", "data",
-	"schedules" };
+static const char *const root_entries[] = { "status", "usage", "storage", "queue", "jobs", "hosts",
+	"data", "schedules" };
 
 static int root_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
@@ -55,6 +56,7 @@ static const struct route {
 	{ "/", &root_ops },
 	{ "/status", &cluster_status_ops },
 	{ "/usage", &cluster_usage_ops },
+	{ "/storage", &storage_file_ops },
 	{ "/queue", &queue_root_ops },
 	{ "/queue/.clone", &queue_clone_ops },
 	{ "/queue/*", &queue_entry_ops },

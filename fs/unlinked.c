@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,6 +44,26 @@ static int sweep_one(void *arg, const char *name, const struct stat *st)
 	return 0;
 }
 
+static int host_name(char *host, size_t size)
+{
+	if (gethostname(host, size) < 0)
+		return -1;
+	host[size - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	return 0;
+}
+
+char *unlinked_path(void)
+{
+	char host[HOST_NAME_MAX + 1];
+
+	if (host_name(host, sizeof host) < 0)
+		snprintf(host, sizeof host, "localhost");
+	return xasprintf(UNLINKED_ROOT "/%s.%ld", host, (long)getpid());
+}
+
 char *unlinked_prepare(struct backend *b)
 {
 	struct backend_cred cred = { geteuid(), getegid() };
@@ -50,12 +71,8 @@ char *unlinked_prepare(struct backend *b)
 	struct sweep s = { .b = b, .host = host };
 	char *dir = NULL;
 
-	if (gethostname(host, sizeof host) < 0)
+	if (host_name(host, sizeof host) < 0)
 		return NULL;
-	host[sizeof host - 1] = '\0';
-	for (char *c = host; *c; c++)
-		if (*c == '/')
-			*c = '_';
 	s.host_len = strlen(host);
 	/* Sticky: daemons run by different users leave each other's folders alone. */
 	if (backend_mkdir(b, &cred, UNLINKED_ROOT, 01777) < 0 && errno != EEXIST)

@@ -14,6 +14,9 @@ struct backend;
  * its hidden files behind), then make this process's own, where any user may
  * rename into and remove from. The malloc'ed folder path, or NULL + errno. */
 char *unlinked_prepare(struct backend *b);
+/* The name unlinked_prepare gives this process's folder, without touching
+ * the volume (start-up in an outage: the folder is made later). Malloc'ed. */
+char *unlinked_path(void);
 
 /* At unmount nothing is open any more: remove dir and what it still holds. */
 void unlinked_finish(struct backend *b, const char *dir);

@@ -18,7 +18,8 @@
 
 /* K_AMOUNT: 0 to 1024, where 0 means none (the field is -1 when absent). */
 /* K_BOOL: yes or no (the field is -1 when absent). */
-enum kind { K_STRING, K_PATH, K_DURATION, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST, K_BOOL };
+/* K_WAIT: a duration where 0 means none (the field is -1 when absent). */
+enum kind { K_STRING, K_PATH, K_DURATION, K_WAIT, K_SIZE, K_COUNT, K_AMOUNT, K_PERCENT, K_LIST, K_BOOL };
 
 /* Every key the file may hold, by section. */
 static const struct key {
@@ -32,6 +33,7 @@ static const struct key {
 	{ "cluster", "munge_key", K_PATH, offsetof(struct parsa_conf, munge_key) },
 	{ "cluster", "admin_group", K_STRING, offsetof(struct parsa_conf, admin_group) },
 	{ "cluster", "storage", K_STRING, offsetof(struct parsa_conf, storage) },
+	{ "cluster", "storage_patience", K_WAIT, offsetof(struct parsa_conf, storage_patience_ms) },
 	{ "sched", "listen", K_STRING, offsetof(struct parsa_conf, listen) },
 	{ "sched", "state", K_PATH, offsetof(struct parsa_conf, state) },
 	{ "sched", "host_timeout", K_DURATION, offsetof(struct parsa_conf, host_timeout_ms) },
@@ -234,6 +236,11 @@ static int set_value(struct reader *r, const struct key *k, const char *value)
 			return fail(r, "%s = %s: expected a duration such as 30s, 5m or 1h", k->name, value);
 		*(int64_t *)field = (int64_t)u * 1000;
 		return 1;
+	case K_WAIT:
+		if (parse_duration(value, &u) < 0 || u > 7 * 24 * 3600ULL)
+			return fail(r, "%s = %s: expected a duration such as 0, 30s or 5m (at most 7d)", k->name, value);
+		*(int64_t *)field = (int64_t)u * 1000;
+		return 1;
 	case K_SIZE:
 		if (parse_size(value, &u) < 0 || u == 0)
 			return fail(r, "%s = %s: expected a size such as 64G", k->name, value);
@@ -354,6 +361,7 @@ int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, cha
 	memset(conf, 0, sizeof *conf);
 	conf->gpus = -1;
 	conf->defer_bursts = -1;
+	conf->storage_patience_ms = -1;
 	if (env && !*env)
 		return 0;
 	if (env)

@@ -55,6 +55,7 @@ struct parsa_conf {
 	char *munge_key;            /* checked for safe owner and mode when it exists */
 	char *admin_group;          /* may drain hosts and act on anybody's job */
 	char *storage;              /* the job volume (parsa-sched, parsafs) */
+	int64_t storage_patience_ms; /* parsafs: how long I/O waits for an unreachable volume; -1: absent */
 	/* [sched]: the head node */
 	char *listen;               /* TCP address of the API: HOST:PORT */
 	char *state;                /* parsa-sched's state folder */

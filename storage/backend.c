@@ -17,6 +17,25 @@ void backend_set_identity(struct backend *b, backend_who_fn who, void *arg)
 		b->ops->set_identity(b, who, arg);
 }
 
+int64_t backend_set_patience(struct backend *b, int64_t ms)
+{
+	return b->ops->set_patience ? b->ops->set_patience(b, ms < 0 ? 0 : ms) : 0;
+}
+
+int backend_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)
+{
+	if (down_since_epoch_s)
+		*down_since_epoch_s = 0;
+	if (reason)
+		*reason = NULL;
+	return b->ops->health ? b->ops->health(b, down_since_epoch_s, reason) : 1;
+}
+
+int backend_probe(struct backend *b, int timeout_ms)
+{
+	return b->ops->probe ? b->ops->probe(b, timeout_ms) : 0;
+}
+
 void backend_destroy(struct backend *b)
 {
 	if (b)

@@ -93,6 +93,13 @@ struct backend_ops {
 	/* Optional, for a backend that wraps another (backend_fault.c): the
 	 * identity hook set on it (backend_set_identity) goes to the inner one. */
 	void (*set_identity)(struct backend *b, backend_who_fn who, void *arg);
+	/* Optional, for a volume behind a server (NFS): how long a call waits
+	 * for a server that cannot be reached (backend_set_patience), whether
+	 * it could be reached last time (backend_health), and one quick call
+	 * to find out now (backend_probe). Without them: always reachable. */
+	int64_t (*set_patience)(struct backend *b, int64_t ms);
+	int (*health)(struct backend *b, int64_t *down_since_epoch_s, char **reason);
+	int (*probe)(struct backend *b, int timeout_ms);
 };
 
 /* Every backend struct starts with this header. */
@@ -103,6 +110,30 @@ struct backend {
 };
 
 void backend_set_identity(struct backend *b, backend_who_fn who, void *arg);
+
+/* Patience, as a kernel hard mount has it: while the server cannot be reached
+ * (connection refused, mount failed, no answer within the timeout, the
+ * connection died), a call waits and tries again, pausing 0.2 s growing to
+ * 2 s, for up to ms milliseconds, then fails with EIO (ETIMEDOUT when the
+ * last try timed out). 0, every backend's default, fails at once: the
+ * scheduler and the runner must never block on the volume. A URL's own
+ * patience (nfs://...?patience=SECONDS) wins over this. Safe to call while
+ * other threads use b; backends that cannot be unreachable ignore it.
+ * Returns the patience now in effect (ms; 0 where there is none). */
+int64_t backend_set_patience(struct backend *b, int64_t ms);
+
+/* Whether the volume answered when last asked: 1 reachable; 0 unreachable,
+ * with the realtime second it stopped answering in *down_since_epoch_s and
+ * why in *reason (malloc'ed, the caller frees; either pointer may be NULL).
+ * Kept in memory: it never touches the volume nor blocks. Volumes without a
+ * server (local folders) are always reachable. */
+int backend_health(struct backend *b, int64_t *down_since_epoch_s, char **reason);
+
+/* Ask the volume now with one cheap call, without patience, within
+ * timeout_ms (and regardless of a fail-fast hold), so that health is fresh
+ * even when nobody does I/O. 0 if it answered, else -1 with errno. Backends
+ * without a server: 0. */
+int backend_probe(struct backend *b, int timeout_ms);
 
 /* Open the volume named by url: "/local/path" or "file:///local/path" (local
  * folder), "nfs://server/export/path" (libnfs, issue 4), or, for tests,
@@ -115,13 +146,17 @@ void backend_destroy(struct backend *b);
 struct backend *backend_local_create(const char *root, char **err);
 
 /* NFSv3 backend through libnfs (backend_nfs.c): url is
- * nfs://server/export[/folder][?timeout=SECONDS&nfsport=N&mountport=N].
- * Mounts once to check the URL; NULL with errno and *err on failure. */
+ * nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS&nfsport=N&mountport=N].
+ * Whatever the server's state: it does not mount here, so a daemon starts
+ * during an outage (the volume then reads unreachable until a call or a
+ * probe gets an answer). NULL with errno EINVAL and *err only for a
+ * malformed URL or bad options. */
 struct backend *backend_nfs_create(const char *url, char **err);
 /* Split such a URL: server, export path, the URL libnfs gets (our own options
- * removed) and the per-call timeout. All malloc'ed; -1 with *err when bad. */
+ * removed), the per-call timeout and the patience (-1: not in the URL).
+ * Strings malloc'ed; -1 with *err when bad. */
 int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
-			  int *timeout_ms, char **err);
+			  int *timeout_ms, int64_t *patience_ms, char **err);
 
 /* A test facility (backend_fault.c): the backend of INNER_URL with faults,
  * url = fault:OPTIONS:INNER_URL, OPTIONS comma-separated: ERRNO=OP[+OP...]

@@ -150,6 +150,23 @@ static void f_set_identity(struct backend *b, backend_who_fn who, void *arg)
 	backend_set_identity(fault(b)->inner, who, arg);
 }
 
+/* Patience, health and the probe are the inner volume's: passed through
+ * without faults or delay (the probe must stay quick). */
+static int64_t f_set_patience(struct backend *b, int64_t ms)
+{
+	return backend_set_patience(fault(b)->inner, ms);
+}
+
+static int f_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)
+{
+	return backend_health(fault(b)->inner, down_since_epoch_s, reason);
+}
+
+static int f_probe(struct backend *b, int timeout_ms)
+{
+	return backend_probe(fault(b)->inner, timeout_ms);
+}
+
 static int f_getattr(struct backend *b, const char *path, struct stat *st)
 {
 	if (enter(fault(b), OP_GETATTR, path, NULL) < 0)
@@ -421,6 +438,9 @@ static const struct backend_ops fault_ops = {
 	.pread_take = f_pread_take,
 	.spread = f_spread,
 	.set_identity = f_set_identity,
+	.set_patience = f_set_patience,
+	.health = f_health,
+	.probe = f_probe,
 };
 
 static void ops_like(struct backend_ops *ops, const struct backend_ops *inner)
@@ -442,6 +462,12 @@ static void ops_like(struct backend_ops *ops, const struct backend_ops *inner)
 		ops->pread_take = NULL;
 	if (!inner->spread)
 		ops->spread = NULL;
+	if (!inner->set_patience)
+		ops->set_patience = NULL;
+	if (!inner->health)
+		ops->health = NULL;
+	if (!inner->probe)
+		ops->probe = NULL;
 }
 
 /* ---- the URL ---- */

@@ -5,10 +5,20 @@
  *   write and keeps it until it is closed, so its pipelined requests and their
  *   replies stay on one connection that only its own (locked) caller services.
  * - Every wait is our own poll loop over nfs_get_fd/nfs_which_events/
- *   nfs_service with a deadline (the URL's timeout): nothing blocks longer. A
- *   connection that timed out or failed is destroyed (its requests are
- *   cancelled) and the next call mounts a fresh one, which is how the volume
- *   recovers by itself once the server is back.
+ *   nfs_service with a deadline (the URL's timeout). A connection that timed
+ *   out or failed is destroyed (its requests are cancelled) and the next try
+ *   mounts a fresh one, which is how the volume recovers by itself once the
+ *   server is back.
+ * - Patience (backend_set_patience, the URL's patience=): while the server
+ *   cannot be reached a call tries again, pausing, until it answers or the
+ *   patience is spent, as a kernel hard mount does; an open file's writes
+ *   that were in flight on a connection that died are sent again, from a
+ *   copy held until their answer (nfs_files.c). Without patience (the
+ *   default: the scheduler, the runner) a call fails at once, and a server
+ *   that just failed is not asked again for a moment.
+ * - Health: whether the server answered last time, since when not and why
+ *   (nfs_unreachable, nfs_reachable; backend_health), and a probe. The
+ *   backend is created without the server: a daemon starts in an outage.
  * - Requests are raw NFSv3 RPCs on file handles, with a short-lived cache of
  *   directory handles by path, so that a deep path costs one LOOKUP and not one
  *   per component. Each RPC carries AUTH_SYS credentials of the person acting
@@ -36,6 +46,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void vol_destroy(struct backend *b)
 {
@@ -60,10 +71,76 @@ static void vol_destroy(struct backend *b)
 	pthread_mutex_destroy(&nb->lock);
 	pthread_mutex_destroy(&nb->reg_lock);
 	pthread_mutex_destroy(&nb->pump_lock);
+	free(nb->down_reason);
+	free(nb->volume);
 	free(nb->url);
 	free(nb->server);
 	free(nb->export);
 	free(nb);
+}
+
+static int64_t vol_set_patience(struct backend *b, int64_t ms)
+{
+	struct nfs_backend *nb = nfsb(b);
+
+	if (!nb->patience_fixed)
+		atomic_store(&nb->patience_ms, ms);
+	return atomic_load(&nb->patience_ms);
+}
+
+static int vol_health(struct backend *b, int64_t *down_since_epoch_s, char **reason)
+{
+	struct nfs_backend *nb = nfsb(b);
+	int ret = 1;
+
+	pthread_mutex_lock(&nb->lock);
+	if (nb->down_since) {
+		ret = 0;
+		if (down_since_epoch_s)
+			*down_since_epoch_s = nb->down_since / 1000;
+		if (reason)
+			*reason = xstrdup(nb->down_reason ? nb->down_reason : "no answer");
+	}
+	pthread_mutex_unlock(&nb->lock);
+	return ret;
+}
+
+/* A GETATTR of the root, or the mount of a fresh connection: what answers
+ * it is a server that can serve calls. */
+static int vol_probe(struct backend *b, int timeout_ms)
+{
+	struct nfs_backend *nb = nfsb(b);
+	int ret = -1;
+
+	if (timeout_ms <= 0 || timeout_ms > nb->timeout_ms)
+		timeout_ms = nb->timeout_ms;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct op op = { .nb = nb, .cred = { geteuid(), getegid() } };
+		struct call call;
+		int saved;
+
+		op.deadline = time_mono_ms() + timeout_ms;
+		op.c = conn_get(nb, op.deadline, false);
+		if (!op.c)
+			return -1;
+		ret = rpc_getattr(&op, &op.c->root, &call);
+		saved = errno;
+		if (ret < 0 && op.c->broken) {
+			if (op.c->reused && attempt == 0 && saved != ETIMEDOUT) {
+				conn_put(nb, op.c);
+				continue;       /* an idle connection the server dropped */
+			}
+			char *why = saved == ETIMEDOUT ? xasprintf("no answer within %.1f s", timeout_ms / 1000.0) :
+				    conn_error(op.c, "the connection failed");
+
+			nfs_unreachable(nb, why);
+			free(why);
+		}
+		conn_put(nb, op.c);
+		errno = saved;
+		break;
+	}
+	return ret;
 }
 
 static const struct backend_ops nfs_ops = {
@@ -97,11 +174,20 @@ static const struct backend_ops nfs_ops = {
 	.flush = vol_flush,
 	.close = vol_close,
 	.pread_take = vol_pread_take,
+	.set_patience = vol_set_patience,
+	.health = vol_health,
+	.probe = vol_probe,
 };
+
+/* A first mount is tried, briefly, so that a daemon says at start whether
+ * the volume answers and the first call finds a connection; its failure is
+ * no error (the volume reads unreachable until it answers). */
+#define CREATE_MOUNT_MS 3000
 
 struct backend *backend_nfs_create(const char *url, char **err)
 {
 	struct nfs_backend *nb = xcalloc(1, sizeof *nb);
+	int64_t patience_ms = -1;
 	struct conn *c;
 
 	nb->base.ops = &nfs_ops;
@@ -109,13 +195,18 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->reg_lock, NULL);
 	pthread_mutex_init(&nb->pump_lock, NULL);
 	nb->pump_wake = -1;
-	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms, err) < 0)
+	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,
+				  &patience_ms, err) < 0)
 		goto fail;
-	/* Mount once now: a wrong URL or an unreachable server is said at start. */
-	c = conn_open(nb, time_mono_ms() + nb->timeout_ms, err);
-	if (!c)
-		goto fail;
-	conn_put(nb, c);
+	nb->volume = xasprintf("nfs://%s%s", nb->server, nb->export);
+	if (patience_ms >= 0) {
+		atomic_store(&nb->patience_ms, patience_ms);
+		nb->patience_fixed = true;
+	}
+	c = conn_get(nb, time_mono_ms() + (nb->timeout_ms < CREATE_MOUNT_MS ? nb->timeout_ms : CREATE_MOUNT_MS),
+		     false);
+	if (c)
+		conn_put(nb, c);
 	return &nb->base;
 fail:
 	{

@@ -139,6 +139,8 @@ int call_finish(struct op *op, struct call *call, int queued)
 		errno = call->rpc_status == RPC_STATUS_TIMEOUT ? ETIMEDOUT : EIO;
 		return -1;
 	}
+	/* Answered, even with an error: the server is there. */
+	nfs_reachable(op->nb);
 	if (call->nfs_status != NFS3_OK) {
 		errno = nfs_errno(call->nfs_status);
 		return -1;

@@ -2,7 +2,9 @@
  * used by one caller at a time, and our own poll loop that services one with
  * a deadline (conn_wait, conn_pump). A connection that failed or timed out
  * is marked broken and destroyed when put back; a server that just failed is
- * not asked again for DOWN_HOLD_MS. Also how NFSv3 errors become errnos. */
+ * not asked again for DOWN_HOLD_MS by callers without patience. Also the
+ * volume's health (reachable or not, since when, why), the patience of a
+ * caller that waits for the server, and how NFSv3 errors become errnos. */
 #include "nfs_internal.h"
 #include "log.h"
 #include "util.h"
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* libnfs 4.0 exports nfs_get_fh() but keeps struct nfs_fh in a private
  * header; this is its layout there. conn_open() checks what it reads. */
@@ -23,6 +26,8 @@ struct nfs_fh {
 
 #define DOWN_HOLD_MS 1000           /* after a failed mount or a time-out: fail at once */
 #define POOL_IDLE_MAX 16            /* idle connections kept */
+#define PAUSE_MIN_MS 200            /* a patient caller's first pause between tries */
+#define PAUSE_MAX_MS 2000           /* ...doubling up to this */
 
 /* ---- errors ---- */
 
@@ -222,8 +227,86 @@ void nfs_server_failed(struct nfs_backend *nb)
 	pthread_mutex_unlock(&nb->lock);
 }
 
+/* The log says each change of state once (parsafs's operators read it), not
+ * each failed call: a hundred waiting callers would repeat it. */
+void nfs_unreachable(struct nfs_backend *nb, const char *reason)
+{
+	if (!reason || !*reason)
+		reason = "no answer";
+	pthread_mutex_lock(&nb->lock);
+	if (!nb->down_since) {
+		nb->down_since = time_now_ms();
+		nb->down_mono = time_mono_ms();
+		atomic_store(&nb->down, true);
+		log_warnx("storage %s: unreachable: %s", nb->volume, reason);
+	}
+	/* The latest reason is the one worth reading. */
+	free(nb->down_reason);
+	nb->down_reason = xstrdup(reason);
+	pthread_mutex_unlock(&nb->lock);
+}
+
+void nfs_reachable(struct nfs_backend *nb)
+{
+	/* Every answered call comes here: no lock while all is well. */
+	if (!atomic_load_explicit(&nb->down, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&nb->lock);
+	if (nb->down_since) {
+		log_info("storage %s: reachable again after %.1f s", nb->volume,
+			 (double)(time_mono_ms() - nb->down_mono) / 1000.0);
+		nb->down_since = 0;
+		free(nb->down_reason);
+		nb->down_reason = NULL;
+		atomic_store(&nb->down, false);
+	}
+	pthread_mutex_unlock(&nb->lock);
+}
+
+bool nfs_patient(struct nfs_backend *nb)
+{
+	return atomic_load(&nb->patience_ms) > 0;
+}
+
+bool patience_wait(struct nfs_backend *nb, struct patience *p)
+{
+	int64_t patience = atomic_load(&nb->patience_ms), now = time_mono_ms(), left;
+	int saved = errno;
+	struct timespec ts;
+
+	if (patience <= 0)
+		return false;
+	if (!p->give_up) {
+		p->give_up = now + patience;
+		p->pause_ms = PAUSE_MIN_MS;
+	}
+	left = p->give_up - now;
+	if (left <= 0) {
+		errno = saved;
+		return false;
+	}
+	if (left > p->pause_ms)
+		left = p->pause_ms;
+	/* Sleeping, never spinning: many callers may wait at once. */
+	ts.tv_sec = left / 1000;
+	ts.tv_nsec = (long)(left % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	p->pause_ms = p->pause_ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : p->pause_ms * 2;
+	errno = saved;
+	return true;
+}
+
+/* What went wrong on c, for the volume's health. */
+char *conn_error(struct conn *c, const char *what)
+{
+	const char *e = c && c->nfs ? nfs_get_error(c->nfs) : NULL;
+
+	return xasprintf("%s%s%s", what, e && *e ? ": " : "", e && *e ? e : "");
+}
+
 /* A connection for one caller: an idle one, or a new mount. */
-struct conn *conn_get(struct nfs_backend *nb, int64_t deadline)
+struct conn *conn_get(struct nfs_backend *nb, int64_t deadline, bool fail_fast)
 {
 	struct conn *c;
 	char *err = NULL;
@@ -250,24 +333,29 @@ struct conn *conn_get(struct nfs_backend *nb, int64_t deadline)
 		conn_close(c);
 	}
 	/* A server that just failed is not asked again for a moment: a caller
-	 * holding a lock (the scheduler's pass) must not wait a time-out each call. */
-	pthread_mutex_lock(&nb->lock);
-	down = nb->down_until > time_mono_ms();
-	pthread_mutex_unlock(&nb->lock);
-	if (down) {
-		errno = EIO;
-		return NULL;
+	 * holding a lock (the scheduler's pass) must not wait a time-out each
+	 * call. A patient caller pauses between its tries instead. */
+	if (fail_fast) {
+		pthread_mutex_lock(&nb->lock);
+		down = nb->down_until > time_mono_ms();
+		pthread_mutex_unlock(&nb->lock);
+		if (down) {
+			errno = EIO;
+			return NULL;
+		}
 	}
 	c = conn_open(nb, deadline, &err);
 	if (!c) {
 		int saved = errno;
 
 		nfs_server_failed(nb);
-		log_warnx("storage nfs://%s%s: %s", nb->server, nb->export, err);
+		nfs_unreachable(nb, err);
 		free(err);
 		/* The caller sees an I/O error, or the time out. */
 		errno = saved == ETIMEDOUT ? ETIMEDOUT : EIO;
+		return NULL;
 	}
+	nfs_reachable(nb);
 	return c;
 }
 

@@ -5,6 +5,7 @@
  * and checks the write verifier, so data fsync acknowledged is on the
  * server's disk. Every write and read keeps the order of writes (nfs_reg.c). */
 #include "nfs_internal.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -15,11 +16,22 @@
 #define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
 #define RA_WINDOW (8u << 20)        /* read-ahead bytes beyond a sequential read */
 
-struct wreq {
-	struct backend_file *f;
-	uint32_t len;
-	struct inflight_range *range;   /* in f->reg->writes */
-};
+/* After an exclusive create that was tried again (the first try got no
+ * answer) found the name taken: whether it is the empty file of our first
+ * try, owned by whom we act for. If so its handle and attributes go to a. */
+static bool created_by_us(struct op *op, struct open_args *a, const struct fhbuf *dir, const char *name)
+{
+	struct call call;
+
+	if (rpc_lookup(op, dir, name, &call) < 0 || !call.have_fh || !call.have_attr ||
+	    call.attr.type != NF3REG || call.attr.uid != op->cred.uid || call.attr.size != 0) {
+		errno = EEXIST;
+		return false;
+	}
+	a->fh = call.fh;
+	a->attr = call.attr;
+	return true;
+}
 
 static int do_open(struct op *op, void *arg)
 {
@@ -37,6 +49,9 @@ static int do_open(struct op *op, void *arg)
 		 * what is there only when it exists already. */
 		if ((a->flags & O_CREAT) && tries == 0) {
 			if (do_create(op, a, &dir, name) == 0)
+				return 0;
+			if (errno == EEXIST && (a->flags & O_EXCL) && op->retried &&
+			    created_by_us(op, a, &dir, name))
 				return 0;
 			if (errno != EEXIST || (a->flags & O_EXCL))
 				return -1;
@@ -128,6 +143,15 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 	WRITE3res *res = data;
 
 	(void)rpc;
+	if (status != RPC_STATUS_SUCCESS && w->data) {
+		/* Cut off with its connection, and we still hold the bytes: it
+		 * stays in flight and goes out again (file_wait). */
+		w->next = f->resend;
+		f->resend = w;
+		return;
+	}
+	if (status == RPC_STATUS_SUCCESS)
+		nfs_reachable(f->nb);
 	f->inflight--;
 	f->inflight_bytes -= w->len;
 	reg_write_done(f, w->range);
@@ -151,7 +175,69 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 			f->have_verf = true;
 		}
 	}
+	free(w->data);
 	free(w);
+}
+
+static int queue_write(struct backend_file *f, struct wreq *w, const void *buf)
+{
+	WRITE3args args;
+
+	memset(&args, 0, sizeof args);
+	set_fh(&args.file, &f->fh);
+	args.offset = w->off;
+	args.count = w->len;
+	args.stable = UNSTABLE;
+	args.data.data_len = w->len;
+	args.data.data_val = (char *)buf;
+	/* libnfs copies the data into the request here. */
+	return rpc_nfs3_write_async(f->c->rpc, write_cb, &args, w);
+}
+
+/* Under f->lock, with a live f->c: send again the writes a dead connection
+ * cut off. They kept their place in f->inflight and in the file's order
+ * (reg), so nothing overtook them meanwhile. */
+int file_resend(struct backend_file *f)
+{
+	int n = 0;
+
+	/* Once per file and outage: worth a line in the operators' log. */
+	for (const struct wreq *w = f->resend; w; w = w->next)
+		n++;
+	log_info("storage %s: %d writes of an open file cut off with their connection sent again",
+		 f->nb->volume, n);
+	while (f->resend) {
+		struct wreq *w = f->resend;
+
+		f->resend = w->next;
+		w->next = NULL;
+		if (queue_write(f, w, w->data) < 0) {
+			w->next = f->resend;
+			f->resend = w;
+			f->c->broken = true;
+			errno = EIO;
+			return -1;
+		}
+	}
+	conn_pump(f->c);
+	return 0;
+}
+
+/* The patience is spent: the writes waiting to go again fail with err. */
+void file_fail_resends(struct backend_file *f, int err)
+{
+	while (f->resend) {
+		struct wreq *w = f->resend;
+
+		f->resend = w->next;
+		f->inflight--;
+		f->inflight_bytes -= w->len;
+		reg_write_done(f, w->range);
+		if (!f->werr)
+			f->werr = err;
+		free(w->data);
+		free(w);
+	}
 }
 
 static void read_cb(struct rpc_context *rpc, int status, void *data, void *arg)
@@ -168,9 +254,15 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 	}
 	if (status != RPC_STATUS_SUCCESS) {
 		ch->err = status == RPC_STATUS_TIMEOUT ? ETIMEDOUT : EIO;
+		/* No answer: the connection is no good (a patient reader tries
+		 * again on a new one). */
+		if (ch->f->c)
+			ch->f->c->broken = true;
 	} else if (res->status != NFS3_OK) {
+		nfs_reachable(ch->f->nb);
 		ch->err = nfs_errno(res->status);
 	} else {
+		nfs_reachable(ch->f->nb);
 		READ3resok *ok = &res->READ3res_u.resok;
 		uint32_t n = ok->data.data_len < ch->len ? ok->data.data_len : ch->len;
 
@@ -206,6 +298,8 @@ static void ra_drop(struct backend_file *f)
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
 	uint64_t start = (uint64_t)off, end = start + size;
+	struct patience pat = { 0 };
+	bool keep = nfs_patient(f->nb);
 	ssize_t ret = -1;
 	size_t done = 0;
 
@@ -223,11 +317,14 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 	 * wrote waits here, a sequential one never does. */
 	if (f->inflight > 0 && reg_mine_overlap(f, start, end) && file_wait(f, &f->inflight, 0) < 0)
 		goto fail;
-	if (file_conn(f) < 0)
-		goto out;
+	while (file_conn(f) < 0) {
+		if (!file_retry(f, &pat))
+			goto out;
+	}
+	if (f->resend && file_resend(f) < 0 && file_wait(f, &f->inflight, f->inflight - 1) < 0)
+		goto fail;
 	while (done < size) {
 		uint32_t n = (uint32_t)(size - done < f->c->wmax ? size - done : f->c->wmax);
-		WRITE3args args;
 		struct wreq *w;
 
 		/* Write-behind: wait only when the window is full. */
@@ -237,20 +334,20 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 		}
 		if (f->werr || !f->c)
 			goto fail;
-		memset(&args, 0, sizeof args);
-		set_fh(&args.file, &f->fh);
-		args.offset = (uint64_t)off + done;
-		args.count = n;
-		args.stable = UNSTABLE;
-		args.data.data_len = n;
-		args.data.data_val = (char *)buf + done;
-		w = xmalloc(sizeof *w);
+		w = xcalloc(1, sizeof *w);
 		w->f = f;
+		w->off = (uint64_t)off + done;
 		w->len = n;
-		w->range = reg_write_sent(f, args.offset, n);
-		/* libnfs copies the data into the request here. */
-		if (rpc_nfs3_write_async(f->c->rpc, write_cb, &args, w) < 0) {
+		/* With patience the bytes are kept until answered: a connection
+		 * that dies takes libnfs's copy with it. */
+		if (keep) {
+			w->data = xmalloc(n);
+			memcpy(w->data, (const char *)buf + done, n);
+		}
+		w->range = reg_write_sent(f, w->off, n);
+		if (queue_write(f, w, (const char *)buf + done) < 0) {
 			reg_write_done(f, w->range);
+			free(w->data);
 			free(w);
 			f->werr = EIO;
 			file_drop_conn(f);
@@ -348,7 +445,7 @@ static void ra_remove(struct backend_file *f, struct chunk *ch)
 /* Read into buf; or, with buf NULL, into a buffer returned in *take: a chunk
  * read ahead that is exactly what was asked for is handed over as it is. */
 static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, off_t off, char **take,
-			      uint64_t *gen_seen)
+			      uint64_t *gen_seen, bool *lost)
 {
 	uint64_t start = (uint64_t)off, end = start + size, csize, ahead, pos;
 	size_t copied = 0;
@@ -367,8 +464,10 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 		ra_drop(f);
 		f->ra_gen = gen;
 	}
-	if (file_conn(f) < 0)
+	if (file_conn(f) < 0) {
+		*lost = true;
 		goto out;
+	}
 	csize = f->c->rmax;
 	/* The kernel sends a stream's reads from several threads, a little out
 	 * of order: near the last end counts as sequential. */
@@ -380,7 +479,7 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 	ahead = sequential ? RA_WINDOW : 0;
 	for (pos = start / csize * csize; pos < end + ahead; pos += csize)
 		if (ra_issue(f, pos, (uint32_t)csize) < 0)
-			goto fail;
+			goto lost;
 	conn_pump(f->c);
 	for (pos = start; pos < end; ) {
 		uint64_t base = pos / csize * csize;
@@ -391,7 +490,7 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 			if (base >= f->eof_at)
 				break;
 			if (ra_issue(f, base, (uint32_t)csize) < 0)
-				goto fail;
+				goto lost;
 			ch = ra_find(f, base);
 			if (!ch) {
 				errno = EIO;
@@ -399,9 +498,11 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 			}
 		}
 		if (ch->pending && conn_wait(f->c, &ch->pending, 0, time_mono_ms() + f->nb->timeout_ms) < 0)
-			goto fail;
+			goto lost;
 		if (ch->err) {
 			errno = ch->err;
+			if (f->c->broken)
+				goto lost;
 			goto fail;
 		}
 		if (ch->eof && ch->off + ch->got < f->eof_at)
@@ -434,6 +535,21 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 	f->last_end = start + copied;
 	ret = (ssize_t)copied;
 	goto out;
+lost:
+	/* The server did not answer: the read may be tried again. */
+	*lost = true;
+	{
+		int saved = errno;
+		char *why = saved == ETIMEDOUT ?
+			xasprintf("no answer within %.1f s", f->nb->timeout_ms / 1000.0) :
+			conn_error(f->c, "the connection failed");
+
+		nfs_unreachable(f->nb, why);
+		free(why);
+		if (f->c)
+			f->c->broken = true;
+		errno = saved;
+	}
 fail:
 	{
 		int saved = errno;
@@ -454,6 +570,26 @@ out:
  * them may still make the file longer than the server says: a read that
  * comes back short while such a write is (or was, during the read) in
  * flight waits for the writes past its end and reads again. */
+/* file_read_once, tried again with the backend's patience while the server
+ * does not answer. */
+static ssize_t file_read_patient(struct backend_file *f, char *buf, size_t size, off_t off, char **take,
+				 uint64_t *gen_seen)
+{
+	struct patience pat = { 0 };
+
+	for (;;) {
+		bool lost = false;
+		ssize_t n = file_read_once(f, buf, size, off, take, gen_seen, &lost);
+
+		if (n >= 0 || !lost || !patience_wait(f->nb, &pat))
+			return n;
+		if (take) {
+			free(*take);
+			*take = NULL;
+		}
+	}
+}
+
 static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t off, char **take)
 {
 	uint64_t start = (uint64_t)off, gen;
@@ -461,7 +597,7 @@ static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t o
 
 	if (reg_wait(f->nb, f->reg, f, start, start + size) < 0)
 		return -1;
-	n = file_read_once(f, buf, size, off, take, &gen);
+	n = file_read_patient(f, buf, size, off, take, &gen);
 	if (n < 0 || (size_t)n == size)
 		return n;
 	if (!reg_others_past(f, start + (uint64_t)n) && reg_gen(f->nb, f->reg) == gen)
@@ -472,7 +608,7 @@ static ssize_t file_read(struct backend_file *f, char *buf, size_t size, off_t o
 		free(*take);
 		*take = NULL;
 	}
-	return file_read_once(f, buf, size, off, take, &gen);
+	return file_read_patient(f, buf, size, off, take, &gen);
 }
 
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off)
@@ -501,22 +637,27 @@ ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **bu
 int vol_ftruncate(struct backend_file *f, off_t size)
 {
 	struct op op = { .nb = f->nb, .cred = f->cred };
+	struct patience pat = { 0 };
 	sattr3 sa;
 	int ret = -1;
 
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
-	if (file_drain(f) < 0 || file_conn(f) < 0)
+	if (file_drain(f) < 0)
 		goto out;
 	if (f->nra)
 		ra_drop(f);
 	memset(&sa, 0, sizeof sa);
 	sa.size.set_it = 1;
 	sa.size.set_size3_u.size = (uint64_t)size;
-	op.c = f->c;
-	op.deadline = time_mono_ms() + f->nb->timeout_ms;
-	ret = rpc_setattr(&op, &f->fh, &sa);
+	do {
+		if (file_conn(f) < 0)
+			continue;
+		op.c = f->c;
+		op.deadline = time_mono_ms() + f->nb->timeout_ms;
+		ret = rpc_setattr(&op, &f->fh, &sa);
+	} while (ret < 0 && file_retry(f, &pat));
 	if (ret == 0)
 		reg_size(f->nb, f->reg, (uint64_t)size, true);
 out:
@@ -529,17 +670,22 @@ out:
 static int file_setattr(struct backend_file *f, const struct backend_cred *cred, const sattr3 *sa)
 {
 	struct op op = { .nb = f->nb };
+	struct patience pat = { 0 };
 	int ret = -1;
 
 	whoami(f->nb, cred, &op.cred);
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
-	if (file_drain(f) < 0 || file_conn(f) < 0)
+	if (file_drain(f) < 0)
 		goto out;
-	op.c = f->c;
-	op.deadline = time_mono_ms() + f->nb->timeout_ms;
-	ret = rpc_setattr(&op, &f->fh, sa);
+	do {
+		if (file_conn(f) < 0)
+			continue;
+		op.c = f->c;
+		op.deadline = time_mono_ms() + f->nb->timeout_ms;
+		ret = rpc_setattr(&op, &f->fh, sa);
+	} while (ret < 0 && file_retry(f, &pat));
 out:
 	file_unlock(f);
 	return ret;
@@ -599,18 +745,20 @@ int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len)
 int vol_fstat(struct backend_file *f, struct stat *st)
 {
 	struct op op = { .nb = f->nb, .cred = f->cred };
+	struct patience pat = { 0 };
 	struct call call;
 	int ret = -1;
 
 	pthread_mutex_lock(&f->lock);
-	if (file_conn(f) < 0)
-		goto out;
-	op.c = f->c;
-	op.deadline = time_mono_ms() + f->nb->timeout_ms;
-	ret = rpc_getattr(&op, &f->fh, &call);
+	do {
+		if (file_conn(f) < 0)
+			continue;
+		op.c = f->c;
+		op.deadline = time_mono_ms() + f->nb->timeout_ms;
+		ret = rpc_getattr(&op, &f->fh, &call);
+	} while (ret < 0 && file_retry(f, &pat));
 	if (ret == 0)
 		attr_to_stat_floor(f->nb, &call.attr, st);
-out:
 	file_unlock(f);
 	return ret;
 }
@@ -618,6 +766,7 @@ out:
 int vol_fsync(struct backend_file *f, int datasync)
 {
 	struct op op = { .nb = f->nb, .cred = f->cred };
+	struct patience pat = { 0 };
 	COMMIT3args args;
 	struct call call;
 	int ret = -1;
@@ -633,18 +782,22 @@ int vol_fsync(struct backend_file *f, int datasync)
 		ret = 0;
 		goto out;
 	}
-	if (file_conn(f) < 0)
-		goto out;
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &f->fh);
-	op.c = f->c;
-	op.deadline = time_mono_ms() + f->nb->timeout_ms;
-	call_init(&call, take_commit);
-	if (call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call)) < 0) {
+	do {
+		if (file_conn(f) < 0)
+			continue;
+		op.c = f->c;
+		op.deadline = time_mono_ms() + f->nb->timeout_ms;
+		call_init(&call, take_commit);
+		ret = call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call));
+	} while (ret < 0 && file_retry(f, &pat));
+	if (ret < 0) {
 		if (!f->werr)
 			f->werr = errno;
 		goto out;
 	}
+	ret = -1;
 	/* A new verifier means the server restarted and may have lost unstable
 	 * writes we no longer hold: say so. */
 	if (f->verf_changed || (f->have_verf && memcmp(f->verf, call.verf, sizeof f->verf) != 0)) {
@@ -677,6 +830,7 @@ int vol_close(struct backend_file *f)
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
 	saved = errno;
+	file_fail_resends(f, EIO);
 	ra_drop(f);
 	if (f->orphans > 0 && file_wait(f, &f->orphans, 0) < 0)
 		file_drop_conn(f);

@@ -9,6 +9,7 @@
 #include "inflight.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -64,11 +65,18 @@ struct nfs_backend {
 	char *url;              /* for libnfs (its options: nfsport, mountport...) */
 	char *server;
 	char *export;
+	char *volume;           /* nfs://server/export, for messages */
 	int timeout_ms;
-	pthread_mutex_t lock;   /* guards the four below */
+	_Atomic int64_t patience_ms;    /* backend_set_patience; 0: fail at once */
+	bool patience_fixed;    /* the URL's patience=: set_patience leaves it */
+	atomic_bool down;       /* the fast path of nfs_reachable() */
+	pthread_mutex_t lock;   /* guards the seven below */
 	struct conn *idle;
 	size_t nidle;
 	int64_t down_until;     /* monotonic ms: the server failed us just now */
+	int64_t down_since;     /* realtime ms it stopped answering; 0: reachable */
+	int64_t down_mono;      /* monotonic ms of the same moment */
+	char *down_reason;      /* why, while down */
 	struct dcache_entry *dcache[DCACHE_BUCKETS];
 	size_t ndcache;
 	pthread_mutex_t reg_lock;
@@ -102,6 +110,7 @@ struct backend_file {
 	int inflight;           /* write requests in flight */
 	uint64_t inflight_bytes;
 	int werr;               /* the first write error; reported by flush/fsync/close */
+	struct wreq *resend;    /* writes whose connection died, to send again (patience) */
 	bool unstable;          /* written since the last COMMIT */
 	bool have_verf, verf_changed;
 	char verf[NFS3_WRITEVERFSIZE];
@@ -134,7 +143,25 @@ void conn_pump(struct conn *c);
 void conn_close(struct conn *c);
 struct conn *conn_open(struct nfs_backend *nb, int64_t deadline, char **err);
 void nfs_server_failed(struct nfs_backend *nb);
-struct conn *conn_get(struct nfs_backend *nb, int64_t deadline);
+/* The volume's health (backend_health): a call the server failed for want of
+ * an answer, and one it answered. Each logs a line when the state changes. */
+void nfs_unreachable(struct nfs_backend *nb, const char *reason);
+void nfs_reachable(struct nfs_backend *nb);
+/* One caller's patience across its tries (backend_set_patience): zeroed
+ * before the first. After a failure for want of the server, patience_wait
+ * sleeps the next pause and returns true, or false once the patience is
+ * spent (or is 0); errno is kept. */
+struct patience {
+	int64_t give_up;        /* monotonic ms; 0: not started */
+	int pause_ms;
+};
+bool patience_wait(struct nfs_backend *nb, struct patience *p);
+/* Whether a caller may wait for the server (a patience is set). */
+bool nfs_patient(struct nfs_backend *nb);
+/* fail_fast: while the server has just failed (down-hold), fail at once
+ * with EIO instead of mounting again. */
+struct conn *conn_get(struct nfs_backend *nb, int64_t deadline, bool fail_fast);
+char *conn_error(struct conn *c, const char *what);
 void conn_put(struct nfs_backend *nb, struct conn *c);
 void conn_as(struct conn *c, const struct backend_cred *cred);
 
@@ -175,6 +202,7 @@ struct op {
 	struct conn *c;
 	struct backend_cred cred;
 	int64_t deadline;
+	bool retried;           /* an earlier try may have been carried out (no answer) */
 };
 
 void call_cb(struct rpc_context *rpc, int status, void *data, void *arg);
@@ -210,6 +238,7 @@ int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
 
 void file_drop_conn(struct backend_file *f);
 int file_conn(struct backend_file *f);
+bool file_retry(struct backend_file *f, struct patience *pat);
 int file_wait(struct backend_file *f, const int *count, int left);
 int file_drain(struct backend_file *f);
 void file_unlock(struct backend_file *f);
@@ -262,6 +291,21 @@ int vol_statfs(struct backend *b, const char *path, struct statvfs *st);
 int vol_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
 
 /* ---- nfs_files.c: open files, written behind and read ahead ---- */
+
+/* A WRITE in flight. With patience its bytes are kept (data) until it is
+ * answered, so that it can be sent again on a new connection when the one
+ * it went out on died (file_resend); without, they are libnfs's alone. */
+struct wreq {
+	struct backend_file *f;
+	uint64_t off;
+	uint32_t len;
+	char *data;                     /* NULL: not kept */
+	struct inflight_range *range;   /* in f->reg->writes */
+	struct wreq *next;              /* f->resend */
+};
+
+int file_resend(struct backend_file *f);
+void file_fail_resends(struct backend_file *f, int err);
 
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);

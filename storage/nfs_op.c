@@ -138,40 +138,63 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr)
 }
 
 /* Run fn(op, arg) with a connection acting as cred (NULL: the caller of the
- * identity hook). Retried once on a fresh connection when the first one was
- * an idle one that turned out dead, or when a cached handle went stale. */
+ * identity hook). Retried at once on a fresh connection when the first one
+ * was an idle one that turned out dead, or when a cached handle went stale.
+ * While the server cannot be reached (no mount, no answer, the connection
+ * died) it is tried again with the backend's patience (patience_wait); a
+ * try after one that got no answer has op->retried set, since the server
+ * may have carried that one out. */
 int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
 		  int (*fn)(struct op *op, void *arg), void *arg)
 {
+	struct patience pat = { 0 };
+	bool retried = false, fresh_tried = false, stale_tried = false;
 	int ret = -1;
 
-	for (int attempt = 0; attempt < 2; attempt++) {
-		struct op op = { .nb = nb };
-		bool again;
+	for (;;) {
+		struct op op = { .nb = nb, .retried = retried };
+		bool again = false, lost = false;
+		int saved;
 
 		whoami(nb, cred, &op.cred);
 		op.deadline = time_mono_ms() + nb->timeout_ms;
-		op.c = conn_get(nb, op.deadline);
-		if (!op.c)
+		op.c = conn_get(nb, op.deadline, !nfs_patient(nb));
+		if (!op.c) {
+			if (patience_wait(nb, &pat))
+				continue;
 			return -1;
+		}
 		ret = fn(&op, arg);
-		if (ret < 0 && errno == ETIMEDOUT)
-			nfs_server_failed(nb);
-		again = ret < 0 && attempt == 0 &&
-			((op.c->broken && op.c->reused && errno != ETIMEDOUT) || errno == ESTALE);
-		if (ret < 0 && errno == ESTALE) {
+		saved = errno;
+		if (ret < 0 && op.c->broken) {
+			if (op.c->reused && !fresh_tried && saved != ETIMEDOUT) {
+				/* An idle connection the server had dropped. */
+				fresh_tried = again = true;
+			} else {
+				char *why = saved == ETIMEDOUT ?
+					xasprintf("no answer within %.1f s", nb->timeout_ms / 1000.0) :
+					conn_error(op.c, "the connection failed");
+
+				if (saved == ETIMEDOUT)
+					nfs_server_failed(nb);
+				nfs_unreachable(nb, why);
+				free(why);
+				lost = true;
+			}
+			retried = true;
+		}
+		if (ret < 0 && saved == ESTALE && !stale_tried) {
+			stale_tried = again = true;
 			pthread_mutex_lock(&nb->lock);
 			dcache_clear_locked(nb);
 			pthread_mutex_unlock(&nb->lock);
 		}
-		{
-			int saved = errno;
-
-			conn_put(nb, op.c);
-			errno = saved;
-		}
-		if (!again)
-			break;
+		conn_put(nb, op.c);
+		errno = saved;
+		if (again)
+			continue;
+		if (lost && patience_wait(nb, &pat))
+			continue;
+		return ret;
 	}
-	return ret;
 }

@@ -140,6 +140,19 @@ static int do_mkdir(struct op *op, void *arg)
 		conn_as(op->c, &root);
 		rc = call_finish(op, &call, rpc_nfs3_mkdir_async(op->c->rpc, call_cb, &args, &call));
 	}
+	if (rc < 0 && errno == EEXIST && op->retried) {
+		/* Our earlier try got no answer but was carried out: the folder
+		 * is there, owned by whom we act for. */
+		struct call look;
+
+		if (rpc_lookup(op, &dir, name, &look) == 0 && look.have_fh && look.have_attr &&
+		    look.attr.type == NF3DIR && look.attr.uid == cred.uid) {
+			call = look;
+			rc = 0;
+		} else {
+			errno = EEXIST;
+		}
+	}
 	if (rc == 0 && call.have_fh)
 		dcache_put(op->nb, a->path, &call.fh);
 	return rc;
@@ -180,6 +193,9 @@ static int do_remove(struct op *op, void *arg)
 		args.object.name = (char *)name;
 		rc = call_finish(op, &call, rpc_nfs3_remove_async(op->c->rpc, call_cb, &args, &call));
 	}
+	/* Our earlier try got no answer but was carried out. */
+	if (rc < 0 && errno == ENOENT && op->retried)
+		rc = 0;
 	return rc;
 }
 

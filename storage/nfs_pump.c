@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -42,7 +43,7 @@ int file_conn(struct backend_file *f)
 	if (f->c && f->c->broken)
 		file_drop_conn(f);
 	if (!f->c) {
-		f->c = conn_get(f->nb, time_mono_ms() + f->nb->timeout_ms);
+		f->c = conn_get(f->nb, time_mono_ms() + f->nb->timeout_ms, !nfs_patient(f->nb));
 		if (!f->c)
 			return -1;
 	}
@@ -50,22 +51,73 @@ int file_conn(struct backend_file *f)
 	return 0;
 }
 
-/* Wait until at most `left` requests of kind count remain in flight. */
-int file_wait(struct backend_file *f, const int *count, int left)
+/* f's connection failed (or timed out): say the volume is unreachable and
+ * drop it; writes in flight whose bytes are kept go to f->resend. */
+static void file_lost(struct backend_file *f, int err)
 {
-	int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
+	char *why;
 
 	if (!f->c)
-		return 0;
-	if (conn_wait(f->c, count, left, deadline) < 0 || f->c->broken) {
-		int saved = errno ? errno : EIO;
+		return;
+	why = err == ETIMEDOUT ? xasprintf("no answer within %.1f s", f->nb->timeout_ms / 1000.0) :
+	      conn_error(f->c, "the connection failed");
+	nfs_unreachable(f->nb, why);
+	free(why);
+	file_drop_conn(f);
+}
 
-		/* Cancelling what is in flight runs the callbacks: *count drops. */
-		file_drop_conn(f);
-		errno = saved;
-		return -1;
+bool file_retry(struct backend_file *f, struct patience *pat)
+{
+	int saved = errno;
+
+	/* An error the server answered is the answer. */
+	if (f->c && !f->c->broken)
+		return false;
+	file_lost(f, saved);
+	errno = saved;
+	return patience_wait(f->nb, pat);
+}
+
+/* Wait until at most `left` requests of kind count remain in flight. With
+ * patience, writes cut off by a dead connection are sent again on a new one
+ * until they are answered or the patience is spent. */
+int file_wait(struct backend_file *f, const int *count, int left)
+{
+	struct patience pat = { 0 };
+
+	for (;;) {
+		int saved = EIO;
+
+		if (f->resend && file_conn(f) == 0)
+			file_resend(f);
+		if (f->c && !f->c->broken) {
+			if (conn_wait(f->c, count, left, time_mono_ms() + f->nb->timeout_ms) == 0 &&
+			    !f->c->broken)
+				return 0;
+			saved = errno ? errno : EIO;
+			/* Cancelling what is in flight runs the callbacks: *count
+			 * drops, or the writes move to f->resend. */
+			file_lost(f, saved);
+		} else if (!f->resend) {
+			if (f->c)
+				file_drop_conn(f);
+			if (*count <= left)
+				return 0;
+			errno = EIO;
+			return -1;
+		} else {
+			saved = errno ? errno : EIO;       /* no connection to be had */
+		}
+		if (!f->resend) {
+			errno = saved;
+			return -1;
+		}
+		if (!patience_wait(f->nb, &pat)) {
+			file_fail_resends(f, saved == ETIMEDOUT ? ETIMEDOUT : EIO);
+			errno = saved == ETIMEDOUT ? ETIMEDOUT : EIO;
+			return -1;
+		}
 	}
-	return 0;
 }
 
 /* Every write sent and answered; the first error, if any, in errno. */

@@ -1,5 +1,5 @@
 /* The NFS backend's volume URL, nfs://server/export[/folder][?options]: our
- * own options (timeout) taken out, libnfs's own (ports, ...) passed on. */
+ * own options (timeout, patience) taken out, libnfs's own (ports, ...) passed on. */
 #include "backend.h"
 #include "util.h"
 
@@ -8,9 +8,10 @@
 #include <string.h>
 
 #define DEFAULT_TIMEOUT_MS 30000
+#define PATIENCE_MAX_S (7 * 86400)
 
 int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
-			  int *timeout_ms, char **err)
+			  int *timeout_ms, int64_t *patience_ms, char **err)
 {
 	const char *p, *slash, *q;
 	char *query = NULL, *rest = NULL, *opt, *save = NULL;
@@ -18,6 +19,7 @@ int backend_nfs_parse_url(const char *url, char **server, char **export, char **
 
 	*server = *export = *libnfs_url = NULL;
 	*timeout_ms = DEFAULT_TIMEOUT_MS;
+	*patience_ms = -1;
 	if (strncmp(url, "nfs://", 6) != 0) {
 		errno = EINVAL;
 		return errprintf(err, "storage '%s' is not nfs://server/export/path", url);
@@ -54,6 +56,17 @@ int backend_nfs_parse_url(const char *url, char **server, char **export, char **
 					goto out;
 				}
 				*timeout_ms = (int)(secs * 1000);
+			} else if (strncmp(opt, "patience=", 9) == 0) {
+				char *end;
+				double secs = strtod(opt + 9, &end);
+
+				if (end == opt + 9 || *end || !(secs >= 0 && secs <= PATIENCE_MAX_S)) {
+					errno = EINVAL;
+					errprintf(err, "storage '%s': patience must be seconds between 0 and %d "
+						  "(0: fail at once while the server is unreachable)", url, PATIENCE_MAX_S);
+					goto out;
+				}
+				*patience_ms = (int64_t)(secs * 1000);
 			} else if (strncmp(opt, "nfsport=", 8) == 0 || strncmp(opt, "mountport=", 10) == 0 ||
 				   strncmp(opt, "tcp-syncnt=", 11) == 0 || strncmp(opt, "autoreconnect=", 14) == 0) {
 				char *joined = xasprintf("%s%s%s", rest, *rest ? "&" : "", opt);
@@ -62,8 +75,8 @@ int backend_nfs_parse_url(const char *url, char **server, char **export, char **
 				rest = joined;
 			} else {
 				errno = EINVAL;
-				errprintf(err, "storage '%s': unknown option '%s' (known: timeout, nfsport, "
-					  "mountport, tcp-syncnt, autoreconnect)", url, opt);
+				errprintf(err, "storage '%s': unknown option '%s' (known: timeout, patience, "
+					  "nfsport, mountport, tcp-syncnt, autoreconnect)", url, opt);
 				goto out;
 			}
 		}

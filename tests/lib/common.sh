@@ -179,12 +179,14 @@ start_sched() {
 	wait_for "scheduler answers" 20 curl -sf --unix-socket "$SOCK" -o /dev/null http://localhost/v1/status
 }
 
-# start_fs [MOUNTPOINT]: mount parsafs (allow_other when root).
+# start_fs [MOUNTPOINT]: mount parsafs (allow_other when root), with the
+# flags in $FS_FLAGS (e.g. FS_FLAGS="--storage-patience 3").
 start_fs() {
 	local mnt=${1:-$MNT} opts=()
 	mkdir -p "$mnt"
 	[ "$(id -u)" -eq 0 ] && opts=(-o allow_other)
-	parsafs "$mnt" --sched "unix:$SOCK" --storage "$STORAGE" -f "${opts[@]}" \
+	# shellcheck disable=SC2086 # FS_FLAGS is words
+	parsafs "$mnt" --sched "unix:$SOCK" --storage "$STORAGE" ${FS_FLAGS:-} -f "${opts[@]}" \
 		>>"$LOGS/fs.log" 2>&1 &
 	DAEMON_PID[fs]=$!
 	MOUNTS+=("$mnt")

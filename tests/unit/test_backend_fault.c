@@ -175,6 +175,41 @@ static void test_pass_through(void)
 	backend_destroy(b);
 }
 
+/* Patience, health and the probe are the inner volume's, passed through:
+ * over a local folder always reachable; over an NFS server nobody runs,
+ * unreachable, and a set patience makes its calls wait. */
+static void test_health_through(void)
+{
+	struct backend *b = open_url("eio=mkdir");
+	char *err = NULL, *reason = NULL;
+	struct stat st;
+	int64_t t0, ms;
+	int rc;
+
+	if (ok(b != NULL, "fault over a local folder opens")) {
+		ok(backend_health(b, NULL, NULL) == 1, "reachable, as its folder");
+		is_int(backend_probe(b, 1000), 0, "the probe passes");
+		backend_destroy(b);
+	}
+	b = backend_create("fault:eio=mkdir:nfs://127.0.0.1/nothing?nfsport=1&mountport=1&timeout=3", &err);
+	if (!ok(b != NULL, "fault over an NFS server that is down opens (%s)", err ? err : "")) {
+		free(err);
+		return;
+	}
+	ok(backend_health(b, NULL, &reason) == 0 && reason && strstr(reason, "cannot mount"),
+	   "the inner volume's health: unreachable (%s)", reason ? reason : "none");
+	ok(backend_probe(b, 1000) < 0, "the probe goes to the inner volume");
+	backend_set_patience(b, 1000);
+	t0 = time_mono_ms();
+	rc = backend_getattr(b, "x", &st);
+	ms = time_mono_ms() - t0;
+	ok(rc < 0 && errno == EIO && ms >= 900 && ms < 15000,
+	   "the patience reaches the inner volume (%lld ms, then EIO)", (long long)ms);
+	free(reason);
+	free(err);
+	backend_destroy(b);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root)) {
@@ -187,6 +222,7 @@ int main(void)
 	test_after();
 	test_delay();
 	test_pass_through();
+	test_health_through();
 	rmdir(root);
 	return done_testing();
 }

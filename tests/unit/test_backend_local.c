@@ -58,10 +58,11 @@ static void test_create_errors(void)
 	struct backend *b;
 
 	/* nfs:// goes to the NFS backend (test_backend_nfs.c): a server that
-	 * cannot be reached is an error at once, naming it. */
+	 * cannot be reached is no error at start, but the volume says so. */
 	b = backend_create("nfs://parsa-no-such-server.invalid/export?timeout=2", &err);
-	ok(b == NULL && err && strstr(err, "parsa-no-such-server.invalid"),
-	   "an unreachable NFS server is refused, named: %s", err ? err : "");
+	ok(b != NULL && backend_health(b, NULL, NULL) == 0,
+	   "an unreachable NFS server: made, and unreachable (%s)", err ? err : "");
+	backend_destroy(b);
 	b = backend_create("relative/path", &err);
 	ok(b == NULL && errno == EINVAL, "a relative path is refused");
 	b = backend_create("/nonexistent/parsa-volume", &err);
@@ -88,6 +89,16 @@ static void test_ops(const char *root)
 		goto out;
 	}
 	is_str(b->ops->name, "local", "the backend is local");
+	/* A local folder has no server: always reachable, nothing to wait for. */
+	is_int(backend_set_patience(b, 300000), 0, "a local folder has no patience to set");
+	{
+		int64_t since = -1;
+		char *reason = (char *)"x";
+
+		ok(backend_health(b, &since, &reason) == 1 && since == 0 && reason == NULL,
+		   "a local folder is always reachable");
+	}
+	is_int(backend_probe(b, 1000), 0, "and its probe answers");
 	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p makes every level");
 	is_int(backend_mkdir_p(b, &me, "jobs/42/out/warm", 0755), 0, "mkdir -p again is fine");
 	ok(backend_getattr(b, "jobs/42/out/warm", &st) == 0 && S_ISDIR(st.st_mode), "the folder exists");

@@ -1,6 +1,7 @@
 /* The NFS backend's volume URL: server, export, our own options taken out,
- * libnfs's passed on, bad ones refused with a message. Also that an
- * unreachable server fails within the URL's timeout. With PARSA_TEST_NFS_URL
+ * libnfs's passed on, bad ones refused with a message. Also that a backend
+ * is made whatever the server's state, says it is unreachable and why, and
+ * that a call fails at once without patience and after it with one. With PARSA_TEST_NFS_URL
  * set to a volume on a real server (t0208 starts nfs-ganesha and runs this
  * binary so), the ops NFSv3 cannot do as POSIX says too (special_ops.h);
  * the rest of the backend runs in the storage tests, t02NN. */
@@ -11,20 +12,24 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 TAP_STATE;
 
 static void parse_ok(const char *url, const char *server, const char *export, const char *libnfs,
-		     int timeout_ms)
+		     int timeout_ms, int64_t patience_ms)
 {
 	char *s = NULL, *e = NULL, *l = NULL, *err = NULL;
+	int64_t p = 0;
 	int t = 0;
 
-	ok(backend_nfs_parse_url(url, &s, &e, &l, &t, &err) == 0, "%s parses", url);
+	ok(backend_nfs_parse_url(url, &s, &e, &l, &t, &p, &err) == 0, "%s parses", url);
 	is_str(s, server, "%s: server", url);
 	is_str(e, export, "%s: export", url);
 	is_str(l, libnfs, "%s: what libnfs gets", url);
 	is_int(t, timeout_ms, "%s: timeout", url);
+	is_int(p, patience_ms, "%s: patience", url);
 	free(s);
 	free(e);
 	free(l);
@@ -34,9 +39,10 @@ static void parse_ok(const char *url, const char *server, const char *export, co
 static void parse_bad(const char *url, const char *why)
 {
 	char *s = NULL, *e = NULL, *l = NULL, *err = NULL;
+	int64_t p = 0;
 	int t = 0, rc;
 
-	rc = backend_nfs_parse_url(url, &s, &e, &l, &t, &err);
+	rc = backend_nfs_parse_url(url, &s, &e, &l, &t, &p, &err);
 	ok(rc < 0 && errno == EINVAL && err, "%s refused (%s): %s", url, why, err ? err : "no message");
 	free(s);
 	free(e);
@@ -67,17 +73,109 @@ static void test_special(void)
 	backend_destroy(b);
 }
 
+#define NOBODY "nfs://127.0.0.1/nothing?nfsport=1&mountport=1&timeout=3"
+
+/* Nobody listens on this port: the backend is made all the same, at once,
+ * and says the volume is unreachable, since when and why. */
+static void test_unreachable(void)
+{
+	int64_t t0 = time_mono_ms(), since = 0, now = time_now_ms() / 1000;
+	char *err = NULL, *reason = NULL;
+	struct backend *b;
+
+	b = backend_create(NOBODY, &err);
+	ok(b != NULL, "a backend is made with the server down (%s)", err ? err : "no error");
+	ok(time_mono_ms() - t0 < 3500, "at once (%lld ms)", (long long)(time_mono_ms() - t0));
+	if (!b) {
+		free(err);
+		return;
+	}
+	ok(backend_health(b, &since, &reason) == 0, "health: unreachable");
+	ok(since >= now - 60 && since <= now + 60, "since about now (%lld)", (long long)since);
+	ok(reason && strstr(reason, "cannot mount 127.0.0.1:/nothing"), "reason: %s", reason ? reason : "none");
+	free(reason);
+	reason = NULL;
+	ok(backend_probe(b, 2000) < 0, "a probe fails");
+	ok(backend_health(b, NULL, NULL) == 0, "still unreachable");
+	backend_destroy(b);
+	b = backend_create("nfs://h/x?patience=soon", &err);
+	ok(!b && errno == EINVAL && err, "a bad option is still an error at start: %s", err ? err : "");
+	free(err);
+}
+
+/* A call with the server down: without patience (the default, and the URL's
+ * patience=0 over backend_set_patience) it fails at once; with patience it
+ * waits about that long, pausing, and then fails with EIO. Bounds are loose:
+ * the machine may be busy. */
+static void test_patience(void)
+{
+	struct stat st;
+	struct backend *b;
+	char *err = NULL;
+	int64_t t0, ms;
+	int rc;
+
+	b = backend_create(NOBODY, &err);
+	if (!b) {
+		ok(0, "no backend: %s", err ? err : "");
+		free(err);
+		return;
+	}
+	t0 = time_mono_ms();
+	rc = backend_getattr(b, "x", &st);
+	ms = time_mono_ms() - t0;
+	ok(rc < 0 && errno == EIO, "no patience: EIO");
+	ok(ms < 3000, "at once (%lld ms)", (long long)ms);
+
+	is_int(backend_set_patience(b, 1500), 1500, "the patience set is in effect");
+	t0 = time_mono_ms();
+	rc = backend_getattr(b, "x", &st);
+	ms = time_mono_ms() - t0;
+	ok(rc < 0 && errno == EIO, "with 1.5 s of patience: EIO in the end");
+	ok(ms >= 1400 && ms < 15000, "after the patience (%lld ms)", (long long)ms);
+	t0 = time_mono_ms();
+	rc = backend_mkdir(b, NULL, "d", 0755);
+	ms = time_mono_ms() - t0;
+	ok(rc < 0 && errno == EIO && ms >= 1400 && ms < 15000, "mkdir too (%lld ms)", (long long)ms);
+	backend_destroy(b);
+
+	b = backend_create(NOBODY "&patience=0", &err);
+	ok(b != NULL, "patience=0 in the URL");
+	if (b) {
+		is_int(backend_set_patience(b, 5000), 0, "the URL's patience stays in effect");
+		t0 = time_mono_ms();
+		rc = backend_getattr(b, "x", &st);
+		ms = time_mono_ms() - t0;
+		ok(rc < 0 && errno == EIO && ms < 3000, "the URL's patience wins: fails at once (%lld ms)",
+		   (long long)ms);
+		backend_destroy(b);
+	}
+	b = backend_create(NOBODY "&patience=1", &err);
+	ok(b != NULL, "patience=1 in the URL");
+	if (b) {
+		t0 = time_mono_ms();
+		rc = backend_getattr(b, "x", &st);
+		ms = time_mono_ms() - t0;
+		ok(rc < 0 && errno == EIO && ms >= 900 && ms < 15000, "waits its second (%lld ms)", (long long)ms);
+		backend_destroy(b);
+	}
+	free(err);
+}
+
 int main(void)
 {
-	char *err = NULL;
-	struct backend *b;
-	int64_t t0;
 
-	parse_ok("nfs://fs1/export/parsa", "fs1", "/export/parsa", "nfs://fs1/export/parsa", 30000);
-	parse_ok("nfs://10.0.0.5/srv/", "10.0.0.5", "/srv", "nfs://10.0.0.5/srv", 30000);
+	parse_ok("nfs://fs1/export/parsa", "fs1", "/export/parsa", "nfs://fs1/export/parsa", 30000, -1);
+	parse_ok("nfs://10.0.0.5/srv/", "10.0.0.5", "/srv", "nfs://10.0.0.5/srv", 30000, -1);
 	parse_ok("nfs://127.0.0.1/x?timeout=2.5&nfsport=12049&mountport=12048", "127.0.0.1", "/x",
-		 "nfs://127.0.0.1/x?nfsport=12049&mountport=12048", 2500);
-	parse_ok("nfs://h/x?mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000);
+		 "nfs://127.0.0.1/x?nfsport=12049&mountport=12048", 2500, -1);
+	parse_ok("nfs://h/x?mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, -1);
+	parse_ok("nfs://h/x?patience=0&mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, 0);
+	parse_ok("nfs://h/x?patience=2.5", "h", "/x", "nfs://h/x", 30000, 2500);
+	parse_ok("nfs://h/x?patience=300&timeout=5", "h", "/x", "nfs://h/x", 5000, 300000);
+	parse_bad("nfs://h/x?patience=-1", "patience negative");
+	parse_bad("nfs://h/x?patience=long", "patience not a number");
+	parse_bad("nfs://h/x?patience=", "patience empty");
 	parse_bad("nfs://", "no server");
 	parse_bad("nfs://server", "no export");
 	parse_bad("nfs:///export", "empty server");
@@ -86,12 +184,8 @@ int main(void)
 	parse_bad("nfs://h/x?version=4", "unknown option");
 	parse_bad("nfs://h/x/../etc", "'..'");
 
-	/* Nobody listens on this port: a clear error at once, no hang. */
-	t0 = time_mono_ms();
-	b = backend_create("nfs://127.0.0.1/nothing?nfsport=1&mountport=1&timeout=3", &err);
-	ok(!b && err, "an unreachable server is an error at start: %s", err ? err : "");
-	ok(time_mono_ms() - t0 < 3500, "within the timeout (%lld ms)", (long long)(time_mono_ms() - t0));
-	free(err);
+	test_unreachable();
+	test_patience();
 	test_special();
 	return done_testing();
 }

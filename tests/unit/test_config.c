@@ -31,7 +31,7 @@ static void test_parse(void)
 	char *path = write_conf("good.conf",
 		"; the lab's cluster\n"
 		"[cluster]\nsched = head:7070\nmunge_socket = /run/munge/munge.socket.2\n"
-		"admin_group = parsa-admin\n\n"
+		"admin_group = parsa-admin\nstorage_patience = 5m\n\n"
 		"[sched]\nlisten = :7070\nlease = 1m\nhost_timeout = 15s\nfair_share_half_life = 12h\n"
 		"defer_bursts = no\n\n"
 		"[web]\nlisten = 127.0.0.1:8470\n\n"
@@ -43,6 +43,7 @@ static void test_parse(void)
 	is_int(parsa_conf_load(path, 0, &c, &err), 0, "a full file loads");
 	is_str(c.sched, "head:7070", "sched");
 	is_str(c.admin_group, "parsa-admin", "admin_group");
+	is_int(c.storage_patience_ms, 300000, "storage_patience in ms");
 	is_str(c.listen, ":7070", "listen");
 	is_str(c.web_listen, "127.0.0.1:8470", "[web] listen");
 	is_int(c.lease_ms, 60000, "lease in ms");
@@ -68,6 +69,12 @@ static void test_parse(void)
 	is_int(parsa_conf_load(path, 0, &c, &err), 0, "a file without gpus loads");
 	is_int(c.gpus, -1, "gpus unset: -1, detect");
 	is_int(c.defer_bursts, -1, "defer_bursts unset: -1, the default (yes)");
+	is_int(c.storage_patience_ms, -1, "storage_patience unset: -1, parsafs's default");
+	parsa_conf_free(&c);
+	free(path);
+	path = write_conf("nowait.conf", "[cluster]\nstorage_patience = 0\n", 0644);
+	is_int(parsa_conf_load(path, 0, &c, &err), 0, "storage_patience = 0 loads");
+	is_int(c.storage_patience_ms, 0, "storage_patience = 0: fail at once");
 	parsa_conf_free(&c);
 	free(path);
 	free(err);
@@ -81,6 +88,8 @@ static void test_errors(void)
 		{ "[cluster]\nshed = x:1\n", "bad.conf:2: unknown key 'shed' in [cluster]" },
 		{ "[clusters]\nsched = x:1\n", "bad.conf:2: unknown section [clusters]" },
 		{ "[sched]\nlease = soon\n", "bad.conf:2: lease = soon: expected a duration" },
+		{ "[cluster]\nstorage_patience = long\n",
+		  "bad.conf:2: storage_patience = long: expected a duration such as 0, 30s or 5m" },
 		{ "[host]\ncpus = -1\n", "bad.conf:2: cpus = -1: expected a number" },
 		{ "[sched]\ndefer_bursts = maybe\n", "bad.conf:2: defer_bursts = maybe: expected yes or no" },
 		{ "[host]\ngpus = two\n", "bad.conf:2: gpus = two: expected a number from 0 to 1024" },
