@@ -229,9 +229,13 @@ static bool folders_tried(struct engine *e, struct folders_piece *piece, int rc)
 		again = true;
 	} else {
 		if (p->tries > 0) {
-			model_job_event(e->model, job, now, "the storage volume is back: its folders "
-					"are made (%s) after %d tr%s", p->made ? p->made : "none missing",
-					p->tries + 1, p->tries + 1 == 1 ? "y" : "ies");
+			if (p->made)
+				model_job_event(e->model, job, now, "the storage volume is back: its "
+						"folders are made (%s) after %d tries", p->made,
+						p->tries + 1);
+			else
+				model_job_event(e->model, job, now, "the storage volume is back: its "
+						"folders are there (%d tries)", p->tries + 1);
 			log_info("job %lld: its folders are made after %d tries", (long long)p->id,
 				 p->tries + 1);
 			model_dirty_job(e->model, job);

@@ -48,7 +48,8 @@ wait_for "and tries again" 30 \
 	sh -c "[ \$(grep -c 'cannot restart parsa-sched' '$STATE/logs/up.log') -ge 2 ]"
 check "the runner was not stopped" alive "$runner_pid"
 check "the mount stays" is_mounted "$MNT"
-check "the running instance was not stopped" pgrep -f -- "$TEST_DIR/open" >/dev/null
+runs_now() { pgrep -f -- "$1" >/dev/null; }
+check "the running instance was not stopped" runs_now "$TEST_DIR/open"
 touch "$TEST_DIR/unlock"
 wait "$holder" 2>/dev/null
 wait_for "the scheduler is back once it can start" 60 replaced sched_pid "$sched_pid"
