@@ -4,7 +4,7 @@
 # submission) before the instance starts, the job's events say so, and the
 # instance runs in it and the job succeeds.
 . "$(dirname "$0")/../lib/common.sh"
-start_all --cpus 2 --cpu-limit 100
+start_all --cpus 4 --cpu-limit 100
 
 # As a user of its own when we are root, so that the owner of the folder made
 # again can be checked.
