@@ -1,8 +1,10 @@
 /* Job folders on the storage volume: the stage folders a new job's instances
  * run in, made without the engine's lock (at submission by the submitting
- * thread, for scheduled runs on the storage thread, at start before the
- * first pass), and the hooks through which the space and clean-up threads
- * reach the engine. */
+ * thread, for scheduled runs and retries on the storage thread, at start
+ * before the first pass), made again on the storage thread while the volume
+ * refuses them (the job waits, "folders pending", and nothing of it starts),
+ * and the hooks through which the space and clean-up threads reach the
+ * engine. */
 #include "engine_internal.h"
 #include "backend.h"
 #include "log.h"
@@ -150,7 +152,7 @@ int folder_plan_make(struct engine *e, struct folder_plan *p)
 	return ret;
 }
 
-/* The job's folders exist (or could not be made: logged): place it. */
+/* The job's folders exist (its submission made them): place it. */
 void engine_folders_made(struct engine *e, int64_t id, bool submitted)
 {
 	struct job *job;
