@@ -480,8 +480,16 @@ static void bring_back(struct supervisor *s, int i)
 		free(err);
 		return;
 	}
-	/* One that started but was not ready in time goes before the next try
-	 * (a runner that was not ready runs nothing yet). */
+	/* A runner that runs but is not ready (it registers with a scheduler
+	 * that is away, say) stays: it may have taken its running instances
+	 * back, and stopping it would stop them. Another one that was not ready
+	 * in time goes before the next try. */
+	if (d->pid > 0 && i == RUNNER && !s->stopping) {
+		log_warnx("%s runs but is not ready yet (%s); left running", d->name, err ? err : "?");
+		s->missing[i] = 0;
+		free(err);
+		return;
+	}
 	if (d->pid > 0)
 		stop_one(s, i, stop_ms[i]);
 	if (s->stopping) {
