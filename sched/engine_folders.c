@@ -152,6 +152,34 @@ int folder_plan_make(struct engine *e, struct folder_plan *p)
 	return ret;
 }
 
+/* p failed as a whole with error (the volume away), none of it tried: why
+ * names its first stage folder. */
+static void plan_not_tried(struct folder_plan *p, int error)
+{
+	if (p->nstages)
+		snprintf(p->failed, sizeof p->failed, "jobs/%lld/out/%s", (long long)p->id, p->stages[0]);
+	else
+		snprintf(p->failed, sizeof p->failed, "jobs/%lld", (long long)p->id);
+	p->error = error ? error : EIO;
+	free(p->made);
+	p->made = NULL;
+}
+
+/* A quick ask before a plan's calls, each of which could wait the volume's
+ * time-out while its server hangs. */
+#define FOLDERS_PROBE_MS 1000
+
+/* -1 when the volume was away at its last call and a quick probe says it
+ * still is (the plan then failed untried), else 0: go ahead. */
+static int volume_still_away(struct engine *e, struct folder_plan *p)
+{
+	if (!e->storage || backend_health(e->storage, NULL, NULL) != 0 ||
+	    backend_probe(e->storage, FOLDERS_PROBE_MS) == 0)
+		return 0;
+	plan_not_tried(p, errno);
+	return -1;
+}
+
 /* The job's folders exist (its submission made them): place it. */
 void engine_folders_made(struct engine *e, int64_t id, bool submitted)
 {
@@ -280,7 +308,8 @@ static void folders_piece_run(void *arg)
 	pthread_mutex_unlock(&piece->e->lock);
 	if (!wanted)
 		folders_tried(piece->e, piece, 0);
-	else if (folders_tried(piece->e, piece, folder_plan_make(piece->e, piece->plan))) {
+	else if (folders_tried(piece->e, piece, volume_still_away(piece->e, piece->plan) < 0 ? -1 :
+			       folder_plan_make(piece->e, piece->plan))) {
 		folders_piece_later(piece);
 		return;
 	}
@@ -320,16 +349,23 @@ void engine_folders_at_start(struct engine *e)
 {
 	struct backend_cred self = { getuid(), getgid() };
 	struct folder_plan **plans;
+	int away = 0;
 	size_t n;
 
 	if (!e->storage)
 		return;
 	/* Unreachable at start is not fatal: the jobs wait for their folders
-	 * (tried again by the storage thread), jobs/ is made with the first. */
-	if (backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST)
+	 * (tried again by the storage thread), jobs/ is made with the first.
+	 * A volume that is away is not asked for each job: a hung server
+	 * would hold the start a time-out per call. */
+	if (backend_mkdir_p(e->storage, &self, "jobs", 0755) < 0 && errno != EEXIST) {
+		away = errno ? errno : EIO;
 		log_warn("cannot create jobs/ on the storage volume (tried again for each job)");
-	else
+		if (backend_health(e->storage, NULL, NULL) != 0)
+			away = 0;
+	} else {
 		backend_spread(e->storage, "jobs");
+	}
 	pthread_mutex_lock(&e->lock);
 	n = model_nactive(e->model);
 	plans = xcalloc(n ? n : 1, sizeof *plans);
@@ -337,7 +373,9 @@ void engine_folders_at_start(struct engine *e)
 		plans[j] = folder_plan_of(model_active_at(e->model, j));
 	pthread_mutex_unlock(&e->lock);
 	for (size_t j = 0; j < n; j++) {
-		if (folder_plan_make(e, plans[j]) < 0)
+		if (away)
+			plan_not_tried(plans[j], away);
+		if (away || folder_plan_make(e, plans[j]) < 0)
 			engine_folders_failed(e, plans[j]);
 		else
 			folder_plan_free(plans[j]);
