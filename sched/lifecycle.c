@@ -371,7 +371,7 @@ static void *lifecycle_main(void *arg)
 
 			if (l->later && l->later_due - time_mono_ms() < wait)
 				wait = l->later_due - time_mono_ms();
-			until = time_mono_deadline(wait);
+			until = time_mono_deadline(wait > 0 ? wait : 0);
 
 			pthread_cond_timedwait(&l->wake, &l->lock, &until);
 		}

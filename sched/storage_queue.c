@@ -64,7 +64,8 @@ static void *storage_queue_main(void *arg)
 			if (q->stopping || q->head)
 				break;
 			if (q->later) {
-				struct timespec until = time_mono_deadline(q->later->due_ms - time_mono_ms());
+				int64_t left = q->later->due_ms - time_mono_ms();
+				struct timespec until = time_mono_deadline(left > 0 ? left : 0);
 
 				pthread_cond_timedwait(&q->wake, &q->lock, &until);
 			} else {
