@@ -1376,6 +1376,39 @@ static void test_folders_wait(struct world *w)
 		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 5000), "succeeded", "after the retry it succeeds");
 
+	/* A foreach stage whose input cannot be listed in an outage waits and
+	 * is listed once the volume is back, instead of failing. */
+	id = submit(w, "[stage a]\nrun = x\n[stage b]\nafter = a\nforeach = a/*\nrun = y\n", NULL);
+	n = start_distinct(w, ids, att, 1, 5);
+	is_int((int)n, 1, "stage a of a foreach job starts");
+	{
+		char *item = xasprintf("%s/jobs/%lld/out/a/x1", vol, (long long)id);
+
+		fd = open(item, O_WRONLY | O_CREAT, 0644);
+		if (fd >= 0)
+			close(fd);
+		free(item);
+	}
+	fd = open(down, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+	n = start_distinct(w, ids, att, 1, 1);
+	is_int((int)n, 0, "in the outage stage b does not start");
+	text = job_text(w, id, 0);
+	ok(text && !strstr(text, "state: failed"), "and the job has not failed");
+	free(text);
+	text = events_text(w, id);
+	has(text, "stage b: waiting for the storage volume to list its input", "the events say it waits");
+	free(text);
+	unlink(down);
+	n = start_distinct(w, ids, att, 1, 10);
+	is_int((int)n, 1, "the volume back: stage b is listed and its instance starts");
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 5000), "succeeded", "the foreach job succeeds");
+
 	world_stop(w);
 	free(w->vol);
 	w->vol = vol;
