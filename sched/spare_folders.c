@@ -351,6 +351,14 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		sub = kind == SPARE_JOB ? xasprintf("%s/out", path) : NULL;
 		if (backend_chown(sp->b, path, cred->uid, cred->gid) < 0 ||
 		    (sub && backend_chown(sp->b, sub, cred->uid, cred->gid) < 0)) {
+			/* The volume gone in between (an outage) is no reason to
+			 * give up on spares: the caller makes this job's folders
+			 * (or waits for the volume). */
+			if (errno != EPERM && errno != EACCES) {
+				saved = errno;
+				backend_remove_tree(sp->b, path);
+				goto out;
+			}
 			/* A scheduler that may not give folders away (not root,
 			 * a volume that squashes root) makes them as each job's
 			 * owner, as before the spares. */
