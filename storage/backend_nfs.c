@@ -125,11 +125,11 @@ static int vol_probe(struct backend *b, int timeout_ms)
 			return -1;
 		ret = rpc_getattr(&op, &op.c->root, &call);
 		saved = errno;
+		if (ret < 0 && op.c->broken && op.c->reused && attempt == 0 && saved != ETIMEDOUT) {
+			conn_put(nb, op.c);
+			continue;       /* an idle connection the server dropped */
+		}
 		if (ret < 0 && op.c->broken) {
-			if (op.c->reused && attempt == 0 && saved != ETIMEDOUT) {
-				conn_put(nb, op.c);
-				continue;       /* an idle connection the server dropped */
-			}
 			char *why = saved == ETIMEDOUT ? xasprintf("no answer within %.1f s", timeout_ms / 1000.0) :
 				    conn_error(op.c, "the connection failed");
 

@@ -128,7 +128,7 @@ void call_init(struct call *call, void (*take)(struct call *, void *))
 int call_finish(struct op *op, struct call *call, int queued)
 {
 	if (queued < 0) {
-		op->c->broken = true;
+		op->c->broken = op->c->unsent = true;
 		errno = EIO;
 		return -1;
 	}

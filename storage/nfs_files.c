@@ -479,7 +479,7 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 	ahead = sequential ? RA_WINDOW : 0;
 	for (pos = start / csize * csize; pos < end + ahead; pos += csize)
 		if (ra_issue(f, pos, (uint32_t)csize) < 0)
-			goto lost;
+			goto fail;
 	conn_pump(f->c);
 	for (pos = start; pos < end; ) {
 		uint64_t base = pos / csize * csize;
@@ -490,7 +490,7 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 			if (base >= f->eof_at)
 				break;
 			if (ra_issue(f, base, (uint32_t)csize) < 0)
-				goto lost;
+				goto fail;
 			ch = ra_find(f, base);
 			if (!ch) {
 				errno = EIO;

@@ -35,6 +35,7 @@ struct conn {
 	uint64_t rmax, wmax;
 	int uid, gid;           /* the AUTH_SYS identity set on rpc */
 	bool broken;            /* failed or timed out: destroy, never reuse */
+	bool unsent;            /* a request could not be queued: our fault, not the server's */
 	bool reused;            /* taken from the idle pool (it may have gone stale) */
 	struct conn *next;      /* idle list */
 };

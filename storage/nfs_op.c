@@ -166,7 +166,9 @@ int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
 		}
 		ret = fn(&op, arg);
 		saved = errno;
-		if (ret < 0 && op.c->broken) {
+		/* A request libnfs would not queue fails the same way on any
+		 * connection: not something to wait out. */
+		if (ret < 0 && op.c->broken && !op.c->unsent) {
 			if (op.c->reused && !fresh_tried && saved != ETIMEDOUT) {
 				/* An idle connection the server had dropped. */
 				fresh_tried = again = true;

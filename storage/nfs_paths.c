@@ -40,6 +40,7 @@ struct path_args {
 	const struct timespec *tv;
 	struct statvfs *vfs;
 	bool trusted;           /* may create as root for cred (the scheduler) */
+	size_t delivered;       /* readdir: entries handed to fn by earlier tries */
 };
 
 static int do_getattr(struct op *op, void *arg)
@@ -61,9 +62,28 @@ int vol_getattr(struct backend *b, const char *path, struct stat *st)
 	return run_op(nfsb(b), NULL, do_getattr, &a);
 }
 
+/* A listing tried again (its connection died midway) starts over from the
+ * first entry: those its earlier tries handed over are skipped, so that the
+ * caller sees each once (in a folder nobody changed meanwhile). */
+struct readdir_skip {
+	struct path_args *a;
+	size_t skip, seen;
+};
+
+static int readdir_once(void *arg, const char *name, const struct stat *st)
+{
+	struct readdir_skip *r = arg;
+
+	if (r->seen++ < r->skip)
+		return 0;
+	r->a->delivered++;
+	return r->a->fn(r->a->fn_arg, name, st);
+}
+
 static int do_readdir(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct readdir_skip skip = { .a = a, .skip = a->delivered };
 	READDIRPLUS3args args;
 	struct fhbuf dir;
 	struct call call;
@@ -76,8 +96,8 @@ static int do_readdir(struct op *op, void *arg)
 	args.maxcount = READDIR_MAXCOUNT;
 	for (;;) {
 		call_init(&call, take_readdir);
-		call.fn = a->fn;
-		call.fn_arg = a->fn_arg;
+		call.fn = readdir_once;
+		call.fn_arg = &skip;
 		conn_as(op->c, &op->cred);
 		if (call_finish(op, &call, rpc_nfs3_readdirplus_async(op->c->rpc, call_cb, &args, &call)) < 0)
 			return -1;

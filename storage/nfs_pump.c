@@ -70,8 +70,9 @@ bool file_retry(struct backend_file *f, struct patience *pat)
 {
 	int saved = errno;
 
-	/* An error the server answered is the answer. */
-	if (f->c && !f->c->broken)
+	/* An error the server answered is the answer; a request that could
+	 * not be queued would fail again. */
+	if (f->c && (!f->c->broken || f->c->unsent))
 		return false;
 	file_lost(f, saved);
 	errno = saved;

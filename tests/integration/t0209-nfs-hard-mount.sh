@@ -3,7 +3,9 @@
 # nfs-ganesha stopped for 6 s, a large cp into out/ and an ls, a write and a
 # read started during the outage block and then complete correctly (checksums),
 # with no EIO; MOUNT/storage says unreachable during the outage and reachable
-# after, /parsa/status has the line, and the mount's log both changes. With
+# after, /parsa/status has the line, and the mount's log both changes. A
+# server that hangs (SIGSTOP) past the timeout: mkdir, an exclusive create and
+# rm wait and succeed. With
 # --storage-patience 3 and a 10 s outage, calls fail with EIO after about 3 s.
 # A parsafs started while the server is down mounts, says unreachable, and
 # works (data/ made) once the server is back. Bounds on time are generous:
@@ -39,13 +41,13 @@ echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
 # ---- a 6 s outage under a large copy ----
 cp "$TEST_DIR/big" "$out/copy" 2>"$TEST_DIR/cp.err" &
 cp_pid=$!
+copied() { [ "$(stat -c %s "$NFS_EXPORT/jobs/$id/out/s/copy" 2>/dev/null || echo 0)" -ge $((32 * 1024 * 1024)) ]; }
+wait_for "the copy is under way" 120 copied
 # A writer that is sure to span the outage whatever the machine's speed: a
 # chunk a second, through one open file.
 (for i in $(seq 1 12); do cat "$TEST_DIR/chunk"; sleep 1; done |
 	dd of="$out/paced" bs=1M iflag=fullblock status=none) 2>"$TEST_DIR/paced.err" &
 paced_pid=$!
-copied() { [ "$(stat -c %s "$NFS_EXPORT/jobs/$id/out/s/copy" 2>/dev/null || echo 0)" -ge $((32 * 1024 * 1024)) ]; }
-wait_for "the copy is under way" 120 copied
 wait_for "the paced writer is under way" 60 test -s "$NFS_EXPORT/jobs/$id/out/s/paced"
 kill_ganesha KILL
 pass "ganesha killed during the copy"
@@ -109,6 +111,31 @@ check "status has no storage line any more" sh -c "! grep -q '^storage:' '$MNT/s
 check "the log says it became unreachable" grep -q "storage nfs://127.0.0.1$NFS_EXPORT: unreachable: " "$LOGS/fs.log"
 check "the log says it is back" grep -Eq "storage nfs://127.0.0.1$NFS_EXPORT: reachable again after [0-9]+\.[0-9] s" "$LOGS/fs.log"
 grep -q "sent again" "$LOGS/fs.log" && log "writes cut off by the outage were sent again: $(grep -c "sent again" "$LOGS/fs.log") files"
+
+# ---- a server that hangs (SIGSTOP) longer than the timeout (3 s) ----
+# Requests get no answer (some may be carried out once it resumes, their
+# answers lost): mkdir, an exclusive create and rm wait and succeed.
+echo x >"$out/doomed"
+gpid=${DAEMON_PID[ganesha]}
+on_cleanup "kill -CONT $gpid"
+kill -STOP "$gpid"
+mkdir "$out/made-in-a-hang" 2>"$TEST_DIR/hang-mkdir.err" &
+hm_pid=$!
+sh -c "set -C; echo new >'$out/excl-in-a-hang'" 2>"$TEST_DIR/hang-excl.err" &
+he_pid=$!
+rm "$out/doomed" 2>"$TEST_DIR/hang-rm.err" &
+hr_pid=$!
+wait_for "storage says unreachable while the server hangs" 30 grep -qx 'state: unreachable' "$MNT/storage"
+sleep 2
+kill -CONT "$gpid"
+pass "ganesha hung for more than its timeout"
+waited "$hm_pid" "mkdir" 120 || fail "mkdir across the hang failed: $(cat "$TEST_DIR/hang-mkdir.err")"
+check "mkdir made the folder" test -d "$NFS_EXPORT/jobs/$id/out/s/made-in-a-hang"
+waited "$he_pid" "the exclusive create" 120 || fail "the exclusive create failed: $(cat "$TEST_DIR/hang-excl.err")"
+check "the exclusive create wrote the file" test "$(cat "$out/excl-in-a-hang")" = new
+waited "$hr_pid" "rm" 120 || fail "rm across the hang failed: $(cat "$TEST_DIR/hang-rm.err")"
+check "rm removed the file" test ! -e "$NFS_EXPORT/jobs/$id/out/s/doomed"
+wait_for "storage says reachable after the hang" 20 grep -qx 'state: reachable' "$MNT/storage"
 
 # ---- --storage-patience 3: a 10 s outage fails calls with EIO after ~3 s ----
 MNT2=$TEST_DIR/mnt2
