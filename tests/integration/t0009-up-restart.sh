@@ -8,7 +8,7 @@
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
 parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" \
-	--cpus 2 --cpu-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
+	--cpus 4 --cpu-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
 
 pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$STATE/up.json" | head -n 1; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
