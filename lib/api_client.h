@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 
 struct api_client;
@@ -17,6 +18,21 @@ struct api_client;
 /* The reason for an instance stopped because its host's window closed
  * (parsa-runner --window, --drain-at-window-end no): requeued the same way. */
 #define API_REASON_WINDOW_CLOSED "host window closed"
+/* The start of the reason for an instance its runner did not start because
+ * the volume did not answer: the runner's mount said so (<mount>/storage), or
+ * opening its log or entering its folder failed with an error of the volume
+ * (EIO, ETIMEDOUT, ENOTCONN...): "storage unreachable: cannot open the log
+ * ...". Not the job's fault: requeued without counting a retry. */
+#define API_REASON_STORAGE_UNREACHABLE "storage unreachable"
+
+/* Is reason API_REASON_STORAGE_UNREACHABLE, alone or followed by ": ..."? */
+static inline bool api_reason_storage_unreachable(const char *reason)
+{
+	size_t n = sizeof API_REASON_STORAGE_UNREACHABLE - 1;
+
+	return reason && strncmp(reason, API_REASON_STORAGE_UNREACHABLE, n) == 0 &&
+	       (reason[n] == '\0' || reason[n] == ':');
+}
 /* The start of the reason for an instance its runner killed for using more
  * than its mem: "out of memory: used 1.2G of mem = 1G". A failure of the
  * job's own (retries apply), shown as it is. */

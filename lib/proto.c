@@ -31,6 +31,14 @@ static double real_or_zero(const json_t *obj, const char *key)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* A string member, dflt when missing or not a string. */
+static const char *string_or(const json_t *obj, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v ? v : dflt;
+}
+
 char *proto_encode(json_t *body)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -173,6 +181,13 @@ json_t *heartbeat_to_json(const struct heartbeat *hb)
 	set_real_given(body, "outside_cores", hb->outside_cores);
 	if (hb->outside_mem >= 0)
 		json_object_set_new(body, "outside_mem", json_integer(hb->outside_mem));
+	/* Only while it is down: a heartbeat without them says "reachable",
+	 * which is what an older scheduler assumes anyway. */
+	if (hb->storage_down_since > 0) {
+		json_object_set_new(body, "storage_down_since", json_integer(hb->storage_down_since));
+		json_object_set_new(body, "storage_reason",
+				    json_string(hb->storage_reason ? hb->storage_reason : ""));
+	}
 	json_object_set_new(body, "instances", heartbeat_instances_to_json(hb->instances, hb->ninstances));
 	return body;
 }
@@ -194,6 +209,10 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 	hb->outside_mem_pct = real_or(json, "outside_mem_pct", -1);
 	hb->outside_cores = real_or(json, "outside_cores", -1);
 	hb->outside_mem = number_or(json, "outside_mem", -1);
+	hb->storage_down_since = number_or(json, "storage_down_since", 0);
+	if (hb->storage_down_since < 0)
+		hb->storage_down_since = 0;
+	hb->storage_reason = hb->storage_down_since ? string_or(json, "storage_reason", "") : NULL;
 	entries = xcalloc(json_array_size(list) + 1, sizeof *entries);
 	json_array_foreach(list, i, item) {
 		const json_t *progress = json_object_get(item, "progress");

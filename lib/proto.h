@@ -83,6 +83,11 @@ struct heartbeat {
 	double parsa_mem_pct, outside_mem_pct; /* of its memory; -1: not given */
 	double outside_cores;            /* cores kept busy outside parsa; -1: not given */
 	int64_t outside_mem;             /* bytes used outside parsa; -1: not given */
+	/* The volume as the host's mount sees it (<mount>/storage): since when
+	 * it has not answered (epoch seconds; 0: it answers, also from a runner
+	 * too old to tell) and why (NULL when it answers). */
+	int64_t storage_down_since;
+	const char *storage_reason;
 	const struct heartbeat_entry *instances;
 	size_t ninstances;
 };

@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "api_client.h"
 #include "cpulist.h"
 #include "identity.h"
 #include "util.h"
@@ -256,8 +257,17 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 		child_fail(p->status_fd, STEP_NULL);
 	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 		child_fail(p->status_fd, STEP_DUP);
-	if (chdir(p->out_dir) < 0 && chdir(p->scratch) < 0)
-		child_fail(p->status_fd, STEP_CHDIR);
+	if (chdir(p->out_dir) < 0) {
+		int out_err = errno;
+
+		/* The volume's own error is the one worth telling (and the one
+		 * that makes it "storage unreachable", launch_volume_errno). */
+		if (chdir(p->scratch) < 0) {
+			if (launch_volume_errno(out_err))
+				errno = out_err;
+			child_fail(p->status_fd, STEP_CHDIR);
+		}
+	}
 	/* Nothing of the runner's (sockets, signalfd, other instances' pipes)
 	 * leaks into the instance. */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -388,10 +398,34 @@ int launch_status_fd(const struct launch *l)
 	return l->status_fd;
 }
 
+bool launch_volume_errno(int err)
+{
+	switch (err) {
+	case EIO:
+	case ETIMEDOUT:
+	case ENOTCONN:
+	case ESTALE:
+	case EHOSTDOWN:
+	case ECONNREFUSED:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static char *failure_text(const struct launch *l, const struct status_rec *rec)
 {
 	const char *why = strerror(rec->err);
 
+	/* The volume failed under us while the instance was being set up: not
+	 * the job's fault, and not an attempt (lib/api_client.h). */
+	if ((rec->step == STEP_LOG || rec->step == STEP_CHDIR) && launch_volume_errno(rec->err)) {
+		if (rec->step == STEP_LOG)
+			return xasprintf(API_REASON_STORAGE_UNREACHABLE ": cannot open the log %s as "
+					 "uid %u: %s", l->log_path, (unsigned)l->uid, why);
+		return xasprintf(API_REASON_STORAGE_UNREACHABLE ": cannot change directory to %s: %s",
+				 l->out_dir, why);
+	}
 	switch (rec->step) {
 	case STEP_CGROUP:
 		return xasprintf("cannot start: cannot enter the cgroup %s: %s", l->cgroup ? l->cgroup : "", why);

@@ -7,6 +7,7 @@
 #ifndef PARSA_RUNNER_LAUNCH_H
 #define PARSA_RUNNER_LAUNCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "assign.h"
@@ -56,6 +57,12 @@ int launch_poll(struct launch *l, char **reason);
 /* Send sig to the instance's whole process group (to the child alone if it has
  * not made its group yet). 0, or -1 with errno (ESRCH when nothing is left). */
 int launch_signal(struct launch *l, int sig);
+
+/* Is err what a file system returns when its server does not answer (EIO,
+ * ETIMEDOUT, ENOTCONN, ESTALE, EHOSTDOWN, ECONNREFUSED)? An instance whose log
+ * or folder on the mount fails so was not started for a reason of the
+ * volume's, "storage unreachable: ..." (API_REASON_STORAGE_UNREACHABLE). */
+bool launch_volume_errno(int err);
 
 /* The mount-relative pieces of an instance, shared with whoever reports on it. */
 char *launch_log_path(const char *mount, const struct assignment *a);

@@ -22,6 +22,7 @@
 #include "supervise.h"
 #include "usage.h"
 #include "util.h"
+#include "volume.h"
 #include "work.h"
 
 #include <errno.h>
@@ -59,6 +60,8 @@ struct runner {
 	struct resources *res;  /* cores and GPUs handed out */
 	struct usage *usage;
 	int64_t next_sample_ms; /* when the instances are measured next */
+	struct volume_watch *volume; /* <mount>/storage: may work start? */
+	int64_t volume_down_since;   /* as last logged; 0 reachable */
 };
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
@@ -153,6 +156,17 @@ static void sample_instances(struct runner *r, int64_t now, struct instances_use
 	r->next_sample_ms = now + USAGE_INTERVAL_MS;
 }
 
+/* The volume's state as the mount says it, with a log line when it changes. */
+static void volume_state(struct runner *r, struct volume_state *st)
+{
+	volume_watch_get(r->volume, st);
+	if (st->down_since > 0 && r->volume_down_since <= 0)
+		log_warnx("storage unreachable: %s; starting nothing until it answers", st->reason);
+	else if (st->down_since <= 0 && r->volume_down_since > 0)
+		log_info("storage reachable again");
+	r->volume_down_since = st->down_since;
+}
+
 static json_t *heartbeat_body(void *arg)
 {
 	struct runner *r = arg;
@@ -161,6 +175,7 @@ static json_t *heartbeat_body(void *arg)
 	struct instances_use use;
 	struct heartbeat_entry *entries;
 	struct heartbeat hb;
+	struct volume_state vol;
 	char *err = NULL;
 	json_t *body;
 	int ids[CPU_SETSIZE];
@@ -200,6 +215,10 @@ static json_t *heartbeat_body(void *arg)
 		ncores = probe_core_busy(r->probe, ids, busy, CPU_SETSIZE);
 		resources_set_busy(r->res, ids, busy, ncores);
 	}
+	/* The scheduler places nothing here while the volume is away. */
+	volume_state(r, &vol);
+	hb.storage_down_since = vol.down_since;
+	hb.storage_reason = vol.down_since > 0 ? vol.reason : NULL;
 	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
 		progress_fill(r->progress, entries, hb.ninstances);
@@ -286,10 +305,23 @@ static void on_start(struct runner *r, const json_t *v, int64_t now)
 	struct attempt_ref ref;
 	bool named = attempt_ref_from_json(v, &ref) == 0;
 	struct assignment *a;
+	struct volume_state vol;
 	char *err = NULL;
 
 	if (r->stopping) {
 		log_info("not starting new work: the runner is stopping");
+		return;
+	}
+	/* Sent before our heartbeat told the volume is away: back to the
+	 * queue, no retry used (its log and folder are there). */
+	volume_state(r, &vol);
+	if (vol.down_since > 0 && named) {
+		char *reason = xasprintf(API_REASON_STORAGE_UNREACHABLE ": %s", vol.reason);
+
+		log_info("not starting instance %" PRId64 " attempt %" PRId64 ": %s", ref.id,
+			 ref.attempt, reason);
+		instances_refuse(r->inst, ref.id, ref.attempt, reason, now);
+		free(reason);
 		return;
 	}
 	/* Sent just as the window closed: back to the queue, no retry used. */
@@ -605,6 +637,9 @@ int main(int argc, char **argv)
 		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
 		.resources = r.res, .usage = r.usage,
 	};
+	r.volume = volume_watch_create(r.cfg.mount, &err);
+	if (!r.volume)
+		goto fail;
 	r.inst = instances_create(&icfg);
 	/* Before the first work poll: what an earlier runner left running is
 	 * ours again, and what it already reported ended is never started twice. */
@@ -633,6 +668,7 @@ out:
 	work_poll_destroy(r.work);
 	session_destroy(r.session);
 	instances_destroy(r.inst);
+	volume_watch_destroy(r.volume);
 	progress_destroy(r.progress);
 	hostwin_destroy(r.win);
 	clock_destroy(r.clock);

@@ -243,6 +243,8 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 		e->cfg.burst_quiet_ms = BURST_QUIET_MS;
 	if (e->cfg.burst_max_ms <= 0)
 		e->cfg.burst_max_ms = BURST_MAX_MS;
+	if (e->cfg.retry_backoff_ms <= 0)
+		e->cfg.retry_backoff_ms = ENGINE_RETRY_BACKOFF_MS;
 	e->fair = fairshare_create(e->cfg.half_life_ms);
 	e->policy = policy_create(cfg->conf);
 	/* The engine reads the config only here: the caller may free it. */

@@ -42,7 +42,17 @@ struct engine_config {
 	 * apart begin one; it ends after burst_quiet_ms without one, or after
 	 * burst_max_ms. 0: the defaults (2, 10 and 500 ms); tests widen them. */
 	int64_t burst_gap_ms, burst_quiet_ms, burst_max_ms;
+	/* A failed attempt's retry waits retry_backoff_ms, twice that after the
+	 * second failure and so on, up to ENGINE_RETRY_BACKOFF_MAX_MS (docs/spec.md,
+	 * retries). 0: ENGINE_RETRY_BACKOFF_MS; unit tests shorten it. */
+	int64_t retry_backoff_ms;
 };
+
+/* The back-off of retries: 2 s after the first failure, doubling, at most
+ * 5 minutes. Short enough that a flaky command loses little time; long
+ * enough that a failing volume or host is not hammered in a tight loop. */
+#define ENGINE_RETRY_BACKOFF_MS 2000LL
+#define ENGINE_RETRY_BACKOFF_MAX_MS (5LL * 60 * 1000)
 
 /* The defaults of keep_finished and of what jobs/ lists. */
 #define ENGINE_KEEP_FINISHED_MS (3600LL * 1000)

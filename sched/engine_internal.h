@@ -199,8 +199,12 @@ void engine_begin_ending(struct engine *e, struct job *job, enum job_ending how,
 			 const char *reason, int64_t now);
 /* An instance's reason, on one line (a status file has one "reason:" line). */
 void engine_set_reason(struct instance *inst, const char *reason);
-/* Requeue an instance (a retry): a new attempt will be assigned by the pass. */
+/* Requeue an instance (a retry): a new attempt will be assigned by the pass,
+ * at once and on any host (a caller that wants a back-off sets it after). */
 void engine_requeue(struct engine *e, struct instance *inst);
+/* How long the retry after the given number of failures waits (ms): the
+ * configured back-off, doubled for each failure after the first, capped. */
+int64_t engine_retry_backoff(const struct engine *e, int failures);
 /* What the runner measured of the current attempt (its report's stamps,
  * usage, cores and GPUs), kept on the instance: those given replace what is
  * known. Call before engine_mark_running() / engine_end_attempt(), which then

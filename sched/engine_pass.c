@@ -80,6 +80,8 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		ph[i].features = (const char *const *)h->features;
 		ph[i].nfeatures = h->nfeatures;
 		timing_host_fill(h, now, &ph[i]);
+		ph[i].storage_down_since = h->storage_down_since;
+		ph[i].storage_reason = h->storage_reason;
 		/* A reservation whose time has come holds nothing any more. */
 		if (e->held.job && e->held.host && e->held.at_ms > now &&
 		    strcmp(e->held.host, h->name) == 0) {
@@ -102,6 +104,8 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 	inst->start_sent = false;
 	inst->cancel_sent = false;
 	inst->assigned_ms = now;
+	inst->not_before_ms = 0;
+	inst->avoid_host = false;
 	inst->started_ms = 0;
 	inst->ended_ms = 0;
 	inst->cpu_ms = inst->max_rss = inst->rss = -1;
@@ -205,7 +209,7 @@ static size_t place(struct engine *e, int64_t now)
 	nh = engine_placement_hosts(e, &ph);
 	fair_running(e, now);
 	for (size_t i = 0; i < nh; i++)
-		if (ph[i].up && !ph[i].draining && !ph[i].closed)
+		if (placement_host_open(&ph[i]))
 			free_cpus += placement_free_cpus(&ph[i]);
 	if (free_cpus == 0) {
 		/* Nothing can start; what was held stays held. */
@@ -259,6 +263,9 @@ static size_t place(struct engine *e, int64_t now)
 
 				if (inst->state != INST_QUEUED)
 					continue;
+				/* Backing off after a failure (engine_end_attempt). */
+				if (inst->not_before_ms > now)
+					continue;
 				if (nreqs == cap) {
 					cap = cap ? cap * 2 : 256;
 					reqs = xrealloc(reqs, cap * sizeof *reqs);
@@ -279,6 +286,7 @@ static size_t place(struct engine *e, int64_t now)
 				r->hosts = (const char *const *)ss->hosts;
 				r->nhosts = ss->nhosts;
 				r->cookie = inst;
+				r->avoid = inst->avoid_host && *inst->host_name ? inst->host_name : NULL;
 				r->walltime_ms = (int64_t)ss->walltime * 1000;
 				r->disk = ss->disk;
 				limit--;

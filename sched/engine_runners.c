@@ -127,6 +127,26 @@ static void host_outside_use(struct host *h, const struct heartbeat *hb)
 	h->outside_mem = mem_bytes > 0 && mem_bytes < 1e19 ? (uint64_t)mem_bytes : 0;
 }
 
+/* What the host's mount says of the volume: while it is unreachable the host
+ * takes no new work (placement_host_open). Changes are logged once. */
+static void host_storage(struct host *h, const struct heartbeat *hb)
+{
+	if (hb->storage_down_since > 0) {
+		const char *reason = hb->storage_reason && *hb->storage_reason ? hb->storage_reason :
+				     "no reason given";
+
+		if (h->storage_down_since <= 0)
+			log_warnx("host %s: storage unreachable: %s", h->name, reason);
+		h->storage_down_since = hb->storage_down_since;
+		model_set_text(&h->storage_reason, reason);
+	} else if (h->storage_down_since > 0) {
+		log_info("host %s: storage reachable again", h->name);
+		h->storage_down_since = 0;
+		free(h->storage_reason);
+		h->storage_reason = NULL;
+	}
+}
+
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
 {
 	int64_t now = engine_now(e), mono = time_mono_ms();
@@ -141,6 +161,7 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 	h->mem_pct = hb->mem_pct;
 	h->load1 = hb->load1;
 	host_outside_use(h, hb);
+	host_storage(h, hb);
 	if (hb->scratch_free >= 0)
 		h->scratch_free = (uint64_t)hb->scratch_free;
 	h->last_heartbeat_ms = now;

@@ -4,6 +4,8 @@
 #include "engine_internal.h"
 #include "api_client.h"
 #include "fairshare.h"
+#include "log.h"
+#include "units.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -51,6 +53,8 @@ void engine_requeue(struct engine *e, struct instance *inst)
 {
 	model_set_state(e->model, inst, INST_QUEUED);
 	inst->cancel_requested = false;
+	inst->not_before_ms = 0;
+	inst->avoid_host = false;
 	if ((size_t)inst->index < inst->stage->queued_hint)
 		inst->stage->queued_hint = (size_t)inst->index;
 }
@@ -72,6 +76,32 @@ static void note_failing(struct engine *e, const struct stage *stage, int64_t no
 			"(max_failed = %zu); the others run to the end (on_failure = %s)", ss->name,
 			c[INST_FAILED], stage->ninst, stage->ninst == 1 ? "" : "s", max,
 			spec_on_failure_name(ss->on_failure));
+}
+
+int64_t engine_retry_backoff(const struct engine *e, int failures)
+{
+	int64_t ms = e->cfg.retry_backoff_ms;
+
+	for (int i = 1; i < failures && ms < ENGINE_RETRY_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	return ms < ENGINE_RETRY_BACKOFF_MAX_MS ? ms : ENGINE_RETRY_BACKOFF_MAX_MS;
+}
+
+/* The runner could not start inst because its volume did not answer: until
+ * its next heartbeat says otherwise the host takes nothing new, so that the
+ * instance is not sent straight back to it (a heartbeat within the second
+ * then tells the state its mount sees). */
+static void host_storage_failed(struct host *h, const char *reason, int64_t now)
+{
+	size_t n = strlen(API_REASON_STORAGE_UNREACHABLE);
+
+	if (!h || h->storage_down_since > 0)
+		return;
+	reason += n;
+	reason += strspn(reason, ": ");
+	h->storage_down_since = now / 1000 > 0 ? now / 1000 : 1;
+	model_set_text(&h->storage_reason, *reason ? reason : "an instance could not start");
+	log_warnx("host %s: storage unreachable: %s", h->name, h->storage_reason);
 }
 
 void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
@@ -131,6 +161,22 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 		engine_requeue(e, inst);
 		return;
 	}
+	/* Nor did the volume failing under the runner: it started nothing. */
+	if (api_reason_storage_unreachable(reason) && job->ending == ENDING_NONE) {
+		int64_t clock = engine_now(e);
+
+		host_storage_failed(inst->host, reason, clock);
+		engine_set_reason(inst, why);
+		e->counters.ended[ENDED_REQUEUED]++;
+		model_job_event(e->model, job, now,
+				"stage %s instance %d could not start on %s: storage unreachable; requeued",
+				ss->name, inst->index, inst->host_name);
+		engine_requeue(e, inst);
+		/* Not a failure, but not at once either: another host first. */
+		inst->not_before_ms = clock + e->cfg.retry_backoff_ms;
+		inst->avoid_host = true;
+		return;
+	}
 	/* Not the job's fault either: the host's window closed on it. */
 	if (reason && strcmp(reason, API_REASON_WINDOW_CLOSED) == 0 && job->ending == ENDING_NONE) {
 		engine_set_reason(inst, why);
@@ -145,10 +191,22 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	inst->failures++;
 	engine_set_reason(inst, why);
 	if (inst->failures <= ss->retries && job->ending == ENDING_NONE) {
+		int64_t wait = engine_retry_backoff(e, inst->failures);
+		char in[32];
+
+		if (wait % 1000)
+			snprintf(in, sizeof in, "%lld ms", (long long)wait);
+		else
+			format_duration((uint64_t)(wait / 1000), in, sizeof in);
 		model_job_event(e->model, job, now,
-				"stage %s instance %d failed on %s (%s); retrying (%d of %d retries)",
-				ss->name, inst->index, inst->host_name, why, inst->failures, ss->retries);
+				"stage %s instance %d failed on %s (%s); retrying (%d of %d retries) "
+				"in %s", ss->name, inst->index, inst->host_name, why, inst->failures,
+				ss->retries, in);
 		engine_requeue(e, inst);
+		/* Never in a tight loop (a failing volume, a broken host): the
+		 * retry waits, and goes elsewhere when another host has room. */
+		inst->not_before_ms = engine_now(e) + wait;
+		inst->avoid_host = true;
 		return;
 	}
 	model_set_state(e->model, inst, INST_FAILED);

@@ -117,6 +117,7 @@ static void host_free(struct host *h)
 		free(h->features[i]);
 	free(h->features);
 	free(h->mount);
+	free(h->storage_reason);
 	free(h->active);
 	free(h->orphans);
 	free(h);

@@ -58,6 +58,12 @@ struct instance {
 	double progress_done;     /* last progress report: DONE of TOTAL (percent: of 100) */
 	double progress_total;    /* 0 = none reported */
 	int64_t progress_ms;      /* when it came */
+	/* Queued after a failed attempt (back-off) or a start the volume
+	 * refused: not placed before this time (the engine's clock; 0: at
+	 * once), and rather not on host_name again when another host has room.
+	 * A restarted scheduler forgets both: the retry goes at once. */
+	int64_t not_before_ms;
+	bool avoid_host;
 	bool dirty;
 	struct instance *by_id_next;  /* the model's hash of instances by id */
 };
@@ -146,6 +152,11 @@ struct host {
 	double outside_cpu_pct, outside_mem_pct; /* of which not parsa's instances */
 	double outside_cores;        /* cores kept busy outside parsa */
 	uint64_t outside_mem;        /* bytes used outside parsa */
+	/* The volume as its runner's mount sees it: since when it has not
+	 * answered (epoch seconds; 0: it answers) and why. No new work goes
+	 * there meanwhile. */
+	int64_t storage_down_since;
+	char *storage_reason;        /* NULL while it answers */
 	int reserved_cpus;
 	uint64_t reserved_mem, reserved_scratch;
 	int reserved_gpus;

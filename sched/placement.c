@@ -120,6 +120,8 @@ enum placement_verdict placement_check(const struct placement_host *h, const str
 		return PLACE_DRAINING;
 	if (h->closed)
 		return PLACE_WINDOW;
+	if (h->storage_down_since > 0)
+		return PLACE_STORAGE;
 	if (!matches_names(h, req))
 		return PLACE_NOT_IN_HOSTS;
 	if (missing_feature(h, req))
@@ -177,6 +179,12 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 		} else {
 			snprintf(buf, len, "%s: outside its window (%s)", h->name, h->window ? h->window : "?");
 		}
+		break;
+	case PLACE_STORAGE:
+		time_format_iso(h->storage_down_since * 1000, a, sizeof a);
+		snprintf(buf, len, "%s: storage unreachable since %s (%s): nothing starts there until "
+			 "the volume answers", h->name, a, h->storage_reason && *h->storage_reason ?
+			 h->storage_reason : "no reason given");
 		break;
 	case PLACE_WINDOW_ENDS:
 		format_duration((uint64_t)(req->walltime_ms / 1000), a, sizeof a);
@@ -318,6 +326,11 @@ void placement_sort(struct placement_req *reqs, size_t nreqs)
 		qsort(reqs, nreqs, sizeof *reqs, cmp_order);
 }
 
+int placement_host_open(const struct placement_host *h)
+{
+	return h->up && !h->draining && !h->closed && h->storage_down_since <= 0;
+}
+
 size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		     struct placement_req *reqs, size_t nreqs)
 {
@@ -335,7 +348,7 @@ size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
 
 	for (size_t r = 0; r < nreqs; r++) {
 		struct placement_req *req = &reqs[r];
-		int best = -1, best_free = -1;
+		int best = -1, best_free = -1, avoided = -1;
 
 		req->host = -1;
 		/* Reservations only grow during a pass, so once one request of a group
@@ -351,7 +364,7 @@ size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
 			struct placement_host *h = &hosts[i];
 			int free_cpus;
 
-			if (!h->up || h->draining || h->closed)
+			if (!placement_host_open(h))
 				continue;
 			if (match[i] < 0)
 				match[i] = (signed char)matches_hosts(h, req);
@@ -359,12 +372,19 @@ size_t placement_run_gated(struct placement_host *hosts, size_t nhosts,
 				continue;
 			if (gate && gate->allow && !gate->allow(gate->arg, hosts, i, req))
 				continue;
+			/* Where it just failed only if nothing else has room. */
+			if (req->avoid && strcmp(req->avoid, h->name) == 0) {
+				avoided = (int)i;
+				continue;
+			}
 			free_cpus = placement_free_cpus(h);
 			if (free_cpus > best_free) {
 				best = (int)i;
 				best_free = free_cpus;
 			}
 		}
+		if (best < 0)
+			best = avoided;
 		if (best < 0) {
 			failed_group = req->group;
 			have_failed = 1;

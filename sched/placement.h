@@ -38,6 +38,8 @@ struct placement_host {
 	const char *const *features; /* what stages may ask for with hosts = feature:NAME */
 	size_t nfeatures;
 	int closed;             /* outside its window (sched/timing.c): takes no new work */
+	int64_t storage_down_since; /* its mount cannot reach the volume since (epoch s): */
+	const char *storage_reason; /* takes no new work; 0 = it can (reason NULL) */
 	const char *window;     /* its window's text, for `why`; NULL when it has none */
 	int64_t opens_ms;       /* when a closed window opens again (-1: never), for `why` */
 	int64_t closes_in_ms;   /* drain-at-window-end = no: ms until the window closes and
@@ -74,6 +76,8 @@ struct placement_req {
 				   * (if any) and has every feature named. */
 	size_t nhosts;
 	void *cookie;             /* the caller's; placement never touches it */
+	const char *avoid;        /* a host it rather not go to (where it just failed): taken
+				   * only when no other fitting host has room; NULL: none */
 	int host;                 /* out: index into hosts[], or -1 when not placed */
 	int64_t walltime_ms;      /* the stage's walltime; 0 = none (runs until it ends) */
 	uint64_t disk;            /* space on the volume (sched/space.h, through a gate) */
@@ -85,6 +89,7 @@ enum placement_verdict {
 	PLACE_DOWN,
 	PLACE_DRAINING,
 	PLACE_WINDOW,         /* outside the host's window */
+	PLACE_STORAGE,        /* its mount cannot reach the volume */
 	PLACE_NOT_IN_HOSTS,
 	PLACE_NO_FEATURE,     /* lacks a feature the stage asks for */
 	PLACE_CPUS_TOTAL,     /* more than the host has at all */
@@ -122,8 +127,13 @@ int placement_never_fits(const struct placement_host *hosts, size_t nhosts,
 /* Sort requests into queue order (struct placement_order). */
 void placement_sort(struct placement_req *reqs, size_t nreqs);
 
+/* Does h take new work at all (up, not draining, inside its window, its
+ * volume reachable)? */
+int placement_host_open(const struct placement_host *h);
+
 /* Place reqs in their given order: each goes to the fitting host with the most
- * free cpus (ties: the first), whose reservations then grow. A request that
+ * free cpus (ties: the first), other than its avoid host when another fits,
+ * whose reservations then grow. A request that
  * fits nowhere is skipped and later ones are still tried (backfill). Sets
  * reqs[i].host and returns how many were placed. */
 size_t placement_run(struct placement_host *hosts, size_t nhosts,

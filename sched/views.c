@@ -1,4 +1,5 @@
 #include "views.h"
+#include "api_client.h"
 #include "escape.h"
 #include "proto.h"
 #include "stage_progress.h"
@@ -82,6 +83,69 @@ static const char *size(uint64_t bytes, char *buf, size_t len)
 {
 	format_size(bytes, buf, len);
 	return buf;
+}
+
+/* A moment of today as "04:41:07", of another day as "2026-12-05T04:41:07"
+ * (local time, like every other time of the views). */
+static const char *clock_time(int64_t ms, int64_t now, char *buf, size_t len)
+{
+	char today[64];
+
+	time_format_iso(ms, buf, len);
+	time_format_iso(now, today, sizeof today);
+	if (strlen(buf) > 11 && strncmp(buf, today, 11) == 0)
+		memmove(buf, buf + 11, strlen(buf + 11) + 1);
+	return buf;
+}
+
+/* "unreachable since 04:40:01 (cannot mount ...)", or "" while the
+ * host's volume answers. */
+static void storage_text(const struct host *h, int64_t now, char *buf, size_t len)
+{
+	char at[64];
+
+	buf[0] = '\0';
+	if (h->storage_down_since <= 0)
+		return;
+	snprintf(buf, len, "unreachable since %s (%s)",
+		 clock_time(h->storage_down_since * 1000, now, at, sizeof at),
+		 h->storage_reason && *h->storage_reason ? h->storage_reason : "no reason given");
+}
+
+/* A queued instance that may not be placed yet, as why and status say it:
+ * "retry 2 of 3 waits until 04:41:07 (back-off after a failure on host vm)". */
+static void backoff_text(const struct instance *inst, int64_t now, char *buf, size_t len)
+{
+	char at[64];
+
+	clock_time(inst->not_before_ms, now, at, sizeof at);
+	if (inst->failures > 0 && !api_reason_storage_unreachable(inst->reason))
+		snprintf(buf, len, "retry %d of %d waits until %s (back-off after a failure on host %s)",
+			 inst->failures, inst->stage->spec->retries, at, inst->host_name);
+	else
+		snprintf(buf, len, "waits until %s (its start failed on host %s: storage unreachable)",
+			 at, inst->host_name);
+}
+
+/* How many of a stage's queued instances back off (not_before_ms in the
+ * future), and the first of them to be due. */
+static int backing_off(const struct stage *stage, int64_t now, const struct instance **first)
+{
+	int n = 0;
+
+	*first = NULL;
+	if (stage->counts[INST_QUEUED] == 0)
+		return 0;
+	for (size_t i = stage->queued_hint; i < stage->ninst; i++) {
+		const struct instance *inst = stage->inst[i];
+
+		if (inst->state != INST_QUEUED || inst->not_before_ms <= now)
+			continue;
+		n++;
+		if (!*first || inst->not_before_ms < (*first)->not_before_ms)
+			*first = inst;
+	}
+	return n;
 }
 
 static int job_ended(const struct job *job)
@@ -249,6 +313,10 @@ json_t *views_host_json(const struct host *h, int up)
 		json_object_set_new(live, "outside_mem", json_integer((json_int_t)h->outside_mem));
 		json_object_set_new(json, "gpus", json_integer(h->gpus));
 		json_object_set_new(json_object_get(json, "reserved"), "gpus", json_integer(h->reserved_gpus));
+		json_object_set_new(json, "storage", json_pack("{s:s,s:I,s:o}", "state",
+				    h->storage_down_since > 0 ? "unreachable" : "reachable",
+				    "down_since", (json_int_t)h->storage_down_since, "reason",
+				    h->storage_reason ? json_string(h->storage_reason) : json_null()));
 	}
 	return json;
 }
@@ -356,6 +424,17 @@ char *views_job_status(const struct job *job, int64_t now)
 		stage_progress_format(&p, now, line, sizeof line);
 		if (*line)
 			fprintf(t.f, "progress %s: %s\n", esc(&t, job->stages[s].spec->name), line);
+		{
+			const struct instance *first;
+			int n = backing_off(&job->stages[s], now, &first);
+
+			if (n > 0) {
+				backoff_text(first, now, line, sizeof line);
+				fprintf(t.f, "back-off %s: %d instance%s wait%s; instance %d: %s\n",
+					esc(&t, job->stages[s].spec->name), n, n == 1 ? "" : "s",
+					n == 1 ? "s" : "", first->index, esc(&t, line));
+			}
+		}
 	}
 	return text_close(&t);
 }
@@ -475,6 +554,13 @@ char *views_instance_status(const struct instance *inst)
 		fprintf(t.f, "reason: %s\n", esc(&t, inst->reason));
 	if (inst->cancel_requested && (inst->state == INST_ASSIGNED || inst->state == INST_RUNNING))
 		fprintf(t.f, "cancel: requested\n");
+	if (inst->state == INST_QUEUED && inst->not_before_ms > 0) {
+		char line[256];
+
+		/* Its own time: the instance's view has no clock to say "today". */
+		backoff_text(inst, 0, line, sizeof line);
+		fprintf(t.f, "back-off: %s\n", esc(&t, line));
+	}
 	fprintf(t.f, "assigned: %s\n", iso_ms(inst->assigned_ms, a, sizeof a));
 	fprintf(t.f, "started: %s\n", iso_ms(inst->started_ms, a, sizeof a));
 	fprintf(t.f, "ended: %s\n", iso_ms(inst->ended_ms, a, sizeof a));
@@ -518,6 +604,9 @@ json_t *views_instance_json(const struct instance *inst)
 			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
 	if (json && inst->pid > 0)
 		json_object_set_new(json, "pid", json_integer(inst->pid));
+	if (json)
+		json_object_set_new(json, "not_before_ms", inst->state == INST_QUEUED &&
+				    inst->not_before_ms > 0 ? json_integer(inst->not_before_ms) : json_null());
 	return json;
 }
 
@@ -552,6 +641,33 @@ static void why_failing(struct text *t, const struct stage *stage)
 	views_stage_failures(stage, line, sizeof line);
 	fprintf(t->f, "  %s, more than max_failed = %zu: the others run to the end (on_failure = %s), "
 		"then the stage fails\n", esc(t, line), max, spec_on_failure_name(ss->on_failure));
+}
+
+/* The queued instances that back off, the first few by name: until then
+ * no host gets them, whatever the lines after say of the hosts. */
+#define BACKOFF_LISTED 5
+
+static void why_backoff(struct text *t, const struct stage *stage, int64_t now)
+{
+	const struct instance *first;
+	int n = backing_off(stage, now, &first), shown = 0;
+	char line[256];
+
+	if (n == 0)
+		return;
+	for (size_t i = stage->queued_hint; i < stage->ninst && shown < BACKOFF_LISTED; i++) {
+		const struct instance *inst = stage->inst[i];
+
+		if (inst->state != INST_QUEUED || inst->not_before_ms <= now)
+			continue;
+		backoff_text(inst, now, line, sizeof line);
+		fprintf(t->f, "  instance %d: %s\n", inst->index, esc(t, line));
+		shown++;
+	}
+	if (n > shown)
+		fprintf(t->f, "  and %d more instance%s back off\n", n - shown, n - shown == 1 ? "" : "s");
+	if (n == stage->counts[INST_QUEUED])
+		fprintf(t->f, "  when the back-off ends:\n");
 }
 
 static void why_stage(struct text *t, struct model *m, const struct stage *stage,
@@ -634,6 +750,7 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 	if (next->failures > 0 && *next->reason)
 		fprintf(t->f, "  instance %d is retried after attempt %d: %s\n", next->index,
 			next->attempt, esc(t, next->reason));
+	why_backoff(t, stage, now);
 	for (size_t h = 0; h < nhosts; h++) {
 		const struct placement_host *ph = &hosts[h];
 		enum placement_verdict v = placement_check(ph, &req);
@@ -692,6 +809,16 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 
 	text_open(&t);
 	fprintf(t.f, "name: %s\nstate: %s\n", esc(&t, h->name), host_state(h, up));
+	{
+		char storage[600];
+
+		storage_text(h, now_ms, storage, sizeof storage);
+		if (*storage)
+			fprintf(t.f, "storage: %s: nothing new starts here until it answers\n",
+				esc(&t, storage));
+		else
+			fprintf(t.f, "storage: reachable\n");
+	}
 	fprintf(t.f, "capacity: %d cpus, %s mem, %s scratch\n", h->cpus, size(h->mem, a, sizeof a),
 		size(h->scratch_total, b, sizeof b));
 	fprintf(t.f, "reserved: %d cpus, %s mem, %s scratch\n", h->reserved_cpus,
@@ -780,16 +907,18 @@ char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up
 		insts[INST_ASSIGNED], insts[INST_RUNNING]);
 	for (size_t i = 0; i < model_nhosts(m); i++) {
 		const struct host *h = model_host_at(m, i);
-		char seen[64] = "never";
+		char seen[64] = "never", storage[600];
 
 		if (h->last_heartbeat_ms)
 			snprintf(seen, sizeof seen, "%.1f s ago",
 				 (double)(now_ms - h->last_heartbeat_ms) / 1000.0);
+		storage_text(h, now_ms, storage, sizeof storage);
 		fprintf(t.f, "host %s: %s, cpus %d/%d reserved, mem %s/%s reserved, live cpu %.0f%% "
 			"(outside %.0f%%) mem %.0f%% (outside %.0f%%) load %.2f, running %zu, last "
-			"heartbeat %s\n", esc(&t, h->name), host_state(h, up[i]), h->reserved_cpus, h->cpus,
+			"heartbeat %s%s%s\n", esc(&t, h->name), host_state(h, up[i]), h->reserved_cpus, h->cpus,
 			size(h->reserved_mem, a, sizeof a), size(h->mem, b, sizeof b), h->cpu_pct,
-			h->outside_cpu_pct, h->mem_pct, h->outside_mem_pct, h->load1, h->nactive, seen);
+			h->outside_cpu_pct, h->mem_pct, h->outside_mem_pct, h->load1, h->nactive, seen,
+			*storage ? ", storage " : "", esc(&t, storage));
 	}
 	return text_close(&t);
 }

@@ -141,7 +141,18 @@ static void hosts_table(FILE *f, const json_t *hosts)
 		fputs("\">", f);
 		html_esc(f, jstr(h, "name"));
 		fputs("</a></td>", f);
-		html_td_state(f, jstr(h, "state"));
+		{
+			const json_t *storage = json_object_get(h, "storage");
+
+			/* No new work goes to a host whose volume is away: the row says why. */
+			fputs("<td>", f);
+			html_state(f, jstr(h, "state"));
+			if (json_is_string(json_object_get(storage, "reason"))) {
+				fputs(" storage unreachable: ", f);
+				html_esc(f, jstr(storage, "reason"));
+			}
+			fputs("</td>", f);
+		}
 		html_td(f, json_is_string(json_object_get(h, "window")) ? jstr(h, "window") : "always");
 		fputs("<td>", f);
 		for (size_t k = 0; k < json_array_size(feats); k++) {

@@ -42,7 +42,10 @@ static void world_start(struct world *w)
 				     .start_bursts_at_once = w->burst.start_bursts_at_once,
 				     .burst_gap_ms = w->burst.burst_gap_ms,
 				     .burst_quiet_ms = w->burst.burst_quiet_ms,
-				     .burst_max_ms = w->burst.burst_max_ms };
+				     .burst_max_ms = w->burst.burst_max_ms,
+				     /* Retries at once: the back-off has its own test
+				      * (test_storage_retry.c). */
+				     .retry_backoff_ms = 1 };
 	char *err = NULL;
 
 	w->store = store_open(w->db, &err);

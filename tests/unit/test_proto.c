@@ -128,6 +128,31 @@ static void test_heartbeat(void)
 	   "heartbeat: scratch_free not given stays so; an empty list");
 	ok(out.outside_cpu_pct == -1 && out.outside_cores == -1 && out.outside_mem == -1 &&
 	   !json_object_get(json, "outside_cores"), "heartbeat: an old runner's, without the split");
+	ok(out.storage_down_since == 0 && !out.storage_reason && !json_object_get(json, "storage_down_since"),
+	   "heartbeat: storage reachable: no storage fields, and none read (an old runner's too)");
+	heartbeat_clear(&out);
+	json_decref(json);
+
+	/* The volume does not answer on the host: since when and why, both ways. */
+	in.storage_down_since = 1796700001;
+	in.storage_reason = "cannot mount nfs://127.0.0.1/export: Connection refused";
+	json = over_the_wire(heartbeat_to_json(&in));
+	heartbeat_from_json(json, &out);
+	ok(out.storage_down_since == 1796700001 && out.storage_reason &&
+	   strcmp(out.storage_reason, "cannot mount nfs://127.0.0.1/export: Connection refused") == 0 &&
+	   type_of(json, "storage_down_since") == JSON_INTEGER && type_of(json, "storage_reason") == JSON_STRING,
+	   "heartbeat: storage_down_since and storage_reason round-trip");
+	heartbeat_clear(&out);
+	json_decref(json);
+	json = json_loads("{\"cpu_pct\": 1, \"storage_down_since\": -5, \"storage_reason\": 7}", 0, NULL);
+	heartbeat_from_json(json, &out);
+	ok(out.storage_down_since == 0 && !out.storage_reason, "heartbeat: a negative since is reachable");
+	heartbeat_clear(&out);
+	json_decref(json);
+	json = json_loads("{\"storage_down_since\": 1796700001}", 0, NULL);
+	heartbeat_from_json(json, &out);
+	ok(out.storage_down_since == 1796700001 && out.storage_reason && !*out.storage_reason,
+	   "heartbeat: down without a reason reads as an empty reason");
 	heartbeat_clear(&out);
 	json_decref(json);
 }
