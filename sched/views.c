@@ -415,6 +415,8 @@ char *views_job_status(const struct job *job, int64_t now)
 	}
 	if (job->spec->window)
 		fprintf(t.f, "window: %s\n", esc(&t, job->spec->window));
+	if (job->folders_wait && !job_ended(job))
+		fprintf(t.f, "folders: waiting for the storage volume: %s\n", esc(&t, job->folders_wait));
 	for (size_t s = 0; s < job->nstages; s++) {
 		views_stage_summary(&job->stages[s], line, sizeof line);
 		fprintf(t.f, "stage %s: %s\n", esc(&t, job->stages[s].spec->name), esc(&t, line));

@@ -30,6 +30,7 @@ pass "cp into queue/ returns 0 during the outage"
 a=$(readlink "$MNT/jobs/last") || fail "no jobs/last"
 wait_for "why says job $a waits for the volume" 20 why_waits "$a"
 pass "why: $(grep 'waiting for the storage volume' "$MNT/jobs/$a/why")"
+check "status says it too" grep -q '^folders: waiting for the storage volume: jobs/' "$MNT/jobs/$a/status"
 stays_queued "$a" 20 "no instance of it starts while its folders are missing"
 start_ganesha
 pass "ganesha back"

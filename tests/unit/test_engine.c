@@ -1321,6 +1321,9 @@ static void test_folders_wait(struct world *w)
 	has(text, want, "why says which folder waits, and why");
 	free(text);
 	free(want);
+	text = job_text(w, id, 0);
+	has(text, "folders: waiting for the storage volume: jobs/", "status says it too");
+	free(text);
 	n = work(w, "h1", ids, att, 4, &nc);
 	is_int((int)n, 0, "nothing of it starts while its folders are missing");
 
