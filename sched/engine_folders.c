@@ -169,14 +169,24 @@ static void plan_not_tried(struct folder_plan *p, int error)
  * time-out while its server hangs. */
 #define FOLDERS_PROBE_MS 1000
 
-/* -1 when the volume was away at its last call and a quick probe says it
- * still is (the plan then failed untried), else 0: go ahead. */
+/* -1 when the volume was away at its last call and a quick probe (this
+ * one, or one less than FOLDERS_PROBE_MS ago) says it still is (the plan
+ * then failed untried), else 0: go ahead. Storage thread only. */
 static int volume_still_away(struct engine *e, struct folder_plan *p)
 {
-	if (!e->storage || backend_health(e->storage, NULL, NULL) != 0 ||
-	    backend_probe(e->storage, FOLDERS_PROBE_MS) == 0)
+	int64_t now = time_mono_ms();
+
+	if (!e->storage || backend_health(e->storage, NULL, NULL) != 0)
 		return 0;
-	plan_not_tried(p, errno);
+	if (!e->away_probe_mono || now - e->away_probe_mono >= FOLDERS_PROBE_MS) {
+		if (backend_probe(e->storage, FOLDERS_PROBE_MS) == 0) {
+			e->away_probe_mono = 0;
+			return 0;
+		}
+		e->away_probe_errno = errno ? errno : EIO;
+		e->away_probe_mono = time_mono_ms();
+	}
+	plan_not_tried(p, e->away_probe_errno);
 	return -1;
 }
 

@@ -60,6 +60,11 @@ struct engine {
 	struct space *space;          /* free space on the volume (sched/space.h) */
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
+	/* When a probe of the storage thread last found the volume away, and
+	 * its errno (the storage thread's own): the pieces after it within a
+	 * second take its word instead of waiting a probe each. */
+	int64_t away_probe_mono;
+	int away_probe_errno;
 	struct spare_folders *spares; /* its own lock; NULL without storage */
 	struct ident_cache *ident;    /* its own lock: names and groups of callers */
 	struct policy *policy;        /* teams and limits; read-only after create */
