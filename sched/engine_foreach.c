@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 struct entries {
 	char **names;
@@ -31,7 +32,15 @@ struct listing {
 	struct entries found;
 	int failed;
 	char *err;
+	int tries;                    /* failed because the volume was away */
+	int64_t delay_ms;             /* before the next try */
 };
+
+/* A listing the volume did not answer (an NFS server down) is tried again
+ * this long after, twice as long each time up to the most, as job folders
+ * are (engine_folders.c): an outage pauses the stage, it does not fail it. */
+#define LISTING_RETRY_FIRST_MS 1000
+#define LISTING_RETRY_MAX_MS 30000
 
 static int collect_entry(void *arg, const char *name, const struct stat *st)
 {
@@ -155,12 +164,46 @@ static void listing_free(void *arg)
 	free(l);
 }
 
+/* After a failed listing (no lock held): can the volume be asked at all? */
+static bool volume_away(struct engine *e)
+{
+	struct statvfs vfs;
+	int saved = errno;
+	bool away = backend_statfs(e->storage, "", &vfs) < 0;
+
+	errno = saved;
+	return away;
+}
+
 static void listing_run(void *arg)
 {
 	struct listing *l = arg;
 	struct engine *e = l->e;
 
 	l->failed = list_upstream(e, l) < 0;
+	if (l->failed && e->storage && volume_away(e)) {
+		struct job *job;
+
+		pthread_mutex_lock(&e->lock);
+		job = model_job(e->model, l->job);
+		if (job && !job_ended(job) && job->ending == ENDING_NONE) {
+			if (l->tries++ == 0) {
+				model_job_event(e->model, job, engine_now(e), "stage %s: waiting for the "
+						"storage volume to list its input (%s)",
+						job->stages[l->stage].spec->name, l->err);
+				model_dirty_job(e->model, job);
+			}
+			pthread_mutex_unlock(&e->lock);
+			free(l->err);
+			l->err = NULL;
+			l->delay_ms = l->delay_ms ? l->delay_ms * 2 : LISTING_RETRY_FIRST_MS;
+			if (l->delay_ms > LISTING_RETRY_MAX_MS)
+				l->delay_ms = LISTING_RETRY_MAX_MS;
+			storage_queue_post_after(e->storage_work, l->delay_ms, listing_run, listing_free, l);
+			return;
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
 	pthread_mutex_lock(&e->lock);
 	apply(e, l, engine_now(e));
 	engine_kick(e);

@@ -60,6 +60,11 @@ struct engine {
 	struct space *space;          /* free space on the volume (sched/space.h) */
 	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
+	/* When a probe of the storage thread last found the volume away, and
+	 * its errno (the storage thread's own): the pieces after it within a
+	 * second take its word instead of waiting a probe each. */
+	int64_t away_probe_mono;
+	int away_probe_errno;
 	struct spare_folders *spares; /* its own lock; NULL without storage */
 	struct ident_cache *ident;    /* its own lock: names and groups of callers */
 	struct policy *policy;        /* teams and limits; read-only after create */
@@ -244,17 +249,25 @@ void engine_foreach_list(struct engine *e, struct stage *stage);
 /* What a job's folders need, copied so that they can be made without the lock. */
 struct folder_plan;
 struct folder_plan *folder_plan_of(const struct job *job);
-/* Make them; no lock held. 0, or -1 when a folder could not be made (logged). */
-int folder_plan_make(struct engine *e, const struct folder_plan *p);
+/* Make the missing ones; no lock held. 0, or -1 when a folder could not be
+ * made (logged; the plan keeps which and why for engine_folders_failed). */
+int folder_plan_make(struct engine *e, struct folder_plan *p);
 void folder_plan_free(struct folder_plan *p);
 /* The job's folders are made (lock not held): it may be placed now. */
 void engine_folders_made(struct engine *e, int64_t job, bool submitted);
-/* Have a committed job's folders made on the storage thread; job->folders_pending
- * is set until they are. */
-void engine_folders_later(struct engine *e, struct job *job);
+/* Have a committed job's folders made on the storage thread (lock held);
+ * job->folders_pending is set until they are, through an outage of the
+ * volume (tried again, 1 s to 30 s apart). again: a retry's, which makes
+ * what was removed and says so in the job's events. */
+void engine_folders_later(struct engine *e, struct job *job, bool again);
+/* folder_plan_make failed for p (lock not held): the job waits for the
+ * volume (job->folders_wait says why) and the storage thread tries again.
+ * Takes p. */
+void engine_folders_failed(struct engine *e, struct folder_plan *p);
 /* At start, before the thread (lock not held): jobs/ on the volume, and the
  * folders of unfinished jobs, in case the scheduler died between a commit and
- * their creation. */
+ * their creation or the volume was away then; those it cannot make now wait
+ * for the volume (engine_folders_failed). Never fatal. */
 void engine_folders_at_start(struct engine *e);
 /* The hooks of the clean-up and space threads (no lock held); the
  * notification thread's note is engine_lifecycle_note too. */

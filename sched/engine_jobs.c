@@ -103,6 +103,9 @@ static int ctl_retry(struct engine *e, struct job *job, const char *who, const c
 	model_job_event(e->model, job, now, "retry by %s: %d instance%s requeued", who, requeued,
 			requeued == 1 ? "" : "s");
 	model_dirty_job(e->model, job);
+	/* Folders removed since (rm -rf out/S), or never made (the volume was
+	 * away): made again on the storage thread before anything of it starts. */
+	engine_folders_later(e, job, true);
 	engine_update_job(e, job, now);
 	return 0;
 }

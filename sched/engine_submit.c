@@ -144,7 +144,7 @@ static void adopt(struct engine *e, struct job *job)
 {
 	model_add_job(e->model, job);
 	/* The lock is held: the folders are made on the storage thread. */
-	engine_folders_later(e, job);
+	engine_folders_later(e, job, false);
 	log_info("job %lld (%s) submitted by %s", (long long)job->id, job->name, job->user);
 	engine_kick(e);
 }
@@ -216,7 +216,9 @@ static int find_token(struct engine *e, const struct caller *who, const char *fi
 				 "a token is made anew for each submission", filename);
 	}
 	job = model_job(e->model, *id);
-	if (job && job->folders_pending) {
+	/* Being made by its submission: the answer comes soon. Waiting for the
+	 * volume (folders_wait) it is taken: the same job. */
+	if (job && job->folders_pending && !job->folders_wait) {
 		errno = EAGAIN;
 		return errprintf(err, "%s: job %lld of this submission is still being made: ask again",
 				 filename, (long long)*id);
@@ -371,10 +373,15 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 	}
 	/* The answer waits for the folders: a mount may look into out/ at once. */
 	if (s.plan) {
-		if (folder_plan_make(e, s.plan) == 0 || volume_unreachable(e)) {
-			/* Unreachable (an NFS server down) is not a refusal:
-			 * the job is taken as before, to run once it is back. */
+		if (folder_plan_make(e, s.plan) == 0) {
 			engine_folders_made(e, *id, true);
+		} else if (volume_unreachable(e)) {
+			/* Unreachable (an NFS server down) is not a refusal:
+			 * the job is taken, its folders made once the volume is
+			 * back (the storage thread tries again), and nothing of
+			 * it starts before. */
+			engine_folders_failed(e, s.plan);
+			s.plan = NULL;
 		} else {
 			/* The volume refused them (ENOSPC, EACCES, EIO from a
 			 * server that answers): nothing half-made, the job is

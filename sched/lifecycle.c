@@ -41,6 +41,10 @@ struct lifecycle {
 	pthread_cond_t wake;
 	bool stopping;                /* protected by lock */
 	struct request *head, *tail;  /* protected by lock */
+	/* Requests the volume refused (an outage): the thread's own, tried
+	 * again at later_due, 1 s to 30 s apart, so that a keep is not lost. */
+	struct request *later, *later_tail;
+	int64_t later_due, later_delay;
 	struct idset kept;            /* protected by lock */
 	struct idset done;            /* the thread's: purged, or found kept on the volume */
 };
@@ -100,20 +104,46 @@ static int marker_write(struct lifecycle *l, int64_t id, const char *name, const
 	}
 	ret = backend_close(l->storage, f);
 out:
-	if (ret < 0)
+	if (ret < 0) {
+		int saved = errno;
+
 		log_warn("job %lld: cannot write %s on the volume", (long long)id, path);
+		errno = saved;
+	}
 	free(path);
 	return ret;
 }
 
-static bool marker_exists(struct lifecycle *l, int64_t id, const char *name)
+/* 1 when the marker is there, 0 when it is not, -1 when the volume cannot
+ * say (unreachable): then nothing is decided about the job. */
+static int marker_state(struct lifecycle *l, int64_t id, const char *name)
 {
 	char *path = xasprintf("jobs/%lld/%s", (long long)id, name);
 	struct stat st;
-	bool ret = backend_getattr(l->storage, path, &st) == 0;
+	int ret = backend_getattr(l->storage, path, &st) == 0 ? 1 : errno == ENOENT ? 0 : -1;
 
 	free(path);
 	return ret;
+}
+
+#define LATER_FIRST_MS 1000
+#define LATER_MAX_MS 30000
+
+/* r could not be done now (the volume refused): keep it for later. */
+static void do_later(struct lifecycle *l, struct request *r)
+{
+	r->next = NULL;
+	if (l->later_tail)
+		l->later_tail->next = r;
+	else
+		l->later = r;
+	l->later_tail = r;
+	if (!l->later_due) {
+		l->later_delay = l->later_delay ? l->later_delay * 2 : LATER_FIRST_MS;
+		if (l->later_delay > LATER_MAX_MS)
+			l->later_delay = LATER_MAX_MS;
+		l->later_due = time_mono_ms() + l->later_delay;
+	}
 }
 
 struct name_batch {
@@ -236,20 +266,31 @@ static void sweep(struct lifecycle *l)
 		pthread_mutex_unlock(&l->lock);
 		if (kept || idset_has(&l->done, ids[i]))
 			continue;
-		/* Kept or purged before a restart: the volume says so. */
-		if (marker_exists(l, ids[i], ".keep") || marker_exists(l, ids[i], ".purged") ||
-		    !marker_exists(l, ids[i], "out")) {
-			idset_add(&l->done, ids[i]);
-			continue;
+		/* Kept or purged before a restart: the volume says so. One
+		 * it cannot answer for (an outage) waits for the next sweep. */
+		{
+			int keep = marker_state(l, ids[i], ".keep");
+			int purged = keep == 0 ? marker_state(l, ids[i], ".purged") : keep;
+			int out = purged == 0 ? marker_state(l, ids[i], "out") : 1;
+
+			if (keep < 0 || purged < 0 || out < 0)
+				continue;
+			if (keep || purged || !out) {
+				idset_add(&l->done, ids[i]);
+				continue;
+			}
 		}
 		purge(l, ids[i], "retention");
 	}
 	free(ids);
 }
 
-static void handle(struct lifecycle *l, struct request *r)
+/* Do r; true when it is done (or cannot be, for good), false when the
+ * volume refused it and it is to be tried again later. */
+static bool handle(struct lifecycle *l, struct request *r)
 {
 	char *path = xasprintf("jobs/%lld/.keep", (long long)r->id);
+	bool done = true;
 
 	switch (r->what) {
 	case REQ_PURGE:
@@ -257,15 +298,20 @@ static void handle(struct lifecycle *l, struct request *r)
 		purge(l, r->id, r->who);
 		break;
 	case REQ_KEEP:
-		marker_write(l, r->id, ".keep", r->who);
+		/* A job folder that is gone needs no marker; a volume away does. */
+		if (marker_write(l, r->id, ".keep", r->who) < 0 && errno != ENOENT)
+			done = false;
 		break;
 	case REQ_UNKEEP:
-		if (backend_unlink(l->storage, path) < 0 && errno != ENOENT)
-			log_warn("job %lld: cannot remove %s", (long long)r->id, path);
+		if (backend_unlink(l->storage, path) < 0 && errno != ENOENT) {
+			log_warn("job %lld: cannot remove %s (tried again later)", (long long)r->id, path);
+			done = false;
+		}
 		idset_del(&l->done, r->id);
 		break;
 	}
 	free(path);
+	return done;
 }
 
 static int64_t sweep_every(const struct lifecycle *l)
@@ -282,17 +328,34 @@ static void *lifecycle_main(void *arg)
 
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping) {
-		struct request *r = l->head;
+		struct request *r;
 
+		/* Those the volume refused go after what came meanwhile. */
+		if (l->later && time_mono_ms() >= l->later_due) {
+			if (l->tail)
+				l->tail->next = l->later;
+			else
+				l->head = l->later;
+			l->tail = l->later_tail;
+			l->later = l->later_tail = NULL;
+			l->later_due = 0;
+		}
+		r = l->head;
 		if (r) {
 			l->head = r->next;
 			if (!l->head)
 				l->tail = NULL;
 			pthread_mutex_unlock(&l->lock);
-			handle(l, r);
-			free(r->who);
-			free(r);
-			pthread_mutex_lock(&l->lock);
+			if (handle(l, r)) {
+				free(r->who);
+				free(r);
+				pthread_mutex_lock(&l->lock);
+				if (!l->later)
+					l->later_delay = 0;
+			} else {
+				pthread_mutex_lock(&l->lock);
+				do_later(l, r);
+			}
 			continue;
 		}
 		if (l->retention_ms && time_mono_ms() >= next_sweep) {
@@ -304,7 +367,11 @@ static void *lifecycle_main(void *arg)
 		}
 		{
 			int64_t wait = l->retention_ms ? next_sweep - time_mono_ms() : 3600 * 1000;
-			struct timespec until = time_mono_deadline(wait);
+			struct timespec until;
+
+			if (l->later && l->later_due - time_mono_ms() < wait)
+				wait = l->later_due - time_mono_ms();
+			until = time_mono_deadline(wait > 0 ? wait : 0);
 
 			pthread_cond_timedwait(&l->wake, &l->lock, &until);
 		}
@@ -357,6 +424,10 @@ void lifecycle_destroy(struct lifecycle *l)
 		pthread_mutex_unlock(&l->lock);
 		pthread_join(l->thread, NULL);
 	}
+	if (l->tail)
+		l->tail->next = l->later;
+	else
+		l->head = l->later;
 	while (l->head) {
 		struct request *r = l->head;
 

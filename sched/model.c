@@ -104,6 +104,7 @@ void model_job_free(struct job *job)
 	free(job->user);
 	free(job->team);
 	free(job->reason);
+	free(job->folders_wait);
 	free(job);
 }
 

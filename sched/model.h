@@ -115,6 +115,12 @@ struct job {
 	bool persisted;           /* its row exists (inserted at submission) */
 	bool dirty;
 	bool folders_pending;     /* its folders are being made: not placed yet */
+	/* Not persisted (a start tries every unfinished job's folders again):
+	 * while the volume refuses them, "jobs/N/out/S not made yet (last
+	 * error: ...)" for why, else NULL; and which round of making them is
+	 * the current one (a retry starts a new one, the old one's tries stop). */
+	char *folders_wait;
+	unsigned folders_round;
 	/* The pass's last roll-up of it changed nothing, and nothing changed it
 	 * since (every change marks it dirty, which clears this): the next
 	 * roll-up would change nothing either, so the pass skips it. */

@@ -28,8 +28,11 @@
 #define SPARE_BUCKETS 16
 
 /* After the volume refused to make one (full, or down): how long to wait
- * before the next try. Submissions make their own folders meanwhile. */
+ * before the next try, twice as long after each failure in a row up to
+ * RETRY_MAX_MS (an outage of hours costs a try each half minute).
+ * Submissions make their own folders meanwhile. */
 #define RETRY_MS 1000
+#define RETRY_MAX_MS 30000
 
 /* A take of a job's folder less than SPARE_FOLDERS_QUIET_MS after the one
  * before is part of a burst of submissions: the pools are refilled once no
@@ -155,28 +158,44 @@ static enum spare_kind emptiest_locked(struct spare_folders *sp)
 	return best;
 }
 
-static void *spare_folders_main(void *arg)
+/* The spares' folder and its buckets, from empty: 0 once all are there, or
+ * -1 with errno (the volume away at start): tried again before the next
+ * spare. */
+static int prepare(struct spare_folders *sp)
 {
-	struct spare_folders *sp = arg;
 	struct backend_cred self = { geteuid(), getegid() };
-	bool told = false;
+	int ret = 0;
 
-	pthread_setname_np(pthread_self(), "spare-folders");
 	/* An earlier run's spares were made by another process's rules (and
 	 * may be half made after a crash): start from an empty folder. */
 	if (backend_remove_tree(sp->b, sp->dir) < 0 && errno != ENOENT)
 		log_debug("%s: cannot remove an earlier run's spare folders: %s", sp->dir,
 			  strerror(errno));
-	if (backend_mkdir(sp->b, &self, sp->dir, 0700) < 0 && errno != EEXIST)
-		log_debug("%s: cannot make it: %s", sp->dir, strerror(errno));
-	else
-		backend_spread(sp->b, sp->dir);
-	for (int i = 0; i < SPARE_BUCKETS; i++) {
+	if (backend_mkdir(sp->b, &self, sp->dir, 0700) < 0 && errno != EEXIST) {
+		int saved = errno;
+
+		log_debug("%s: cannot make it: %s", sp->dir, strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	backend_spread(sp->b, sp->dir);
+	for (int i = 0; i < SPARE_BUCKETS && ret == 0; i++) {
 		char *bucket = xasprintf("%s/%d", sp->dir, i);
 
-		backend_mkdir(sp->b, &self, bucket, 0700);
+		if (backend_mkdir(sp->b, &self, bucket, 0700) < 0 && errno != EEXIST)
+			ret = -1;
 		free(bucket);
 	}
+	return ret;
+}
+
+static void *spare_folders_main(void *arg)
+{
+	struct spare_folders *sp = arg;
+	bool told = false, prepared = false;
+	int64_t retry_ms = RETRY_MS;
+
+	pthread_setname_np(pthread_self(), "spare-folders");
 	pthread_mutex_lock(&sp->lock);
 	for (;;) {
 		struct spare s;
@@ -203,7 +222,14 @@ static void *spare_folders_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&sp->lock);
-		rc = make_one(sp, kind, &s);
+		rc = prepared ? 0 : prepare(sp);
+		if (rc == 0) {
+			prepared = true;
+			rc = make_one(sp, kind, &s);
+			/* The folder went (a volume away at start, or replaced). */
+			if (rc < 0 && errno == ENOENT)
+				prepared = false;
+		}
 		pthread_mutex_lock(&sp->lock);
 		if (rc < 0) {
 			/* Full or unreachable: the submissions' own mkdir tells
@@ -213,10 +239,12 @@ static void *spare_folders_main(void *arg)
 					  strerror(errno));
 			told = true;
 			if (!sp->stopping)
-				wait_ms_locked(sp, RETRY_MS);
+				wait_ms_locked(sp, retry_ms);
+			retry_ms = retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : retry_ms * 2;
 			continue;
 		}
 		told = false;
+		retry_ms = RETRY_MS;
 		if (sp->stopping || p->n >= sp->keep) {
 			pthread_mutex_unlock(&sp->lock);
 			backend_remove_tree(sp->b, s.path);
@@ -323,6 +351,14 @@ int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const cha
 		sub = kind == SPARE_JOB ? xasprintf("%s/out", path) : NULL;
 		if (backend_chown(sp->b, path, cred->uid, cred->gid) < 0 ||
 		    (sub && backend_chown(sp->b, sub, cred->uid, cred->gid) < 0)) {
+			/* The volume gone in between (an outage) is no reason to
+			 * give up on spares: the caller makes this job's folders
+			 * (or waits for the volume). */
+			if (errno != EPERM && errno != EACCES) {
+				saved = errno;
+				backend_remove_tree(sp->b, path);
+				goto out;
+			}
 			/* A scheduler that may not give folders away (not root,
 			 * a volume that squashes root) makes them as each job's
 			 * owner, as before the spares. */

@@ -35,8 +35,9 @@ void spare_folders_destroy(struct spare_folders *sp);
 /* Rename a spare of kind to path (which must not exist; its parent must) and
  * give it (and a job's out/) to cred, as backend_mkdir would have. 0, or -1
  * with errno: EAGAIN when none is ready (or the pool gave up: the volume
- * refused to give one away), EEXIST when path exists, else the volume's
- * error; then nothing was taken and the caller makes the folder itself. */
+ * refused to give one away, EPERM or EACCES), EEXIST when path exists, else
+ * the volume's error; then nothing was taken and the caller makes the folder
+ * itself. */
 int spare_folders_take(struct spare_folders *sp, enum spare_kind kind, const char *path,
 		       const struct backend_cred *cred);
 

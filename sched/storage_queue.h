@@ -8,6 +8,8 @@
 #ifndef PARSA_STORAGE_QUEUE_H
 #define PARSA_STORAGE_QUEUE_H
 
+#include <stdint.h>
+
 struct storage_queue;
 
 struct storage_queue *storage_queue_create(void);
@@ -21,5 +23,10 @@ void storage_queue_destroy(struct storage_queue *q);
  * Either frees what arg holds. Returns at once; any thread, any lock held. */
 void storage_queue_post(struct storage_queue *q, void (*run)(void *arg), void (*drop)(void *arg),
 			void *arg);
+/* The same, run no sooner than delay_ms from now (then after the pieces
+ * already due): a piece that the volume refused tries again later without
+ * holding up the others. */
+void storage_queue_post_after(struct storage_queue *q, int64_t delay_ms, void (*run)(void *arg),
+			      void (*drop)(void *arg), void *arg);
 
 #endif

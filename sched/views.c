@@ -415,6 +415,8 @@ char *views_job_status(const struct job *job, int64_t now)
 	}
 	if (job->spec->window)
 		fprintf(t.f, "window: %s\n", esc(&t, job->spec->window));
+	if (job->folders_wait && !job_ended(job))
+		fprintf(t.f, "folders: waiting for the storage volume: %s\n", esc(&t, job->folders_wait));
 	for (size_t s = 0; s < job->nstages; s++) {
 		views_stage_summary(&job->stages[s], line, sizeof line);
 		fprintf(t.f, "stage %s: %s\n", esc(&t, job->stages[s].spec->name), esc(&t, line));
@@ -728,6 +730,10 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
 	}
+	if (job->folders_pending) {
+		fprintf(t->f, "  nothing of it starts before its folders are made (above)\n");
+		return;
+	}
 	if (!timing_stage_open(stage, now, line, sizeof line)) {
 		fprintf(t->f, "  %s\n", esc(t, line));
 		return;
@@ -787,6 +793,9 @@ char *views_job_why(struct model *m, const struct job *job,
 		job->held ? " (held: write 'release' to ctl to let it start)" : "");
 	if (job->ending != ENDING_NONE)
 		fprintf(t.f, "ending: %s; waiting for running instances to stop\n", esc(&t, job->reason));
+	if (job->folders_pending && job->ending == ENDING_NONE)
+		fprintf(t.f, "waiting for the storage volume: %s\n",
+			job->folders_wait ? esc(&t, job->folders_wait) : "its folders are being made");
 	for (size_t s = 0; s < job->nstages; s++)
 		why_stage(&t, m, &job->stages[s], hosts, nhosts, now);
 	return text_close(&t);

@@ -163,8 +163,9 @@ int backend_nfs_parse_url(const char *url, char **server, char **export, char **
  * (every call of these ops fails with ERRNO: eio=mkdir, enospc=open+pwrite,
  * OP "all" for every op), delay_ms=N (every call waits N ms first), after=N
  * (the first N calls that would fail pass), path=GLOB (only calls on such
- * paths fail). It takes inner, the backend of INNER_URL (destroyed on
- * failure too). NULL with errno and *err on failure. */
+ * paths fail), while=FILE (only while the local FILE exists). It takes
+ * inner, the backend of INNER_URL (destroyed on failure too). NULL with
+ * errno and *err on failure. */
 struct backend *backend_fault_create(const char *url, struct backend *inner, char **err);
 
 /* ---- the calls: every user of a backend goes through these, never b->ops ----

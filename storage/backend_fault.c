@@ -9,6 +9,8 @@
  *   path=GLOB         only calls on paths matching GLOB fail (fnmatch without
  *                     FNM_PATHNAME: '*' also matches '/'); an open file's
  *                     calls go by the path it was opened with
+ *   while=FILE        calls fail only while FILE (a local path, no ',' or
+ *                     ':') exists: a test starts and ends an outage
  * A call that fails does nothing else (close still closes the inner file). */
 #include "backend.h"
 #include "log.h"
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DELAY_MAX_MS 600000
 
@@ -64,6 +67,7 @@ struct fault_backend {
 	struct backend *inner;
 	int fail[OP_COUNT];     /* the errno each op fails with; 0: it passes */
 	char *path_glob;        /* NULL: any path */
+	char *while_file;       /* NULL: always */
 	unsigned long pass_first;       /* after=N */
 	atomic_ulong would_fail;        /* calls that would have failed so far */
 	int delay_ms;
@@ -103,6 +107,8 @@ static bool chosen(const struct fault_backend *fb, enum fault_op op, const char 
 {
 	if (!fb->fail[op])
 		return false;
+	if (fb->while_file && access(fb->while_file, F_OK) != 0)
+		return false;
 	if (!fb->path_glob)
 		return true;
 	return (path && fnmatch(fb->path_glob, path, 0) == 0) ||
@@ -135,6 +141,7 @@ static void f_destroy(struct backend *b)
 
 	backend_destroy(fb->inner);
 	free(fb->path_glob);
+	free(fb->while_file);
 	free(fb);
 }
 
@@ -525,11 +532,16 @@ static int parse_option(struct fault_backend *fb, const char *url, char *opt, ch
 		fb->path_glob = xstrdup(value);
 		return 0;
 	}
+	if (strcmp(opt, "while") == 0) {
+		free(fb->while_file);
+		fb->while_file = xstrdup(value);
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_LEN(errno_names); i++)
 		if (strcmp(opt, errno_names[i].name) == 0)
 			return parse_ops(fb, url, errno_names[i].err, value, err);
 	errno = EINVAL;
-	return errprintf(err, "storage '%s': unknown fault option '%s' (known: delay_ms, after, path, "
+	return errprintf(err, "storage '%s': unknown fault option '%s' (known: delay_ms, after, path, while, "
 			 "and an errno in lower case: eio, enospc, eacces, erofs, ...)", url, opt);
 }
 
@@ -561,6 +573,7 @@ fail:
 	backend_destroy(inner);
 	free(opts);
 	free(fb->path_glob);
+	free(fb->while_file);
 	free(fb);
 	errno = saved;
 	return NULL;

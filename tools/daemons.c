@@ -43,8 +43,12 @@ struct supervisor {
 	int hurry;           /* a second stop signal during teardown: no more grace */
 	dev_t mount_dev;     /* st_dev of the mount folder before parsafs mounted it */
 	int64_t runner_started_ms;
-	int restarts[NDAEMONS];              /* deaths in the current window */
-	int64_t restart_window_start[NDAEMONS];
+	int watching;        /* the start is over: a daemon that ends is brought back */
+	/* A daemon that ended (after the start), until it is back. */
+	int missing[NDAEMONS];
+	int64_t started_mono[NDAEMONS];      /* its last start */
+	int64_t backoff_ms[NDAEMONS];        /* before the next try (0: at once) */
+	int64_t next_try_mono[NDAEMONS];
 };
 
 /* Wait for an event for at most timeout_ms (-1: until one comes): a stop
@@ -212,7 +216,9 @@ static int start_one(struct supervisor *s, int i, char **argv, int (*ready)(stru
 	save_run(s);
 	what = xasprintf("while %s was starting", s->d[i].name);
 	for (;;) {
-		for (int j = 0; j <= i; j++)
+		/* At the start each needs those before it; later one that is
+		 * missing is being brought back on its own. */
+		for (int j = s->watching ? i : 0; j <= i; j++)
 			if (s->d[j].pid <= 0 && s->d[j].exited) {
 				died(s, j, j == i ? "during its start" : what, err);
 				goto out;
@@ -417,51 +423,114 @@ static void sup_teardown(struct supervisor *s)
 	stop_one(s, SCHED, STOP_SCHED_MS);
 }
 
-/* A daemon that dies is started again, so that one crash does not take the
- * machine's jobs down with it (running instances belong to the runner's
- * children and survive a scheduler or mount restart). More than
- * RESTART_MAX deaths within RESTART_WINDOW_MS means something is wrong for
- * good: then everything is stopped. */
-#define RESTART_MAX 5
-#define RESTART_WINDOW_MS 60000
+/* A daemon that ends is started again, so that one crash or one outage (a
+ * scheduler that cannot reach its volume, or stops) does not take the
+ * machine's jobs down with it: running instances belong to the runner's
+ * children and survive a scheduler or mount restart, and the mount and the
+ * runner wait for a scheduler that is away. The others keep running, and the
+ * missing one is tried again and again, at once after a death (when it had
+ * run for RESTART_STABLE_MS), then each time twice as long after the last
+ * try, from RESTART_FIRST_MS up to RESTART_MAX_MS; every failure is logged,
+ * and the success. Only a stop signal (Ctrl-C, SIGTERM, parsa down) stops
+ * everything. */
+#define RESTART_FIRST_MS 1000
+#define RESTART_MAX_MS 30000
+#define RESTART_STABLE_MS 60000
 
-static int restart_one(struct supervisor *s, int i, char **err)
+static const int stop_ms[NDAEMONS] = { STOP_SCHED_MS, STOP_FS_MS, STOP_RUNNER_MS };
+
+static int64_t longer(int64_t ms)
 {
-	char *argv[24], *tail = tail_of(&s->d[i]);
-	char how[128];
-	int64_t now = time_mono_ms();
-
-	describe_status(s->d[i].status, how, sizeof how);
-	log_warnx("%s %s unexpectedly; last lines of %s:\n%s", s->d[i].name, how, s->d[i].log, tail);
-	free(tail);
-	if (now - s->restart_window_start[i] > RESTART_WINDOW_MS) {
-		s->restart_window_start[i] = now;
-		s->restarts[i] = 0;
-	}
-	if (++s->restarts[i] > RESTART_MAX)
-		return died(s, i, "too often (more than 5 times a minute); stopped the others", err);
-	if (i == FS && is_mounted(s->paths->mount, NULL, 0) > 0 && unmount(s->paths->mount, 1) < 0)
-		log_warn("cannot detach the dead mount %s", s->paths->mount);
-	if (i == RUNNER)
-		s->runner_started_ms = time_now_ms();
-	daemon_argv(s, i, argv);
-	if (start_one(s, i, argv, ready_check[i], err) < 0)
-		return -1;
-	log_info("%s restarted", s->d[i].name);
-	return 0;
+	ms = ms ? ms * 2 : RESTART_FIRST_MS;
+	return ms > RESTART_MAX_MS ? RESTART_MAX_MS : ms;
 }
 
-/* After the start: wait for a stop signal, restarting daemons that die.
- * 0, or -1 with *err when a daemon cannot be kept up. */
-static int sup_watch(struct supervisor *s, char **err)
+/* Daemon i ended (pid <= 0): note it and, when its time has come, try to
+ * start it again. Never fatal. */
+static void bring_back(struct supervisor *s, int i)
 {
+	struct daemon_proc *d = &s->d[i];
+	char *argv[24], *err = NULL;
+	int64_t now = time_mono_ms();
+
+	if (!s->missing[i]) {
+		char how[128], *tail = tail_of(d);
+
+		describe_status(d->status, how, sizeof how);
+		log_warnx("%s %s unexpectedly; last lines of %s:\n%s", d->name, how, d->log, tail);
+		free(tail);
+		s->missing[i] = 1;
+		/* One that keeps dying soon after its start waits longer each time. */
+		s->backoff_ms[i] = now - s->started_mono[i] >= RESTART_STABLE_MS ? 0 :
+				   longer(s->backoff_ms[i]);
+		s->next_try_mono[i] = now + s->backoff_ms[i];
+		if (i == FS && is_mounted(s->paths->mount, NULL, 0) > 0 &&
+		    unmount(s->paths->mount, 1) < 0)
+			log_warn("cannot detach the dead mount %s", s->paths->mount);
+	}
+	if (now < s->next_try_mono[i])
+		return;
+	if (i == RUNNER)
+		s->runner_started_ms = time_now_ms();
+	s->started_mono[i] = now;
+	daemon_argv(s, i, argv);
+	if (start_one(s, i, argv, ready_check[i], &err) == 0) {
+		log_info("%s restarted", d->name);
+		s->missing[i] = 0;
+		free(err);
+		return;
+	}
+	/* A runner that runs but is not ready (it registers with a scheduler
+	 * that is away, say) stays: it may have taken its running instances
+	 * back, and stopping it would stop them. Another one that was not ready
+	 * in time goes before the next try. */
+	if (d->pid > 0 && i == RUNNER && !s->stopping) {
+		log_warnx("%s runs but is not ready yet (%s); left running", d->name, err ? err : "?");
+		s->missing[i] = 0;
+		free(err);
+		return;
+	}
+	if (d->pid > 0)
+		stop_one(s, i, stop_ms[i]);
+	if (s->stopping) {
+		free(err);
+		return;
+	}
+	s->backoff_ms[i] = longer(s->backoff_ms[i]);
+	s->next_try_mono[i] = time_mono_ms() + s->backoff_ms[i];
+	log_warnx("cannot restart %s: %s\ntrying again in %lld s; the others keep running",
+		  d->name, err ? err : "?", (long long)(s->backoff_ms[i] / 1000));
+	free(err);
+}
+
+/* After the start: wait for a stop signal, bringing back daemons that end.
+ * Returns 0 once a stop signal came. */
+static int sup_watch(struct supervisor *s)
+{
+	int64_t now = time_mono_ms();
+
+	s->watching = 1;
+	for (int i = 0; i < NDAEMONS; i++)
+		s->started_mono[i] = now;
 	for (;;) {
-		sup_poll(s, -1);
+		int wait = -1;
+
+		now = time_mono_ms();
+		for (int i = 0; i < NDAEMONS; i++)
+			if (s->missing[i] && s->d[i].pid <= 0) {
+				int64_t left = s->next_try_mono[i] > now ? s->next_try_mono[i] - now : 0;
+
+				if (wait < 0 || left < wait)
+					wait = (int)left;
+			}
+		sup_poll(s, wait);
 		if (s->stopping)
 			return 0;
-		for (int i = 0; i < NDAEMONS; i++)
-			if (s->d[i].pid <= 0 && restart_one(s, i, err) < 0)
-				return -1;
+		for (int i = 0; i < NDAEMONS && !s->stopping; i++)
+			if (s->d[i].pid <= 0)
+				bring_back(s, i);
+		if (s->stopping)
+			return 0;
 	}
 }
 
@@ -541,7 +610,7 @@ int supervise(const struct up_paths *paths, const struct up_opts *opts,
 		up_announce(paths, 0, notify->default_endpoint);
 	}
 	log_info("up: mount %s, state %s", paths->mount, paths->state);
-	rc = sup_watch(&s, &local_err);
+	rc = sup_watch(&s);
 out:
 	sup_teardown(&s);
 	unlink(paths->runfile);

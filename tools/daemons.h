@@ -1,8 +1,10 @@
 /* The supervisor behind `parsa up`: it starts parsa-sched, parsafs and
  * parsa-runner in that order, waits for each to be ready with a deadline,
- * watches them, and stops them in the reverse order (runner; unmount, then
- * parsafs; scheduler) on SIGINT/SIGTERM/SIGHUP or when one dies. It is the
- * foreground `parsa up` process itself, or with --detach its forked child. */
+ * watches them, brings back one that ends (again and again, 1 s to 30 s
+ * apart, while the others keep running), and stops them in the reverse order
+ * (runner; unmount, then parsafs; scheduler) on SIGINT/SIGTERM/SIGHUP only.
+ * It is the foreground `parsa up` process itself, or with --detach its
+ * forked child. */
 #ifndef PARSA_DAEMONS_H
 #define PARSA_DAEMONS_H
 
@@ -34,8 +36,9 @@ struct up_notify {
  * locks. On a successful start the announcement goes to stdout (foreground)
  * or "ok\n" to notify->fd; a failed start first stops what had started, then
  * sends "error\n<text>" to notify->fd. Returns 0 when stopped by a signal,
- * -1 with *err (for the caller to print) when the start failed or a daemon
- * died; everything is stopped and STATE/up.json removed either way. */
+ * -1 with *err (for the caller to print) when the start failed (a daemon
+ * that ends after the start is brought back, never fatal); everything is
+ * stopped and STATE/up.json removed either way. */
 int supervise(const struct up_paths *paths, const struct up_opts *opts,
 	      const struct up_notify *notify, char **err);
 

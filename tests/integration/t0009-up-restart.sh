@@ -1,13 +1,14 @@
 #!/bin/bash
 # `parsa up` keeps the machine's parsa up: a daemon that dies is started again
-# (the scheduler, the mount or the runner), jobs go on, and `parsa down` still
-# stops everything.
+# (the scheduler, the mount or the runner), jobs go on; a scheduler that cannot
+# start is tried again and again while the runner (and its running instance)
+# and the mount stay; and `parsa down` still stops everything.
 . "$(dirname "$0")/../lib/common.sh"
 
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
 parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" \
-	--cpus 2 --cpu-limit 100 --mem-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
+	--cpus 4 --cpu-limit 100 --mem-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
 
 pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$STATE/up.json" | head -n 1; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
@@ -30,6 +31,31 @@ for daemon in sched fs; do
 	wait_for "status is readable after the $daemon restart" 30 grep -q '^state:' "$MNT/jobs/$id/status"
 	pass "$daemon killed with SIGKILL was started again"
 done
+
+# A scheduler that cannot start again (its state folder's lock is held, as
+# a volume that is away would stop it): up keeps the others and tries again.
+runner_pid=$(pid_of runner_pid)
+sched_pid=$(pid_of sched_pid)
+flock "$STATE/sched.lock" sh -c "while [ ! -e '$TEST_DIR/unlock' ]; do sleep 0.1; done" &
+holder=$!
+on_cleanup "touch '$TEST_DIR/unlock'; kill $holder"
+holder_waits() { ls -l "/proc/$holder/fd" 2>/dev/null | grep -q sched.lock; }
+wait_for "the lock's holder waits for the lock" 10 holder_waits
+kill -KILL "$sched_pid"
+wait_for "up says it cannot restart the scheduler" 30 \
+	grep -q 'cannot restart parsa-sched' "$STATE/logs/up.log"
+wait_for "and tries again" 30 \
+	sh -c "[ \$(grep -c 'cannot restart parsa-sched' '$STATE/logs/up.log') -ge 2 ]"
+check "the runner was not stopped" alive "$runner_pid"
+check "the mount stays" is_mounted "$MNT"
+runs_now() { pgrep -f -- "$1" >/dev/null; }
+check "the running instance was not stopped" runs_now "$TEST_DIR/open"
+touch "$TEST_DIR/unlock"
+wait "$holder" 2>/dev/null
+wait_for "the scheduler is back once it can start" 60 replaced sched_pid "$sched_pid"
+check "up says it restarted" grep -q 'parsa-sched restarted' "$STATE/logs/up.log"
+wait_for "status is readable again" 30 grep -q '^state: running' "$MNT/jobs/$id/status"
+pass "a scheduler that could not start was brought back, nothing else stopped"
 
 touch "$TEST_DIR/open"
 wait_job "$id" 60 succeeded

@@ -5,7 +5,9 @@
  * status that tells the truth (a job runs from its first assignment, an ended
  * stage's rate, no reservation from a time gone by, a failed notification in
  * the job's events); a submission retried with its token commits once; a
- * queued job nothing changes rests in the pass, and wakes at any change. */
+ * queued job nothing changes rests in the pass, and wakes at any change; a
+ * job whose folders the volume refused waits for them, and a retry makes
+ * missing ones again. */
 #include "engine.h"
 #include "stage_progress.h"
 #include "tap.h"
@@ -1242,6 +1244,185 @@ static void test_burst(struct world *w)
 	world_start(w);
 }
 
+/* Up to want distinct assignments (an unconfirmed one comes again), each
+ * reported running at once; within tries times 2 s. */
+static size_t start_distinct(struct world *w, int64_t *ids, int *att, size_t want, int tries)
+{
+	int64_t until = time_now_ms() + tries * 2000LL;
+	size_t n = 0, got, nc;
+	int64_t one[4];
+	int one_att[4];
+
+	while (n < want && time_now_ms() < until) {
+		host_up(w, "h1", 8, 1);
+		got = work(w, "h1", one, one_att, 4, &nc);
+		for (size_t i = 0; i < got && n < want; i++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < n; k++)
+				seen |= ids[k] == one[i];
+			if (seen)
+				continue;
+			report(w, one[i], one_att[i], REPORT_RUNNING, 0, 0);
+			ids[n] = one[i];
+			att[n++] = one_att[i];
+		}
+	}
+	return n;
+}
+
+static bool is_dir(const char *vol, int64_t id, const char *stage)
+{
+	char *path = xasprintf("%s/jobs/%lld/out/%s", vol, (long long)id, stage);
+	struct stat st;
+	bool yes = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(path);
+	return yes;
+}
+
+/* Folders pending: a job taken while the volume fails (a fault backend whose
+ * outage a file switches on and off) waits for its folders, why says which
+ * and why, nothing of it starts, also after a restart in the outage; once
+ * the volume is back the storage thread makes them, the events say so and
+ * the job runs. A retry makes a removed out/<stage> again before it runs. */
+static void test_folders_wait(struct world *w)
+{
+	const char *spec = "[stage t]\nrun = true\n";
+	char *down = xasprintf("%s/down", w->dir), *vol = w->vol, *err = NULL, *text, *want;
+	int64_t id, id2, ids[4], *left;
+	int att[4], fd;
+	size_t n, nc, nleft;
+
+	/* What earlier tests left unfinished would start with these. */
+	engine_lock(w->engine);
+	nleft = model_nactive(engine_model(w->engine));
+	left = xcalloc(nleft ? nleft : 1, sizeof *left);
+	for (size_t j = 0; j < nleft; j++)
+		left[j] = model_active_at(engine_model(w->engine), j)->id;
+	engine_unlock(w->engine);
+	for (size_t j = 0; j < nleft; j++)
+		engine_ctl(w->engine, &w->me, left[j], "cancel", NULL);
+	free(left);
+	world_stop(w);
+	w->vol = xasprintf("fault:eio=all,while=%s:%s", down, vol);
+	fd = open(down, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+	world_start(w);
+	host_up(w, "h1", 8, 1);
+	id = submit(w, spec, &err);
+	ok(id > 0, "a job is taken while the volume fails (%s)", err ? err : "taken");
+	free(err);
+	err = NULL;
+	text = job_text(w, id, 1);
+	want = xasprintf("waiting for the storage volume: jobs/%lld/out/t not made yet (last error: "
+			 "Input/output error)", (long long)id);
+	has(text, want, "why says which folder waits, and why");
+	free(text);
+	free(want);
+	text = job_text(w, id, 0);
+	has(text, "folders: waiting for the storage volume: jobs/", "status says it too");
+	free(text);
+	n = work(w, "h1", ids, att, 4, &nc);
+	is_int((int)n, 0, "nothing of it starts while its folders are missing");
+
+	/* A restart in the outage: the start finds them missing again. */
+	world_stop(w);
+	world_start(w);
+	host_up(w, "h1", 8, 1);
+	id2 = submit(w, spec, NULL);
+	ok(id2 > id, "another is taken after the restart");
+	text = job_text(w, id, 1);
+	has(text, "waiting for the storage volume: jobs/", "after the restart the first still waits");
+	free(text);
+	n = work(w, "h1", ids, att, 4, &nc);
+	is_int((int)n, 0, "nothing starts after the restart either");
+	ok(!is_dir(vol, id, "t") && !is_dir(vol, id2, "t"), "no folder was made");
+
+	unlink(down);
+	n = start_distinct(w, ids, att, 2, 10);
+	is_int((int)n, 2, "the volume back: both jobs start");
+	if (!ok(is_dir(vol, id, "t") && is_dir(vol, id2, "t"), "their out/t were made first"))
+		diag("started %lld %lld (jobs %lld %lld); %d %d", (long long)ids[0], (long long)ids[1],
+		     (long long)id, (long long)id2, is_dir(vol, id, "t"), is_dir(vol, id2, "t"));
+	text = events_text(w, id);
+	has(text, "waiting for the storage volume: jobs/", "the events say it waited");
+	has(text, "the storage volume is back: its folders are made (out/t)", "and when they were made");
+	free(text);
+	text = job_text(w, id, 1);
+	ok(text && !strstr(text, "waiting for the storage volume"), "why no longer says it waits");
+	free(text);
+	for (size_t i = 0; i < n; i++)
+		report(w, ids[i], att[i], REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 5000), "succeeded", "the first succeeds");
+	is_str(wait_job(w, id2, NULL, 5000), "succeeded", "the second too");
+
+	/* retry after rm -rf out/t of a failed job. */
+	id = submit(w, "[stage t]\nrun = false\n", NULL);
+	n = start_distinct(w, ids, att, 1, 5);
+	is_int((int)n, 1, "a job that will fail starts");
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 1, 0);
+	is_str(wait_job(w, id, NULL, 5000), "failed", "and fails");
+	{
+		char *cmd = xasprintf("rm -rf '%s/jobs/%lld/out/t'", vol, (long long)id);
+
+		ok(system(cmd) == 0 && !is_dir(vol, id, "t"), "its out/t is removed");
+		free(cmd);
+	}
+	is_int(engine_ctl(w->engine, &w->me, id, "retry", NULL), 0, "retry");
+	n = start_distinct(w, ids, att, 1, 5);
+	is_int((int)n, 1, "it runs again");
+	ok(is_dir(vol, id, "t"), "with its out/t made again first");
+	text = events_text(w, id);
+	has(text, "missing folders made again: out/t", "the events say so");
+	free(text);
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 5000), "succeeded", "after the retry it succeeds");
+
+	/* A foreach stage whose input cannot be listed in an outage waits and
+	 * is listed once the volume is back, instead of failing. */
+	id = submit(w, "[stage a]\nrun = x\n[stage b]\nafter = a\nforeach = a/*\nrun = y\n", NULL);
+	n = start_distinct(w, ids, att, 1, 5);
+	is_int((int)n, 1, "stage a of a foreach job starts");
+	{
+		char *item = xasprintf("%s/jobs/%lld/out/a/x1", vol, (long long)id);
+
+		fd = open(item, O_WRONLY | O_CREAT, 0644);
+		if (fd >= 0)
+			close(fd);
+		free(item);
+	}
+	fd = open(down, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+	n = start_distinct(w, ids, att, 1, 1);
+	is_int((int)n, 0, "in the outage stage b does not start");
+	text = job_text(w, id, 0);
+	ok(text && !strstr(text, "state: failed"), "and the job has not failed");
+	free(text);
+	text = events_text(w, id);
+	has(text, "stage b: waiting for the storage volume to list its input", "the events say it waits");
+	free(text);
+	unlink(down);
+	n = start_distinct(w, ids, att, 1, 10);
+	is_int((int)n, 1, "the volume back: stage b is listed and its instance starts");
+	if (n == 1)
+		report(w, ids[0], att[0], REPORT_EXITED, 0, 0);
+	is_str(wait_job(w, id, NULL, 5000), "succeeded", "the foreach job succeeds");
+
+	world_stop(w);
+	free(w->vol);
+	w->vol = vol;
+	world_start(w);
+	host_up(w, "h1", 2, 1);
+	free(down);
+}
+
 int main(void)
 {
 	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
@@ -1272,6 +1453,7 @@ int main(void)
 	test_quiet(&w);
 	test_token(&w);
 	test_burst(&w);
+	test_folders_wait(&w);
 	world_stop(&w);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", w.dir);

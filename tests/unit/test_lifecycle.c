@@ -268,6 +268,51 @@ static void test_retention(struct backend *b)
 	backend_remove_tree(b, "jobs");
 }
 
+/* keep in an outage (a fault volume whose outage a file switches): the
+ * marker is written once the volume is back, not lost; a retention sweep in
+ * the outage decides nothing (the job is purged once the volume answers). */
+static void test_outage(void)
+{
+	static const int64_t ended[] = { 21 };
+	struct engine_side e = { .lock = PTHREAD_MUTEX_INITIALIZER, .ended = ended,
+				 .nended = ARRAY_LEN(ended) };
+	struct lifecycle_hooks hooks = { .ended_before = ended_before, .note = note, .arg = &e };
+	char *down = xasprintf("%s.down", root), *url = xasprintf("fault:eio=all,while=%s:%s", down, root);
+	char *err = NULL;
+	struct backend *b;
+	struct lifecycle *l;
+	int fd;
+
+	put("jobs/20/out/warm", NULL);
+	put("jobs/21/out/warm/x", "old");
+	fd = open(down, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+	b = backend_create(url, &err);
+	ok(b != NULL, "a fault volume (%s)", err ? err : "made");
+	if (!b)
+		goto out;
+	/* A retention of a second sweeps each second (the ended job is the hook's). */
+	l = lifecycle_create(b, 1000, &hooks);
+	is_int(lifecycle_start(l, &err), 0, "the clean-up thread starts in the outage");
+	lifecycle_keep(l, 20, true);
+	usleep(1500 * 1000);
+	ok(!there("jobs/20/.keep"), "keep in the outage: no marker yet");
+	ok(there("jobs/21/out/warm/x"), "the retention sweep purged nothing");
+	unlink(down);
+	ok(becomes("jobs/20/.keep", false), "the volume back: the marker is written");
+	ok(strstr(noted(&e, 21), "outputs purged by retention") != NULL,
+	   "and the old job is purged at a later sweep");
+	lifecycle_destroy(l);
+	backend_remove_tree(b, "jobs");
+	backend_destroy(b);
+out:
+	unlink(down);
+	free(down);
+	free(url);
+	free(err);
+}
+
 int main(void)
 {
 	struct lifecycle *none;
@@ -288,6 +333,7 @@ int main(void)
 	lifecycle_destroy(none);
 	test_purge_keep(b);
 	test_retention(b);
+	test_outage();
 	backend_destroy(b);
 	ok(rmdir(root) == 0, "nothing is left behind");
 	free(err);

@@ -4,7 +4,8 @@
  * nothing, the pool refills after takes, an earlier run's leftovers are
  * removed at start, and an empty pool answers EAGAIN so that the caller makes
  * the folders itself; stage folders the same way; a pool that runs low in a
- * burst is made up to half at once, not one spare per take. Then the name cache (sched/ident.h): the same answers
+ * burst is made up to half at once, not one spare per take; a volume away at
+ * start is tried again until it answers. Then the name cache (sched/ident.h): the same answers
  * as the name service, and a change of /etc/group seen at once. */
 #include "backend.h"
 #include "ident.h"
@@ -225,6 +226,47 @@ static void test_refill_in_one_go(struct backend *b)
 	backend_remove_tree(b, "burst");
 }
 
+/* The volume away at start (a fault volume whose outage a file switches):
+ * nothing is ready and a take answers EAGAIN; once the volume is back the
+ * thread makes its folder and fills the pool by itself. */
+static void test_volume_away_at_start(void)
+{
+	char *down = xasprintf("%s.down", root);
+	char *url = xasprintf("fault:eio=all,while=%s:%s", down, root), *err = NULL;
+	struct backend_cred self = { geteuid(), getegid() };
+	struct spare_folders *sp;
+	struct backend *b;
+	struct stat st;
+	size_t ready, taken;
+	FILE *f = fopen(down, "w");
+
+	if (f)
+		fclose(f);
+	b = backend_create(url, &err);
+	ok(b != NULL, "a fault volume (%s)", err ? err : "made");
+	if (!b)
+		goto out;
+	sp = spare_folders_create(b, ".spare-away", KEEP);
+	is_int(spare_folders_start(sp, &err), 0, "the thread starts with the volume away");
+	sleep_ms(300);
+	spare_folders_counts(sp, SPARE_JOB, &ready, &taken);
+	is_int((int)ready, 0, "nothing is ready while the volume is away");
+	is_int(spare_folders_take(sp, SPARE_JOB, "jobs-away", &self), -1, "a take fails");
+	is_int(errno, EAGAIN, "with EAGAIN: the caller makes its folders itself");
+	unlink(down);
+	/* Tried again after 1 s, then 2 s: within 10 s. */
+	is_int((int)wait_ready(sp, KEEP), KEEP, "the volume back: the pool fills by itself");
+	ok(is_dir(".spare-away", &st), "its folder was made");
+	spare_folders_destroy(sp);
+	backend_remove_tree(b, ".spare-away");
+	backend_destroy(b);
+out:
+	unlink(down);
+	free(down);
+	free(url);
+	free(err);
+}
+
 static void test_ident_cache(void)
 {
 	struct ident_cache *c = ident_cache_create();
@@ -295,6 +337,7 @@ int main(void)
 	}
 	test_pool(b);
 	test_refill_in_one_go(b);
+	test_volume_away_at_start();
 	test_ident_cache();
 	test_ident_cache_starts_over();
 	backend_destroy(b);
