@@ -18,6 +18,28 @@ start_all --cpus 2 --mem "$((used + 3072))M" --cpu-limit 90 --mem-limit 90
 # machine busy with something else it skips).
 need_quiet_host 45
 
+# What needs the cores free (a fan-out at full speed, starts resuming once the
+# busy loops end) fails too when something else on the machine keeps them
+# busy after the quiet start: then the machine, not parsa, is the reason, and
+# the test skips saying so. Only called while none of our own loops run.
+busy_elsewhere() {
+	local busy
+	busy=$(outside_cores local)
+	python3 -c "import sys; sys.exit(not float('${busy:-0}') >= 0.3)" || return 1
+	echo "# SKIP: $1 did not hold, and ${busy} cores are busy outside parsa with none of this test's loops running"
+	exit 77
+}
+live_check() {
+	local what=$1
+	shift
+	"$@" || busy_elsewhere "$what"
+	check "$what" "$@"
+}
+live_wait_job() {
+	timeout "$2" cat "$MNT/jobs/$1/wait" >/dev/null || busy_elsewhere "job $1 ending within $2 s"
+	wait_job "$1" 5 succeeded
+}
+
 hogs=()
 start_hog() { sh -c 'while :; do :; done' & hogs+=($!); }
 stop_hogs() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null; hogs=(); }
@@ -30,11 +52,11 @@ instances = 8
 run = python3 -c 'import time; t = time.time() + 2; exec("while time.time() < t: pass")'
 SPEC
 id=$(submit "$TEST_DIR/burn.conf") || fail "submit failed"
-wait_job "$id" 60 succeeded
+live_wait_job "$id" 60
 read -r span mean peak < <(instance_times "$id" burn | concurrency)
 log "fan-out of 8 x 2 s busy: makespan ${span} ms, mean concurrency $mean, peak $peak"
-check "mean concurrency >= 1.8" python3 -c "import sys; sys.exit(not $mean >= 1.8)"
-check "makespan <= 10 s" test "$span" -le 10000
+live_check "mean concurrency >= 1.8" python3 -c "import sys; sys.exit(not $mean >= 1.8)"
+live_check "makespan <= 10 s" test "$span" -le 10000
 check "never more than the 2 cores at once" test "$peak" -le 2
 
 # 2. Two busy loops during a fan-out of 20 x sleep 1: nothing starts from 2 s
@@ -60,7 +82,7 @@ check "status shows the outside share" grep -q 'outside' "$MNT/status"
 sleep 4
 hog_end=$(now_ms)
 stop_hogs
-wait_job "$id" 60 succeeded
+live_wait_job "$id" 60
 instance_times "$id" s >"$TEST_DIR/times"
 held=$(awk -v a=$((hog_start + 2000)) -v b="$hog_end" '$2 >= a && $2 <= b' "$TEST_DIR/times" | wc -l)
 resumed=$(awk -v a="$hog_end" -v b=$((hog_end + 2000)) '$2 > a && $2 <= b' "$TEST_DIR/times" | wc -l)
@@ -68,7 +90,7 @@ later=$(awk -v a="$hog_end" '$2 > a' "$TEST_DIR/times" | wc -l)
 log "busy loops from $hog_start to $hog_end: $held started meanwhile, $resumed within 2 s of their end, $later after"
 check "no instance starts while two busy loops run" test "$held" -eq 0
 check "there was work left after them" test "$later" -gt 0
-check "starts resume within 2 s of their end" test "$resumed" -gt 0
+live_check "starts resume within 2 s of their end" test "$resumed" -gt 0
 
 # 3. One busy loop: at most one single-core instance at a time.
 start_hog
@@ -103,4 +125,4 @@ log "why: $(tr '\n' '|' <"$MNT/jobs/$id/why")"
 check "why names the memory used outside parsa" grep -q 'used outside parsa' "$MNT/jobs/$id/why"
 kill "$hog_mem"
 wait "$hog_mem" 2>/dev/null
-wait_job "$id" 30 succeeded
+live_wait_job "$id" 30
