@@ -133,9 +133,31 @@ void executor_set_callback(struct executor *e, executor_changed_fn fn, void *arg
 /* Tell the callback (implementations call it). */
 void executor_report(struct executor *e, void *owner, const struct exec_status *st, int64_t now_ms);
 
+/* Callers never touch the ops table: one function per op, as for the
+ * storage backends (storage/backend.h). An optional op the executor lacks
+ * does nothing there (fds: none, tick: no deadline, poll: nothing to look
+ * at). The ops above say what each does. */
+struct executor_job *executor_start(struct executor *e, const struct executor_start *req, void *owner,
+				    char **err);
+struct executor_job *executor_reattach(struct executor *e, const char *dir, void *owner, json_t **assignment,
+				       struct exec_status *st, char **err);
+const char *executor_name(const struct executor *e);
+const char *executor_id_label(const struct executor *e);
+const char *executor_job_id(const struct executor *e, const struct executor_job *j);
+int executor_signal(struct executor *e, struct executor_job *j, int sig);
+void executor_set_stop(struct executor *e, struct executor_job *j, const char *reason);
+const char *executor_stop_reason(const struct executor *e, const struct executor_job *j);
+size_t executor_fds(struct executor *e, int *fds, size_t max);
+void executor_ready(struct executor *e, int fd, int64_t now_ms);
+void executor_poll(struct executor *e, int64_t now_ms);
+int64_t executor_tick(struct executor *e, int64_t now_ms);
+void executor_forget(struct executor *e, struct executor_job *j);
+void executor_release(struct executor *e, struct executor_job *j);
+
 /* The local executor: a supervisor process per instance (supervise.h). */
 struct executor *executor_local_create(void);
 
+/* Jobs not released are left as they are (running). NULL is fine. */
 void executor_destroy(struct executor *e);
 
 #endif

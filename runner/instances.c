@@ -163,8 +163,7 @@ static void instance_free(struct instances *t, struct instance *in)
 {
 	if (!in)
 		return;
-	if (in->job)
-		t->ex->ops->release(in->job);
+	executor_release(t->ex, in->job);
 	assignment_destroy(in->a);
 	holding_clear(&in->hold);
 	free(in->scratch);
@@ -216,7 +215,7 @@ static void clean_up(struct instances *t, struct instance *in)
 	remove_scratch(t, in->scratch);
 	if (t->cfg.on_retire)
 		t->cfg.on_retire(t->cfg.arg, in->a, in->progress);
-	t->ex->ops->forget(in->job);
+	executor_forget(t->ex, in->job);
 	instance_free(t, in);
 }
 
@@ -304,7 +303,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	identity = identity_decide(a, in->scratch, &err);
 	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = t->cfg.mount,
 				       .scratch = in->scratch, .progress = in->progress, .identity = identity };
-	in->job = identity ? t->ex->ops->start(t->ex, &req, in, &err) : NULL;
+	in->job = identity ? executor_start(t->ex, &req, in, &err) : NULL;
 	if (!in->job) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, err);
 		emit(t, INSTANCE_FAILED, a->id, a->attempt, 0, 0, 0, err);
@@ -321,7 +320,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	add_live(t, in);
 	log_info("starting job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
 		 " attempt %" PRId64 ") as uid %u, %s %s", a->job, a->stage, a->index,
-		 a->id, a->attempt, (unsigned)a->uid, t->ex->ops->id_label, t->ex->ops->id(in->job));
+		 a->id, a->attempt, (unsigned)a->uid, executor_id_label(t->ex), executor_job_id(t->ex, in->job));
 	in = NULL;
 	started = 1;
 out:
@@ -418,7 +417,7 @@ static void changed(void *arg, void *owner, const struct exec_status *st, int64_
 
 static void signal_instance(struct instances *t, struct instance *in, int sig)
 {
-	if (t->ex->ops->signal(in->job, sig) < 0 && errno != ESRCH)
+	if (executor_signal(t->ex, in->job, sig) < 0 && errno != ESRCH)
 		log_warn("cannot send signal %d to instance %" PRId64, sig, in->a->id);
 }
 
@@ -427,7 +426,7 @@ static void stop(struct instances *t, struct instance *in, const char *reason, i
 {
 	if (!in->stop_reason) {
 		in->stop_reason = xstrdup(reason);
-		t->ex->ops->set_stop(in->job, reason);
+		executor_set_stop(t->ex, in->job, reason);
 	}
 	if (kill_now || t->cfg.grace_ms <= 0) {
 		signal_instance(t, in, SIGKILL);
@@ -470,24 +469,23 @@ void instances_stop_all(struct instances *t, const char *reason, int kill_now, i
 
 void instances_reap(struct instances *t, int64_t now_ms)
 {
-	t->ex->ops->poll(t->ex, now_ms);
+	executor_poll(t->ex, now_ms);
 }
 
 size_t instances_status_fds(const struct instances *t, int *fds, size_t max)
 {
-	return t->ex->ops->fds ? t->ex->ops->fds(t->ex, fds, max) : 0;
+	return executor_fds(t->ex, fds, max);
 }
 
 void instances_status_ready(struct instances *t, int fd, int64_t now_ms)
 {
-	if (t->ex->ops->ready)
-		t->ex->ops->ready(t->ex, fd, now_ms);
+	executor_ready(t->ex, fd, now_ms);
 }
 
 int64_t instances_tick(struct instances *t, int64_t now_ms)
 {
 	/* Walltime deadlines are on the clock, which a test may have moved. */
-	int64_t next = -1, shift = clock_offset_ms(t->cfg.clock);
+	int64_t next = -1, shift = clock_offset_ms(t->cfg.clock), t_ex;
 
 	for (size_t i = 0; i < t->nlive; i++) {
 		struct instance *in = t->live[i];
@@ -522,12 +520,9 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 		t->ring_n--;
 	}
 	/* The executor's own timers (a batched query per poll cycle). */
-	if (t->ex->ops->tick) {
-		int64_t ex_next = t->ex->ops->tick(t->ex, now_ms);
-
-		if (ex_next >= 0 && (next < 0 || ex_next < next))
-			next = ex_next;
-	}
+	t_ex = executor_tick(t->ex, now_ms);
+	if (t_ex >= 0 && (next < 0 || t_ex < next))
+		next = t_ex;
 	return next;
 }
 
@@ -541,7 +536,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 
 	/* The instance is the job's owner before it is filled in: the executor
 	 * calls back only from ready, poll and tick. */
-	in->job = t->ex->ops->reattach(t->ex, dir, in, &json, &st, &err);
+	in->job = executor_reattach(t->ex, dir, in, &json, &st, &err);
 	if (!in->job) {
 		/* A runner killed while it wrote the assignment: nothing ran. */
 		log_warnx("%s; removing it", err ? err : dir);
@@ -562,7 +557,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	json_decref(json);
 	if (!in->a) {
 		log_warnx("%s: %s; removing it", dir, err ? err : "bad assignment");
-		t->ex->ops->forget(in->job);
+		executor_forget(t->ex, in->job);
 		instance_free(t, in);
 		exec_status_clear(&st);
 		free(err);
@@ -570,8 +565,8 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	}
 	in->scratch = scratch_path(t->cfg.scratch_root, in->a);
 	in->progress = progress_path(t->cfg.progress_dir, in->a);
-	if (t->ex->ops->stop_reason(in->job))
-		in->stop_reason = xstrdup(t->ex->ops->stop_reason(in->job));
+	if (executor_stop_reason(t->ex, in->job))
+		in->stop_reason = xstrdup(executor_stop_reason(t->ex, in->job));
 	in->state = st.state == EXEC_STARTING ? INST_STARTING : INST_RUNNING;
 	in->pid = st.pid;
 	in->host_started_ms = st.started_ms;
