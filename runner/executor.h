@@ -8,9 +8,12 @@
  *
  * Every instance has a folder of its own, DIR (<state>/instances/<id>.<attempt>/),
  * which belongs to the executor: start writes DIR/assignment.json and, before
- * it returns, whatever it needs to find the instance again (the local one:
- * its supervisor's status; a Slurm one: the job id sbatch gave), so that a
- * start the runner reports is never a start the next runner cannot find.
+ * it returns, whatever a restarted runner needs to find the instance again or
+ * to know it was never handed over (the local one: its supervisor's status; a
+ * Slurm one: the job id sbatch gave, or, when start only queues it for the
+ * cycle's one sbatch --array, the unique job name squeue finds it by). An
+ * instance is reported running only after that, so a start the runner reports
+ * is never one the next runner cannot find, nor submits again.
  *
  * Changes reach the instance table through one callback, per executor, not
  * per instance: an executor may learn them from a descriptor per instance
@@ -28,7 +31,8 @@ struct executor;
 struct executor_job;  /* one instance in one executor; each implementation defines it */
 
 enum exec_state {
-	EXEC_STARTING,   /* handed over; not known yet whether it got going */
+	EXEC_STARTING,   /* handed over; not known yet whether it got going (reason:
+			  * why it waits, e.g. Slurm's "Priority"; may be NULL) */
 	EXEC_RUNNING,    /* it runs (locally: it reached exec) */
 	EXEC_FAILED,     /* it could not be started: reason */
 	EXEC_EXITED,     /* it ended: exit_code or signal (and a reason where one is known:
@@ -66,7 +70,8 @@ struct executor_start {
 	const char *mount;         /* where parsafs is mounted */
 	const char *scratch;       /* its scratch folder, already made */
 	const char *progress;      /* its progress file; NULL: none */
-	json_t *identity;          /* who it runs as (identity_decide); start takes it */
+	json_t *identity;          /* who it runs as (identity_decide); start takes the
+				    * reference, whether it succeeds or not */
 };
 
 struct executor_ops {
@@ -89,12 +94,14 @@ struct executor_ops {
 	struct executor_job *(*reattach)(struct executor *e, const char *dir, void *owner, json_t **assignment,
 					 struct exec_status *st, char **err);
 	/* The job's id, as recorded in DIR: the supervisor's pid, a Slurm job
-	 * id. Valid until release. */
+	 * id ("" while a start is only queued). Valid until the next call on
+	 * the job, or release. */
 	const char *(*id)(const struct executor_job *j);
 
-	/* Send sig to the instance (locally its whole process group; Slurm:
-	 * scancel --signal, batched with the others of the cycle). 0, or -1
-	 * with errno (ESRCH: nothing left to signal). */
+	/* Send sig to the instance (locally its whole process group, at once;
+	 * Slurm: scancel --signal, batched with the others of the cycle, or a
+	 * queued start dropped). 0, or -1 with errno (ESRCH: nothing left to
+	 * signal). */
 	int (*signal)(struct executor_job *j, int sig);
 	/* Keep why the runner stops it, in DIR, for a runner that reattaches;
 	 * the first reason sticks. stop_reason: the one kept, or NULL. */

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* How long, and how many, finished id+attempt pairs are remembered: longer
  * than the scheduler takes to stop re-sending an assignment it has seen confirmed. */
