@@ -81,8 +81,9 @@ struct executor_ops {
 	void (*destroy)(struct executor *e);
 
 	/* Hand one instance over. NULL with errno and *err ("cannot start:
-	 * ...") when nothing was started. On success its id is recorded in DIR
-	 * already and the job is watched until it has been reported ended. */
+	 * ...") when nothing was started. On success what finds it again is
+	 * recorded in DIR already (see above), and the job is watched until it
+	 * has been reported ended. Never calls the callback itself. */
 	struct executor_job *(*start)(struct executor *e, const struct executor_start *req, void *owner,
 				      char **err);
 	/* Find again the job an earlier runner left in DIR: *assignment gets a
@@ -90,7 +91,7 @@ struct executor_ops {
 	 * (the caller clears it; EXEC_EXITED with a reason when it ended, or
 	 * was lost, while no runner watched). A job found ended is not
 	 * watched. NULL with errno and *err when DIR holds nothing usable
-	 * (the caller removes DIR). */
+	 * (the caller removes DIR). Never calls the callback itself. */
 	struct executor_job *(*reattach)(struct executor *e, const char *dir, void *owner, json_t **assignment,
 					 struct exec_status *st, char **err);
 	/* The job's id, as recorded in DIR: the supervisor's pid, a Slurm job
