@@ -1,10 +1,10 @@
 #include "instances.h"
 #include "clock.h"
+#include "executor.h"
 #include "identity.h"
 #include "log.h"
 #include "resources.h"
 #include "scratch.h"
-#include "supervise.h"
 #include "units.h"
 #include "usage.h"
 #include "util.h"
@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* How long, and how many, finished id+attempt pairs are remembered: longer
  * than the scheduler takes to stop re-sending an assignment it has seen confirmed. */
@@ -26,13 +25,13 @@
 #define RUNNING_REPORT_DELAY_MS 50
 
 enum inst_state {
-	INST_STARTING,   /* the supervisor has not said how set-up went */
+	INST_STARTING,   /* the executor has not said how set-up went */
 	INST_RUNNING,    /* reached exec */
 };
 
 struct instance {
 	struct assignment *a;
-	struct supervised *sup;
+	struct executor_job *job; /* where it runs (executor.h) */
 	char *scratch;
 	char *progress;
 	struct instance *next_retired; /* retired, waiting for instances_cleanup() */
@@ -48,7 +47,7 @@ struct instance {
 	struct usage_state use;   /* what its process tree has used */
 	int64_t counted_cpu_ms;   /* how much of use.now.cpu_ms is in the table's total;
 				   * -1: nothing yet (reattached: its first sample is the base) */
-	int64_t host_started_ms;  /* wall clock at exec, from its supervisor */
+	int64_t host_started_ms;  /* wall clock at exec, from its executor */
 };
 
 struct finished {
@@ -58,6 +57,7 @@ struct finished {
 
 struct instances {
 	struct instances_config cfg;
+	struct executor *ex;      /* cfg.executor, or the local one we own */
 	char *dir;                /* <state_dir>/instances */
 	struct scratch_pool *pool; /* NULL: scratch folders are made and removed */
 	struct instance *retired;  /* ended, not yet cleaned up */
@@ -133,6 +133,8 @@ static struct instance *find(const struct instances *t, int64_t id, int64_t atte
 	return NULL;
 }
 
+static void changed(void *arg, void *owner, const struct exec_status *st, int64_t now_ms);
+
 struct instances *instances_create(const struct instances_config *cfg)
 {
 	struct instances *t = xcalloc(1, sizeof *t);
@@ -143,6 +145,8 @@ struct instances *instances_create(const struct instances_config *cfg)
 	t->cfg.scratch_root = xstrdup(cfg->scratch_root);
 	t->cfg.progress_dir = xstrdup(cfg->progress_dir ? cfg->progress_dir : cfg->scratch_root);
 	t->cfg.state_dir = NULL;
+	t->ex = cfg->executor ? cfg->executor : executor_local_create();
+	executor_set_callback(t->ex, changed, t);
 	t->dir = xasprintf("%s/instances", cfg->state_dir ? cfg->state_dir : cfg->scratch_root);
 	if (mkdir_p(t->dir, 0700) < 0)
 		log_warn("cannot create %s", t->dir);
@@ -154,11 +158,11 @@ struct instances *instances_create(const struct instances_config *cfg)
 	return t;
 }
 
-static void instance_free(struct instance *in)
+static void instance_free(struct instances *t, struct instance *in)
 {
 	if (!in)
 		return;
-	supervised_destroy(in->sup);
+	executor_release(t->ex, in->job);
 	assignment_destroy(in->a);
 	holding_clear(&in->hold);
 	free(in->scratch);
@@ -173,8 +177,11 @@ void instances_destroy(struct instances *t)
 		return;
 	instances_cleanup(t);
 	for (size_t i = 0; i < t->nlive; i++)
-		instance_free(t->live[i]);
+		instance_free(t, t->live[i]);
 	free(t->live);
+	executor_set_callback(t->ex, NULL, NULL);
+	if (!t->cfg.executor)
+		executor_destroy(t->ex);
 	free((char *)t->cfg.mount);
 	free((char *)t->cfg.scratch_root);
 	free((char *)t->cfg.progress_dir);
@@ -207,12 +214,12 @@ static void clean_up(struct instances *t, struct instance *in)
 	remove_scratch(t, in->scratch);
 	if (t->cfg.on_retire)
 		t->cfg.on_retire(t->cfg.arg, in->a, in->progress);
-	supervised_forget(in->sup);
-	instance_free(in);
+	executor_forget(t->ex, in->job);
+	instance_free(t, in);
 }
 
 /* Take an ended instance out of the table and remember it. Its end has been
- * queued as a report (kept on disk) by now, so its supervisor's folder can
+ * queued as a report (kept on disk) by now, so its executor's folder can
  * go; that and the rest of the clean-up wait for instances_cleanup(), so
  * that the report is sent first: the scheduler can reuse the slot sooner. */
 static void retire(struct instances *t, struct instance *in, int64_t now_ms)
@@ -252,6 +259,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	json_t *json = NULL;
 	char *err = NULL, *dir = NULL;
 	json_t *identity;
+	struct executor_start req;
 	int started = 0;
 
 	if (find(t, a->id, a->attempt) || finished_recently(t, a->id, a->attempt)) {
@@ -292,9 +300,10 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	resources_describe(&in->hold, json);
 	dir = instance_dir(t, a);
 	identity = identity_decide(a, in->scratch, &err);
-	in->sup = identity ? supervised_start(dir, json, t->cfg.mount, in->scratch, in->progress,
-					      identity, &err) : NULL;
-	if (!in->sup) {
+	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = t->cfg.mount,
+				       .scratch = in->scratch, .progress = in->progress, .identity = identity };
+	in->job = identity ? executor_start(t->ex, &req, in, &err) : NULL;
+	if (!in->job) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index, err);
 		emit(t, INSTANCE_FAILED, a->id, a->attempt, 0, 0, 0, err);
 		remember(t, a->id, a->attempt, now_ms);
@@ -309,14 +318,14 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 		in->wall_deadline_ms = clock_mono_ms(t->cfg.clock) + (int64_t)a->walltime_s * 1000;
 	add_live(t, in);
 	log_info("starting job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
-		 " attempt %" PRId64 ") as uid %u, supervisor pid %d", a->job, a->stage, a->index,
-		 a->id, a->attempt, (unsigned)a->uid, (int)supervised_supervisor_pid(in->sup));
+		 " attempt %" PRId64 ") as uid %u, %s %s", a->job, a->stage, a->index,
+		 a->id, a->attempt, (unsigned)a->uid, executor_id_label(t->ex), executor_job_id(t->ex, in->job));
 	in = NULL;
 	started = 1;
 out:
 	if (in && t->cfg.resources)
 		resources_release(t->cfg.resources, &in->hold);
-	instance_free(in);
+	instance_free(t, in);
 	json_decref(json);
 	free(dir);
 	free(err);
@@ -352,15 +361,14 @@ static char *out_of_memory(int64_t used, uint64_t mem)
 	return xasprintf("out of memory: used %s of mem = %s", u, m);
 }
 
-/* Look at what the supervisor says and report what changed: running once,
- * then the end (which retires the instance). */
-static void settle(struct instances *t, struct instance *in, int64_t now_ms)
+/* Act on what the executor says of an instance now (st, only read) and report
+ * what changed: running once, then the end (which retires the instance). */
+static void settle(struct instances *t, struct instance *in, const struct exec_status *stp, int64_t now_ms)
 {
-	struct sup_status st;
+	struct exec_status st = *stp;
 	const struct assignment *a = in->a;
 
-	supervised_status(in->sup, &st);
-	if (in->state == INST_STARTING && st.state != SUP_STARTING && st.state != SUP_FAILED) {
+	if (in->state == INST_STARTING && st.state != EXEC_STARTING && st.state != EXEC_FAILED) {
 		/* Told a little later (instances_tick): an instance that ends before
 		 * then is reported once, its end carrying its pid, which saves the
 		 * scheduler a request and a commit per short instance. */
@@ -369,13 +377,13 @@ static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 		in->host_started_ms = st.started_ms;
 		in->tell_running_ms = now_ms + RUNNING_REPORT_DELAY_MS;
 	}
-	if (st.state == SUP_FAILED) {
+	if (st.state == EXEC_FAILED) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": %s", a->job, a->stage, a->index,
 			  st.reason ? st.reason : "cannot start");
 		emit(t, INSTANCE_FAILED, a->id, a->attempt, st.pid, 0, 0,
 		     st.reason ? st.reason : "cannot start");
 		retire(t, in, now_ms);
-	} else if (st.state == SUP_EXITED) {
+	} else if (st.state == EXEC_EXITED) {
 		struct instance_event ev = { .kind = INSTANCE_EXITED, .pid = st.pid,
 					     .exit_code = st.exit_code < 0 ? 0 : st.exit_code,
 					     .signal = st.signal, .ended_ms = st.ended_ms };
@@ -398,12 +406,17 @@ static void settle(struct instances *t, struct instance *in, int64_t now_ms)
 		free(oom);
 		retire(t, in, now_ms);
 	}
-	sup_status_clear(&st);
 }
 
-static void signal_instance(struct instance *in, int sig)
+/* The executor's callback (executor.h): the owner is the instance. */
+static void changed(void *arg, void *owner, const struct exec_status *st, int64_t now_ms)
 {
-	if (supervised_signal(in->sup, sig) < 0 && errno != ESRCH)
+	settle(arg, owner, st, now_ms);
+}
+
+static void signal_instance(struct instances *t, struct instance *in, int sig)
+{
+	if (executor_signal(t->ex, in->job, sig) < 0 && errno != ESRCH)
 		log_warn("cannot send signal %d to instance %" PRId64, sig, in->a->id);
 }
 
@@ -412,16 +425,16 @@ static void stop(struct instances *t, struct instance *in, const char *reason, i
 {
 	if (!in->stop_reason) {
 		in->stop_reason = xstrdup(reason);
-		supervised_set_stop(in->sup, reason);
+		executor_set_stop(t->ex, in->job, reason);
 	}
 	if (kill_now || t->cfg.grace_ms <= 0) {
-		signal_instance(in, SIGKILL);
+		signal_instance(t, in, SIGKILL);
 		in->kill_at_ms = 0;
 		return;
 	}
 	if (in->kill_at_ms)
 		return;  /* already on its way out */
-	signal_instance(in, SIGTERM);
+	signal_instance(t, in, SIGTERM);
 	in->kill_at_ms = now_ms + t->cfg.grace_ms;
 }
 
@@ -455,61 +468,23 @@ void instances_stop_all(struct instances *t, const char *reason, int kill_now, i
 
 void instances_reap(struct instances *t, int64_t now_ms)
 {
-	pid_t pid;
-
-	/* Our children are supervisors; how their instance ended is in their
-	 * status file, so the exit status itself does not matter. */
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0 || (pid < 0 && errno == EINTR))
-		;
-	for (size_t i = 0; i < t->nlive; ) {
-		struct instance *in = t->live[i];
-		size_t before = t->nlive;
-
-		if (supervised_done(in->sup))
-			settle(t, in, now_ms);
-		if (t->nlive == before)
-			i++;
-	}
+	executor_poll(t->ex, now_ms);
 }
 
 size_t instances_status_fds(const struct instances *t, int *fds, size_t max)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->nlive && n < max; i++) {
-		int notify = supervised_notify_fd(t->live[i]->sup);
-		int exit_fd = supervised_exit_fd(t->live[i]->sup);
-
-		if (notify >= 0)
-			fds[n++] = notify;
-		if (exit_fd >= 0 && n < max)
-			fds[n++] = exit_fd;
-	}
-	return n;
+	return executor_fds(t->ex, fds, max);
 }
 
 void instances_status_ready(struct instances *t, int fd, int64_t now_ms)
 {
-	for (size_t i = 0; i < t->nlive; i++) {
-		struct instance *in = t->live[i];
-
-		if (supervised_notify_fd(in->sup) == fd) {
-			supervised_notified(in->sup);
-			settle(t, in, now_ms);
-			return;
-		}
-		if (supervised_exit_fd(in->sup) == fd) {
-			/* Reaped by instances_reap() when it is our child. */
-			settle(t, in, now_ms);
-			return;
-		}
-	}
+	executor_ready(t->ex, fd, now_ms);
 }
 
 int64_t instances_tick(struct instances *t, int64_t now_ms)
 {
 	/* Walltime deadlines are on the clock, which a test may have moved. */
-	int64_t next = -1, shift = clock_offset_ms(t->cfg.clock);
+	int64_t next = -1, shift = clock_offset_ms(t->cfg.clock), t_ex;
 
 	for (size_t i = 0; i < t->nlive; i++) {
 		struct instance *in = t->live[i];
@@ -532,7 +507,7 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 		if (in->kill_at_ms && now_ms >= in->kill_at_ms) {
 			in->kill_at_ms = 0;
 			log_info("instance %" PRId64 " outlived the grace period: SIGKILL", in->a->id);
-			signal_instance(in, SIGKILL);
+			signal_instance(t, in, SIGKILL);
 		}
 		if (in->wall_deadline_ms && (next < 0 || in->wall_deadline_ms - shift < next))
 			next = in->wall_deadline_ms - shift;
@@ -543,29 +518,35 @@ int64_t instances_tick(struct instances *t, int64_t now_ms)
 		t->ring_head = (t->ring_head + 1) % FINISHED_MAX;
 		t->ring_n--;
 	}
+	/* The executor's own timers (a batched query per poll cycle). */
+	t_ex = executor_tick(t->ex, now_ms);
+	if (t_ex >= 0 && (next < 0 || t_ex < next))
+		next = t_ex;
 	return next;
 }
 
 /* One folder an earlier runner left: reattach or report its end. */
 static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 {
-	struct instance *in;
-	struct sup_status st;
+	struct instance *in = xcalloc(1, sizeof *in);
+	struct exec_status st = { 0 };
 	json_t *json = NULL;
 	char *err = NULL;
-	struct supervised *sup = supervised_attach(dir, &json, &err);
 
-	if (!sup) {
+	/* The instance is the job's owner before it is filled in: the executor
+	 * calls back only from ready, poll and tick. */
+	in->job = executor_reattach(t->ex, dir, in, &json, &st, &err);
+	if (!in->job) {
 		/* A runner killed while it wrote the assignment: nothing ran. */
 		log_warnx("%s; removing it", err ? err : dir);
 		free(err);
+		err = NULL;
 		if (scratch_remove(dir, &err) < 0)
 			log_warnx("%s", err);
 		free(err);
+		free(in);
 		return;
 	}
-	in = xcalloc(1, sizeof *in);
-	in->sup = sup;
 	in->use = USAGE_STATE_INIT;
 	in->counted_cpu_ms = -1;
 	in->a = assignment_from_json(json, &err);
@@ -575,17 +556,17 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	json_decref(json);
 	if (!in->a) {
 		log_warnx("%s: %s; removing it", dir, err ? err : "bad assignment");
-		supervised_forget(sup);
-		instance_free(in);
+		executor_forget(t->ex, in->job);
+		instance_free(t, in);
+		exec_status_clear(&st);
 		free(err);
 		return;
 	}
 	in->scratch = scratch_path(t->cfg.scratch_root, in->a);
 	in->progress = progress_path(t->cfg.progress_dir, in->a);
-	if (supervised_stop_reason(sup))
-		in->stop_reason = xstrdup(supervised_stop_reason(sup));
-	supervised_status(sup, &st);
-	in->state = st.state == SUP_STARTING ? INST_STARTING : INST_RUNNING;
+	if (executor_stop_reason(t->ex, in->job))
+		in->stop_reason = xstrdup(executor_stop_reason(t->ex, in->job));
+	in->state = st.state == EXEC_STARTING ? INST_STARTING : INST_RUNNING;
 	in->pid = st.pid;
 	in->host_started_ms = st.started_ms;
 	/* Walltime counts from the real start, which was before we came. */
@@ -596,13 +577,13 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	if (t->cfg.on_prepare)
 		t->cfg.on_prepare(t->cfg.arg, in->a, in->progress, false);
 	add_live(t, in);
-	if (st.state == SUP_RUNNING)
+	if (st.state == EXEC_RUNNING)
 		log_info("reattached to job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
 			 " attempt %" PRId64 ", pid %d)", in->a->job, in->a->stage, in->a->index,
 			 in->a->id, in->a->attempt, (int)st.pid);
-	sup_status_clear(&st);
 	/* Report what ended while no runner watched (it retires those). */
-	settle(t, in, now_ms);
+	settle(t, in, &st, now_ms);
+	exec_status_clear(&st);
 	free(err);
 }
 

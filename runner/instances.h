@@ -1,12 +1,13 @@
-/* The instances this runner has started, keyed by instance id and attempt: their
- * supervisors (supervise.h), scratch folders, walltime and cancel deadlines,
- * the cores, GPUs and cgroup each holds (resources.h) and what each one's
- * process tree uses (usage.h), which must stay under its mem. It
- * starts and stops them and turns what happens to them into events (running,
- * exited, failed) for the caller to report. It also remembers recently finished
- * ones, so an assignment sent again is never started twice, and reattaches at
- * start to the instances an earlier runner left running. Single-threaded: the
- * main loop calls everything. */
+/* The instances this runner has started, keyed by instance id and attempt:
+ * where they run (executor.h; locally under supervisors, supervise.h),
+ * scratch folders, walltime and cancel deadlines, the cores, GPUs and cgroup
+ * each holds (resources.h) and what each one's process tree uses (usage.h),
+ * which must stay under its mem. It starts and stops them and turns what
+ * happens to them into events (running, exited, failed) for the caller to
+ * report. It also remembers recently finished ones, so an assignment sent
+ * again is never started twice, and reattaches at start to the instances an
+ * earlier runner left running. Single-threaded: the main loop calls
+ * everything. */
 #ifndef PARSA_RUNNER_INSTANCES_H
 #define PARSA_RUNNER_INSTANCES_H
 
@@ -19,6 +20,7 @@
 #include "assign.h"
 
 struct clock;
+struct executor;
 
 struct instances;
 
@@ -48,7 +50,7 @@ struct instances_config {
 	const char *mount;        /* where parsafs is mounted */
 	const char *scratch_root; /* instances' scratch folders go below it */
 	const char *progress_dir; /* and their progress files ($PARSA_PROGRESS) in it */
-	const char *state_dir;    /* <state_dir>/instances/<id>.<attempt>/: supervisors' state */
+	const char *state_dir;    /* <state_dir>/instances/<id>.<attempt>/: executors' state */
 	int64_t grace_ms;         /* SIGTERM, then SIGKILL this much later */
 	/* Called for every event, from inside the instances_* call that saw it. */
 	void (*on_event)(void *arg, const struct instance_event *ev);
@@ -65,6 +67,10 @@ struct instances_config {
 	struct resources *resources;
 	/* How process trees are measured (NULL: they are not). */
 	struct usage *usage;
+	/* Where instances run (executor.h), the caller's to destroy after the
+	 * table; NULL: locally under supervisors (executor_local.c), owned by
+	 * the table. */
+	struct executor *executor;
 };
 
 /* What the instances use, as instances_sample() found it. */
@@ -105,23 +111,26 @@ void instances_refuse(struct instances *t, int64_t id, int64_t attempt, const ch
 /* Stop every instance (shutdown); kill_now skips the grace period. */
 void instances_stop_all(struct instances *t, const char *reason, int kill_now, int64_t now_ms);
 
-/* Reap ended supervisors (after SIGCHLD) and report the instances that ended.
+/* Ask the executor to look now (after SIGCHLD; locally: reap ended
+ * supervisors) and report the instances that ended.
  * When an instance's shell has exited, its supervisor has killed whatever it
  * left in its process group: nothing outlives the reservation it ran under. */
 void instances_reap(struct instances *t, int64_t now_ms);
 
 /* Clean up after the instances that ended since the last call (scratch
- * folder, progress watch, supervisor's folder): after their reports went. */
+ * folder, progress watch, executor's folder): after their reports went. */
 void instances_cleanup(struct instances *t);
 
-/* Descriptors to poll for POLLIN: supervisors' notifications and pidfds;
- * returns how many were written to fds (at most max). */
+/* Descriptors to poll for POLLIN, the executor's (locally: supervisors'
+ * notifications and pidfds); returns how many were written to fds (at most
+ * max). */
 size_t instances_status_fds(const struct instances *t, int *fds, size_t max);
 /* One of those is readable (or closed). */
 void instances_status_ready(struct instances *t, int fd, int64_t now_ms);
 
 /* Act on walltime and kill deadlines that have passed; forget old finished
- * entries. Returns the next deadline (monotonic ms), or -1 if none. */
+ * entries; run the executor's timers. Returns the next deadline (monotonic
+ * ms), or -1 if none. */
 int64_t instances_tick(struct instances *t, int64_t now_ms);
 
 /* Measure every running instance's tree now (usage.h), stop those past their

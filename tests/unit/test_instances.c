@@ -3,8 +3,11 @@
  * scratch folder's life, leftovers of a finished instance killed; and with
  * real processes: times stamped on the host, the CPU time of the tree, an
  * instance past its mem killed while its neighbour lives on, instances
- * pinned to cores of their own. */
+ * pinned to cores of their own; and without processes, through the fake
+ * executor (fake_executor.h): start, a failed start, cancel, an instance
+ * lost, and a second table reattaching to what the first left. */
 #include "assign.h"
+#include "fake_executor.h"
 #include "instances.h"
 #include "log.h"
 #include "resources.h"
@@ -457,6 +460,195 @@ static void test_affinity(struct instances *t)
 	}
 }
 
+/* ---- through the fake executor: no processes, the test says what happens ---- */
+
+static struct exec_status status_of(enum exec_state state, int exit_code, int sig, const char *reason)
+{
+	return (struct exec_status){ .state = state, .exit_code = exit_code, .signal = sig,
+				     .cpu_ms = -1, .max_rss = -1, .reason = (char *)reason,
+				     .started_ms = state == EXEC_STARTING ? 0 : 1234567 };
+}
+
+/* Tell the fake's news through its descriptor, as the runner's loop would. */
+static void deliver_by_fd(struct instances *t, int64_t now)
+{
+	int fds[4];
+	size_t n = instances_status_fds(t, fds, 4);
+	struct pollfd pfd[4];
+
+	for (size_t i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	poll(pfd, n, 100);
+	for (size_t i = 0; i < n; i++)
+		if (pfd[i].revents)
+			instances_status_ready(t, pfd[i].fd, now);
+}
+
+static void fake_set(struct executor *e, int64_t id, int64_t attempt, struct exec_status st)
+{
+	if (fake_executor_set(e, id, attempt, &st) < 0)
+		diag("fake_executor_set %" PRId64 ".%" PRId64 ": %s", id, attempt, strerror(errno));
+}
+
+static void test_fake_lifecycle(struct executor *e, struct instances *t, const char *state)
+{
+	int64_t now = 1000000;
+	char *dir = xasprintf("%s/instances/41.1", state);
+	const struct recorded *run, *end;
+
+	is_int(instances_start(t, assignment(41, 1, 141, "f", "true", 0), now), 1, "fake: an assignment starts");
+	is_int(fake_executor_starts(e, 41, 1), 1, "fake: handed to the executor once");
+	ok(exists(dir), "fake: its folder is recorded before the start returns");
+	fake_set(e, 41, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
+	instances_reap(t, now + 10);
+	ok(!find_event(41, 1, INSTANCE_RUNNING), "fake: running is told a little later");
+	instances_tick(t, now + 100);
+	run = find_event(41, 1, INSTANCE_RUNNING);
+	ok(run && run->ev.started_ms == 1234567, "fake: then with the executor's start time");
+	is_int(instances_start(t, assignment(41, 1, 141, "f", "true", 0), now + 200), 0,
+	       "fake: the same id and attempt is not started again");
+	is_int(fake_executor_starts(e, 41, 1), 1, "fake: the executor saw one start");
+	fake_set(e, 41, 1, status_of(EXEC_EXITED, 3, 0, NULL));
+	deliver_by_fd(t, now + 300);
+	end = find_event(41, 1, INSTANCE_EXITED);
+	ok(end && end->ev.exit_code == 3 && end->ev.signal == 0 && end->reason[0] == '\0',
+	   "fake: its end, told through the executor's descriptor: exit code 3");
+	is_int(instances_active(t), 0, "fake: nothing active");
+	ok(!fake_executor_forgotten(e, 41, 1), "fake: not forgotten before the clean-up");
+	instances_cleanup(t);
+	ok(fake_executor_forgotten(e, 41, 1) && !exists(dir), "fake: forgotten after it");
+	is_int(count_events(41, 1), 2, "fake: two events in all");
+	free(dir);
+}
+
+static void test_fake_failures(struct executor *e, struct instances *t)
+{
+	int64_t now = 2000000;
+	const struct recorded *f;
+	char *scratch = xasprintf("%s/142.g.0", scratch_root);
+
+	fake_executor_fail_next(e, "cannot start: sbatch: QOSMaxSubmitJobPerUserLimit");
+	is_int(instances_start(t, assignment(42, 1, 142, "g", "true", 0), now), 0, "fake: a refused start");
+	f = find_event(42, 1, INSTANCE_FAILED);
+	ok(f && strcmp(f->reason, "cannot start: sbatch: QOSMaxSubmitJobPerUserLimit") == 0,
+	   "fake: is reported failed with the executor's reason (%s)", f ? f->reason : "");
+	ok(!exists(scratch), "fake: its scratch folder is removed");
+	is_int(instances_start(t, assignment(42, 1, 142, "g", "true", 0), now), 0,
+	       "fake: and it is not tried again");
+
+	is_int(instances_start(t, assignment(43, 1, 143, "h", "true", 0), now), 1, "fake: another starts");
+	fake_set(e, 43, 1, status_of(EXEC_FAILED, 0, 0, "cannot start: cannot open the log"));
+	instances_reap(t, now + 10);
+	instances_tick(t, now + 500);
+	f = find_event(43, 1, INSTANCE_FAILED);
+	ok(f && strcmp(f->reason, "cannot start: cannot open the log") == 0 &&
+	   !find_event(43, 1, INSTANCE_RUNNING), "fake: a set-up that failed later is reported failed, never running");
+	instances_cleanup(t);
+	free(scratch);
+}
+
+static void test_fake_cancel_and_lost(struct executor *e, struct instances *t)
+{
+	int64_t now = 3000000;
+	const struct recorded *end;
+
+	instances_start(t, assignment(44, 1, 144, "c", "true", 0), now);
+	instances_start(t, assignment(45, 1, 145, "l", "true", 0), now);
+	fake_set(e, 44, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
+	fake_set(e, 45, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
+	instances_reap(t, now);
+	instances_tick(t, now + 100);
+	instances_cancel(t, 44, 1, "cancelled", now + 100);
+	ok(fake_executor_last_signal(e, 44, 1) == SIGTERM && fake_executor_nsignals(e, 44, 1) == 1,
+	   "fake: cancel sends SIGTERM through the executor");
+	ok(fake_executor_stop(e, 44, 1) && strcmp(fake_executor_stop(e, 44, 1), "cancelled") == 0,
+	   "fake: and has it keep the reason");
+	instances_tick(t, now + 100 + 299);
+	is_int(fake_executor_nsignals(e, 44, 1), 1, "fake: nothing more within the grace period");
+	instances_tick(t, now + 100 + 300);
+	is_int(fake_executor_last_signal(e, 44, 1), SIGKILL, "fake: SIGKILL after it");
+	fake_set(e, 44, 1, status_of(EXEC_EXITED, 0, SIGKILL, NULL));
+	instances_reap(t, now + 500);
+	end = find_event(44, 1, INSTANCE_EXITED);
+	ok(end && end->ev.signal == SIGKILL && strcmp(end->reason, "cancelled") == 0,
+	   "fake: its end says cancelled (%s)", end ? end->reason : "");
+
+	fake_set(e, 45, 1, status_of(EXEC_EXITED, 0, SIGKILL, "lost: gone without an exit file"));
+	instances_reap(t, now + 600);
+	end = find_event(45, 1, INSTANCE_EXITED);
+	ok(end && strcmp(end->reason, "lost: gone without an exit file") == 0,
+	   "fake: an instance the executor lost ends with its reason");
+	is_int(instances_active(t), 0, "fake: nothing active");
+	instances_cleanup(t);
+}
+
+/* A runner stops and another starts: what runs is taken over, not started
+ * again; what ended meanwhile is reported; a stop reason survives. */
+static void test_fake_reattach(struct executor *e, const struct instances_config *cfg, const char *state)
+{
+	struct instances *t = instances_create(cfg), *t2;
+	int64_t now = 4000000;
+	char *junk = xasprintf("%s/instances/49.1", state);
+	const struct recorded *end;
+
+	instances_start(t, assignment(46, 1, 146, "r", "true", 0), now);
+	instances_start(t, assignment(47, 1, 147, "r", "true", 0), now);
+	instances_start(t, assignment(48, 1, 148, "r", "true", 0), now);
+	fake_set(e, 46, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
+	fake_set(e, 47, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
+	instances_reap(t, now);
+	instances_tick(t, now + 100);
+	instances_cancel(t, 47, 1, "cancelled", now + 100);
+	instances_destroy(t);
+	is_int(fake_executor_handles(e), 0, "fake: a table destroyed releases every handle");
+	/* While no runner watches, 48 ends; and a folder with nothing in it. */
+	fake_set(e, 48, 1, status_of(EXEC_EXITED, 0, 0, NULL));
+	mkdir_p(junk, 0700);
+
+	events.n = 0;
+	t2 = instances_create(cfg);
+	is_int((int)instances_reattach(t2, now + 1000), 2, "fake: a new table reattaches to the two that run");
+	end = find_event(48, 1, INSTANCE_EXITED);
+	ok(end && end->ev.exit_code == 0, "fake: the one that ended meanwhile is reported at once");
+	ok(!exists(junk), "fake: a folder the executor knows nothing of is removed");
+	is_int(instances_start(t2, assignment(46, 1, 146, "r", "true", 0), now + 1100), 0,
+	       "fake: an assignment sent again for a reattached one is not started");
+	is_int(fake_executor_starts(e, 46, 1), 1, "fake: the executor saw one start of it");
+	instances_cleanup(t2);
+	fake_set(e, 47, 1, status_of(EXEC_EXITED, 0, SIGTERM, NULL));
+	fake_set(e, 46, 1, status_of(EXEC_EXITED, 0, 0, NULL));
+	deliver_by_fd(t2, now + 1200);
+	end = find_event(47, 1, INSTANCE_EXITED);
+	ok(end && strcmp(end->reason, "cancelled") == 0, "fake: the stop reason outlived the first table (%s)",
+	   end ? end->reason : "");
+	ok(find_event(46, 1, INSTANCE_EXITED) && !find_event(46, 1, INSTANCE_RUNNING),
+	   "fake: the other's end is reported, and no second start");
+	is_int(instances_active(t2), 0, "fake: nothing active");
+	instances_destroy(t2);
+	free(junk);
+}
+
+static void test_fake(void)
+{
+	struct executor *e = fake_executor_create();
+	char *state = xasprintf("%s/fake-state", mount_dir);
+	struct instances_config cfg = {
+		.mount = mount_dir, .scratch_root = scratch_root, .state_dir = state, .grace_ms = 300,
+		.on_event = on_event, .executor = e,
+	};
+	struct instances *t;
+
+	mkdir(state, 0700);
+	t = instances_create(&cfg);
+	test_fake_lifecycle(e, t, state);
+	test_fake_failures(e, t);
+	test_fake_cancel_and_lost(e, t);
+	instances_destroy(t);
+	test_fake_reattach(e, &cfg, state);
+	executor_destroy(e);
+	free(state);
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/parsa-test-instances.XXXXXX";
@@ -502,6 +694,7 @@ int main(int argc, char **argv)
 	test_affinity(t);
 
 	instances_destroy(t);
+	test_fake();
 	resources_destroy(res);
 	usage_destroy(usage);
 	cmd = xasprintf("rm -rf '%s'", mount_dir);
