@@ -13,14 +13,16 @@ packages="build-essential cmake pkg-config
   nfs-ganesha nfs-ganesha-vfs rpcbind rsync
   curl iproute2 procps psmisc util-linux passwd python3
   scdoc man-db systemd debhelper dpkg-dev lintian adduser
-  chromium prometheus"
+  chromium prometheus
+  slurmctld slurmd slurm-client"
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# The tests need promtool from Debian's prometheus package, not its server:
+# The tests need promtool from Debian's prometheus package, not its server,
+# and slurm-wlm's programs, not its services (nor munge's):
 # no service may start while the packages install (policy-rc.d says so to
 # invoke-rc.d and deb-systemd-invoke), and the server stays disabled after.
 policy=/usr/sbin/policy-rc.d
@@ -39,6 +41,11 @@ if [ "$own_policy" -eq 1 ]; then
 fi
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
 	systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	# The Slurm tests start their own munged, slurmctld and slurmds on
+	# private ports, keys and folders (tests/lib/slurm.sh); the machine's
+	# must not run. parsa's own munge use (cluster tests) starts a private
+	# munged too.
+	systemctl disable --now slurmctld.service slurmd.service munge.service >/dev/null 2>&1 || true
 fi
 # A FUSE mount needs the device; containers sometimes lack the node.
 if [ ! -e /dev/fuse ]; then
