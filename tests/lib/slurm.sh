@@ -5,7 +5,8 @@
 # so common.sh's trap stops them by pid. Source after common.sh:
 #   . "$(dirname "$0")/../lib/slurm.sh"
 # Then: [SLURM_MAX_ARRAY=N] [SLURM_MIN_JOB_AGE=S] start_slurm [NODES...]
-# (default one node "n1"); client commands read $SLURM_CONF.
+# (default one node "n1"); client commands read $SLURM_CONF. SLURM_CPUS=N makes
+# each node claim N CPUs whatever this machine has (config_overrides).
 
 # Private ports no other test or service uses (slurm's defaults are 6817/6818);
 # node i's slurmd listens on SLURM_SLURMD_PORT + i.
@@ -28,11 +29,11 @@ need_slurm() {
 }
 
 # slurm_write_conf NODES...: slurm.conf for a controller and the nodes, each
-# claiming this machine's CPUs and 1 GiB less than its memory (more than the
-# real memory would drain the node).
+# claiming this machine's CPUs (or $SLURM_CPUS) and 1 GiB less than its memory
+# (more than the real memory would drain the node without config_overrides).
 slurm_write_conf() {
 	local cpus mem i=0 node
-	cpus=$(nproc)
+	cpus=${SLURM_CPUS:-$(nproc)}
 	mem=$(($(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo) - 1024))
 	[ "$mem" -gt 256 ] || mem=256
 	cat >"$SLURM_CONF" <<EOF
@@ -60,6 +61,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
+# Without it a job without --mem takes the whole node's memory.
+DefMemPerCPU=100
 SlurmdParameters=config_overrides
 ReturnToService=2
 MpiDefault=none
