@@ -33,7 +33,7 @@ arr=$(slurm_as parsa-slurm1 sbatch --parsable --no-requeue -J parsa-arr --array=
 	-o "$WORK/arr-%a.log" --wrap "echo \$SLURM_ARRAY_TASK_ID \$SLURMD_NODENAME > $WORK/task.\$SLURM_ARRAY_TASK_ID") ||
 	fail "sbatch --array failed"
 wait_for "array $arr done" 60 slurm_done "$arr"
-n=$(ls "$WORK"/task.* | wc -l)
+n=$(find "$WORK" -name "task.*" | wc -l)
 check "every array task ran (6 files, got $n)" test "$n" -eq 6
 log "array tasks ran on: $(cat "$WORK"/task.* | awk '{ print $2 }' | sort | uniq -c | tr '\n' ' ')"
 check "scontrol shows task 5 as ${arr}_5" \
