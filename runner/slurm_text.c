@@ -258,7 +258,7 @@ int slurm_parse_jobs(const char *text, bool scontrol, struct slurm_job **jobs, s
 
 		lineno++;
 		if (len == 0 || strspn(p, " \t") == len ||
-		    (scontrol && len >= 20 && strncmp(p, "No jobs in the system", 21) == 0)) {
+		    (scontrol && len >= 21 && strncmp(p, "No jobs in the system", 21) == 0)) {
 			p += len + (eol ? 1 : 0);
 			continue;
 		}

@@ -15,6 +15,13 @@ SLURM_SLURMD_PORT=16820
 SLURM_LOCK=/tmp/parsa-slurm.lock
 SLURM_DIR=$TEST_DIR/slurm
 SLURM_NODES=()
+# Where slurmctld is reached, and per node its address and network namespace
+# (a file under /run/netns): set them before start_slurm to put a slurmd in a
+# namespace of tests/lib/cluster.sh (add_host), where cutting its link makes a
+# real node failure. Default: everything on 127.0.0.1 in this namespace.
+SLURM_CTLD_ADDR=${SLURM_CTLD_ADDR:-127.0.0.1}
+declare -A SLURM_NODE_ADDR=()
+declare -A SLURM_NODE_NETNS=()
 export SLURM_CONF=$SLURM_DIR/slurm.conf
 
 need_slurm() {
@@ -32,13 +39,13 @@ need_slurm() {
 # claiming this machine's CPUs (or $SLURM_CPUS) and 1 GiB less than its memory
 # (more than the real memory would drain the node without config_overrides).
 slurm_write_conf() {
-	local cpus mem i=0 node
+	local cpus mem i=0 node addr
 	cpus=${SLURM_CPUS:-$(nproc)}
 	mem=$(($(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo) - 1024))
 	[ "$mem" -gt 256 ] || mem=256
 	cat >"$SLURM_CONF" <<EOF
 ClusterName=parsatest
-SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldHost=$(hostname -s)($SLURM_CTLD_ADDR)
 MailProg=/bin/true
 SlurmctldPort=$SLURM_CTLD_PORT
 SlurmUser=root
@@ -72,14 +79,15 @@ MinJobAge=${SLURM_MIN_JOB_AGE:-300}
 SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000
 SlurmctldTimeout=30
-SlurmdTimeout=30
+SlurmdTimeout=${SLURM_SLURMD_TIMEOUT:-30}
 InactiveLimit=0
 KillWait=2
 Waittime=0
 EOF
 	for node in "$@"; do
 		i=$((i + 1))
-		echo "NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((SLURM_SLURMD_PORT + i)) CPUs=$cpus RealMemory=$mem State=UNKNOWN" >>"$SLURM_CONF"
+		addr=${SLURM_NODE_ADDR[$node]:-127.0.0.1}
+		echo "NodeName=$node NodeHostname=$node NodeAddr=$addr Port=$((SLURM_SLURMD_PORT + i)) CPUs=$cpus RealMemory=$mem State=UNKNOWN" >>"$SLURM_CONF"
 	done
 	echo "PartitionName=debug Nodes=$(IFS=,; echo "$*") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$SLURM_CONF"
 	chmod 644 "$SLURM_CONF"
@@ -98,7 +106,10 @@ slurm_nodes_idle() {
 start_slurmd() {
 	local node=$1
 	mkdir -p "$SLURM_DIR/spool-$node"
-	slurmd -D -N "$node" -f "$SLURM_CONF" >>"$LOGS/slurmd-$node.out" 2>&1 &
+	local ns=${SLURM_NODE_NETNS[$node]:-}
+	# nsenter execs: $! is slurmd itself.
+	${ns:+nsenter --net="$ns" --} slurmd -D -N "$node" -f "$SLURM_CONF" \
+		>>"$LOGS/slurmd-$node.out" 2>&1 &
 	DAEMON_PID[slurmd-$node]=$!
 }
 
