@@ -2,7 +2,11 @@
 # hand instances to Slurm: a private munged and key, slurmctld and one slurmd
 # per node on loopback, state, spool, logs and pid files under $TEST_DIR, no
 # slurmdbd (sacct says accounting is disabled). The daemons are in DAEMON_PID,
-# so common.sh's trap stops them by pid. Source after common.sh:
+# so common.sh's trap stops them by pid; the jobs still running are cancelled
+# and killed first. Several slurmds share this machine (Debian's slurmd takes
+# -N NAME and its node's Port= although it is not built with
+# --enable-multiple-slurmd), or one sits in a network namespace
+# (SLURM_NODE_NETNS, t0402). Source after common.sh:
 #   . "$(dirname "$0")/../lib/slurm.sh"
 # Then: [SLURM_MAX_ARRAY=N] [SLURM_MIN_JOB_AGE=S] start_slurm [NODES...]
 # (default one node "n1"); client commands read $SLURM_CONF. SLURM_CPUS=N makes
