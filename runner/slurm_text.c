@@ -634,3 +634,31 @@ int slurm_parse_sbatch_id(const char *text, uint64_t *job_id)
 	}
 	return 0;
 }
+
+/* Texts of sbatch's refusals, in the order they are tried. */
+static const struct {
+	const char *text;
+	enum slurm_refusal what;
+} refusals[] = {
+	/* MaxJobCount reached, or the controller busy: sbatch itself retries
+	 * ("sleeping and retrying") until the runner's timeout stops it. */
+	{ "temporarily unable to accept job", SLURM_REFUSED_BUSY },
+	{ "Unable to contact slurm controller", SLURM_REFUSED_BUSY },
+	{ "Socket timed out", SLURM_REFUSED_BUSY },
+	{ "Resource temporarily unavailable", SLURM_REFUSED_BUSY },
+	/* MaxSubmitJobs of an association or QOS (ESLURM_ACCOUNTING_POLICY and
+	 * the reasons squeue names). */
+	{ "job submit limit", SLURM_REFUSED_LIMIT },
+	{ "MaxSubmitJob", SLURM_REFUSED_LIMIT },
+	{ "Invalid job array specification", SLURM_REFUSED_ARRAY },
+};
+
+enum slurm_refusal slurm_sbatch_refusal(const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(refusals); i++)
+		if (strstr(text, refusals[i].text))
+			return refusals[i].what;
+	return SLURM_REFUSED_ERROR;
+}

@@ -158,6 +158,18 @@ struct slurm_submit {
 char **slurm_sbatch_argv(const struct slurm_submit *s, char **err);
 void slurm_argv_free(char **argv);
 
+/* What a failed sbatch's message means for the instances it carried. */
+enum slurm_refusal {
+	SLURM_REFUSED_ERROR, /* wrong for good (a partition that does not exist): fail */
+	SLURM_REFUSED_BUSY,  /* slurmctld full or unreachable for now: retry later */
+	SLURM_REFUSED_LIMIT, /* a submit limit (MaxSubmitJobs): wait for room */
+	SLURM_REFUSED_ARRAY, /* the array is over MaxArraySize: split smaller */
+};
+
+/* Classify sbatch's stderr. The texts are Slurm 22.05's (the fixtures
+ * sbatch-*.txt, and slurm_errno.c's words for the accounting limits). */
+enum slurm_refusal slurm_sbatch_refusal(const char *text);
+
 /* The job id in `sbatch --parsable`'s answer ("123" or "123;cluster"). 0, or
  * -1 with errno EINVAL. */
 int slurm_parse_sbatch_id(const char *text, uint64_t *job_id);

@@ -9,7 +9,7 @@
 # (SLURM_NODE_NETNS, t0402). Source after common.sh:
 #   . "$(dirname "$0")/../lib/slurm.sh"
 # Then: [SLURM_MAX_ARRAY=N] [SLURM_MIN_JOB_AGE=S] start_slurm [NODES...]
-# (default one node "n1"); client commands read $SLURM_CONF. SLURM_CPUS=N makes
+# [SLURM_MAX_JOB_COUNT=N] (default one node "n1"); client commands read $SLURM_CONF. SLURM_CPUS=N makes
 # each node claim N CPUs whatever this machine has (config_overrides).
 
 # Private ports no other test or service uses (slurm's defaults are 6817/6818);
@@ -80,6 +80,7 @@ MpiDefault=none
 SwitchType=switch/none
 MaxArraySize=${SLURM_MAX_ARRAY:-1001}
 MinJobAge=${SLURM_MIN_JOB_AGE:-300}
+MaxJobCount=${SLURM_MAX_JOB_COUNT:-10000}
 SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000
 SlurmctldTimeout=30

@@ -419,9 +419,19 @@ static void test_sbatch_answers(void)
 	   "sacct without slurmdbd says accounting is disabled");
 	free(text);
 	text = fixture("sbatch-array-too-big.txt");
-	ok(strstr(text, "Invalid job array specification") != NULL,
-	   "an array past MaxArraySize is refused with this text");
+	is_int(slurm_sbatch_refusal(text), SLURM_REFUSED_ARRAY, "an array past MaxArraySize: split smaller");
 	free(text);
+	text = fixture("sbatch-max-job-count.txt");
+	is_int(slurm_sbatch_refusal(text), SLURM_REFUSED_BUSY, "slurmctld at MaxJobCount: retry later");
+	free(text);
+	text = fixture("sbatch-bad-partition.txt");
+	is_int(slurm_sbatch_refusal(text), SLURM_REFUSED_ERROR, "a partition that does not exist: an error");
+	free(text);
+	is_int(slurm_sbatch_refusal("sbatch: error: Batch job submission failed: Job violates "
+				    "accounting/QOS policy (job submit limit, user's size and/or time limits)\n"),
+	       SLURM_REFUSED_LIMIT, "MaxSubmitJobs: wait for room");
+	is_int(slurm_sbatch_refusal("sbatch: error: QOSMaxSubmitJobPerUserLimit\n"), SLURM_REFUSED_LIMIT,
+	       "a QOS's submit limit: wait");
 }
 
 int main(void)
