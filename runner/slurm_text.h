@@ -18,6 +18,9 @@
  * array's id, the task id or pending range, the long state, the reason, the
  * nodes, and the name last, so that nothing in it can shift the fields. */
 #define SLURM_SQUEUE_FORMAT "%i|%A|%F|%K|%T|%r|%N|%j"
+/* squeue's --name matches whole names only, never a prefix: a runner that
+ * wants one query for all its jobs, whoever they run as, gives them all one
+ * name of its own and tells them apart by job id and task. */
 
 /* sinfo's per-partition line: name ("debug*" for the default), up/down,
  * CPUs alloc/idle/other/total, memory per node (MB), node count, the state
@@ -145,8 +148,11 @@ struct slurm_submit {
 	const char *chdir;       /* --chdir; NULL: not passed */
 	const char *array_spec;  /* --array; NULL: a single job */
 	bool allow_requeue;      /* else --no-requeue */
-	/* --export: NULL means "NONE" (the wrapper sets what it needs);
-	 * "ALL" or "ALL,VAR=..." as given. */
+	/* --export, as given ("NONE,PARSA_JOB=12"); NULL means "NONE". With
+	 * NONE Slurm 22.05 starts the job in the user's login environment
+	 * (HOME, PATH of the user: --get-user-env is implied) plus the
+	 * variables named; ALL would hand the instance the runner's own
+	 * environment (root's HOME and PATH). Values cannot hold a comma. */
 	const char *export_vars;
 };
 

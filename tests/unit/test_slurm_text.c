@@ -213,6 +213,11 @@ static void test_states(void)
 		{ "TIMEOUT", SLURM_FAILED },	     { "OUT_OF_MEMORY", SLURM_FAILED },
 		{ "DEADLINE", SLURM_FAILED },	     { "NODE_FAIL", SLURM_LOST },
 		{ "PREEMPTED", SLURM_LOST },	     { "BOOT_FAIL", SLURM_LOST },
+		{ "REQUEUE_FED", SLURM_QUEUED },     { "RESV_DEL_HOLD", SLURM_QUEUED },
+		{ "POWER_UP_NODE", SLURM_QUEUED },   { "SIGNALING", SLURM_RUNNING },
+		{ "RESIZING", SLURM_RUNNING },	     { "STAGE_OUT", SLURM_RUNNING },
+		{ "UPDATE_DB", SLURM_RUNNING },	     { "SPECIAL_EXIT", SLURM_FAILED },
+		{ "REVOKED", SLURM_LOST },
 	};
 	struct slurm_job j;
 	struct slurm_verdict v;
