@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 36's foundation: the private Slurm of tests/lib/slurm.sh works as the
 # runner will use it. Two slurmds on this machine (n1, n2), a job submitted
-# with sbatch --parsable as a non-root user runs as that user, an array job
+# with sbatch --parsable as a non-root user runs as that user, with
+# --export=NONE in that user's environment plus the variables named, an array job
 # runs every task, squeue and scontrol show a running job, scancel ends it,
 # and a node set DOWN under a running --no-requeue job ends it in NODE_FAIL.
 . "$(dirname "$0")/../lib/common.sh"
@@ -28,6 +29,15 @@ check "the job ran as parsa-slurm1" test "$(cat "$WORK/who")" = parsa-slurm1
 check "scontrol says COMPLETED, exit 0:0" \
 	bash -c "scontrol show job -o $id | grep -q 'JobState=COMPLETED .*ExitCode=0:0'"
 check "scontrol names the user" bash -c "scontrol show job -o $id | grep -q 'UserId=parsa-slurm1('"
+
+# The runner's way: --export=NONE plus its own variables. Slurm then starts
+# the job in the user's login environment, not the submitter's.
+env_job=$(FOO=from-submitter slurm_as parsa-slurm1 sbatch --parsable --no-requeue -o /dev/null \
+	--export=NONE,PARSA_X=1 --wrap "env > $WORK/env") || fail "sbatch --export=NONE failed"
+wait_for "job $env_job done" 60 slurm_done "$env_job"
+check "--export=NONE,PARSA_X=1 passes PARSA_X" grep -qx PARSA_X=1 "$WORK/env"
+check "and not the submitter's variables" bash -c "! grep -q '^FOO=' '$WORK/env'"
+check "HOME is the user's" grep -qx "HOME=$(getent passwd parsa-slurm1 | cut -d: -f6)" "$WORK/env"
 
 arr=$(slurm_as parsa-slurm1 sbatch --parsable --no-requeue -J parsa-arr --array=0-5 \
 	-o "$WORK/arr-%a.log" --wrap "echo \$SLURM_ARRAY_TASK_ID \$SLURMD_NODENAME > $WORK/task.\$SLURM_ARRAY_TASK_ID") ||
