@@ -151,6 +151,8 @@ static void kept_add(struct backend_file *f, struct wreq *w)
 {
 	if (!f->kept)
 		f->kept_breaks = atomic_load(&f->nb->breaks);
+	else if (memcmp(f->kept->verf, w->verf, sizeof w->verf) != 0)
+		f->kept_stale = true;   /* the server restarted between the two */
 	w->kseq = ++f->kept_seq;
 	w->next = f->kept;
 	f->kept = w;
@@ -321,8 +323,14 @@ static void commit_cb(struct rpc_context *rpc, int status, void *data, void *arg
 	if (status != RPC_STATUS_SUCCESS)
 		return;
 	nfs_reachable(f->nb);
-	if (res->status == NFS3_OK)
-		kept_committed(f, res->COMMIT3res_u.resok.verf, f->commit_upto);
+	if (res->status != NFS3_OK)
+		return;
+	kept_committed(f, res->COMMIT3res_u.resok.verf, f->commit_upto);
+	/* What it covered and did not free has another verifier: the server
+	 * restarted since it answered them. */
+	for (const struct wreq *w = f->kept; w; w = w->next)
+		if (w->kseq <= f->commit_upto)
+			f->kept_stale = true;
 }
 
 /* Under f->lock, with a live f->c: a COMMIT behind the writes, so that what
@@ -460,6 +468,7 @@ static int file_commit(struct backend_file *f)
 	}
 	f->unstable = false;
 	f->have_verf = f->verf_changed = false;
+	f->kept_stale = false;
 	return 0;
 }
 
@@ -1050,10 +1059,15 @@ int vol_flush(struct backend_file *f)
 
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
-	/* A connection was lost since f last kept nothing: the server may have
-	 * restarted and lost what it answered, so a close that says all is well
-	 * commits first (one COMMIT, only after a lost connection). */
-	if (ret == 0 && f->kept && (atomic_load(&f->nb->breaks) != f->kept_breaks || file_conn_dropped(f)))
+	/* The server may have restarted since it answered what f keeps (a
+	 * verifier changed, a connection was lost): then it may have lost it,
+	 * and a close that says all is well commits first, sending again what
+	 * needs it. Otherwise close does not commit (one COMMIT behind the
+	 * writes may still be on its way: its answer tells). */
+	if (ret == 0 && f->kept && f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
+		f->committing = 0;
+	if (ret == 0 && f->kept &&
+	    (f->kept_stale || atomic_load(&f->nb->breaks) != f->kept_breaks || file_conn_dropped(f)))
 		ret = file_commit(f);
 	file_unlock(f);
 	return ret;

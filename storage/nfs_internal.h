@@ -120,6 +120,7 @@ struct backend_file {
 	uint64_t kept_bytes;
 	uint64_t kept_seq;      /* counts writes kept (wreq.kseq) */
 	uint64_t kept_breaks;   /* nb->breaks when kept was last empty */
+	bool kept_stale;        /* answers with another verifier than some kept writes' */
 	uint64_t wseq;          /* counts writes sent (wreq.seq) */
 	int committing;         /* 1 while a COMMIT sent behind the writes is in flight */
 	uint64_t commit_upto;   /* it covers the kept writes up to this kseq */

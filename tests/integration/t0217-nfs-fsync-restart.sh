@@ -121,4 +121,7 @@ pass "100 MiB written across a restart, fsync succeeded"
 check "the writes were sent again (log)" test "$(resent)" -gt "$before"
 check "the export holds the data (md5)" test "$(md5sum <"$e/e")" = "$(md5sum <"$TEST_DIR/src100")"
 check "through the mount too" test "$(md5sum <"$d/e")" = "$(md5sum <"$TEST_DIR/src100")"
+grep "committed: sent again" "$LOGS/fs.log" | sed 's/.*: the server/# the server/'
+most=$(sed -n 's/.* before \([0-9]*\)\.[0-9] MiB .*committed: sent again/\1/p' "$LOGS/fs.log" | sort -n | tail -1)
+check "never more sent again than a file keeps, 64 MiB and the 8 MiB in flight (most: $most MiB)" test "${most:-0}" -le 72
 check "no I/O error anywhere" sh -c "! grep -l 'Input/output error' '$TEST_DIR'/*.out '$TEST_DIR'/*.err"
