@@ -3,7 +3,9 @@
  * ahead in chunks of the server's rtmax (RA_WINDOW bytes ahead). flush/close
  * wait for every write reply and report the first error; fsync also COMMITs
  * and checks the write verifier, so data fsync acknowledged is on the
- * server's disk. Every write and read keeps the order of writes (nfs_reg.c). */
+ * server's disk. With patience, answered UNSTABLE writes are kept until
+ * committed and sent again when the server restarted before (file_commit).
+ * Every write and read keeps the order of writes (nfs_reg.c). */
 #include "nfs_internal.h"
 #include "log.h"
 #include "util.h"
