@@ -22,7 +22,7 @@
  * kernel client keeps their pages): a COMMIT goes out behind the writes once
  * a file keeps KEEP_COMMIT_AT bytes, and a writer waits for one once it keeps
  * KEEP_FILE_MAX, or KEEP_SQUEEZE while the mount keeps KEEP_TOTAL_MAX. */
-#define KEEP_COMMIT_AT (32ull << 20)
+#define KEEP_COMMIT_AT (16ull << 20)
 #define KEEP_FILE_MAX (64ull << 20)
 #define KEEP_SQUEEZE (4ull << 20)
 #define KEEP_TOTAL_MAX (512ull << 20)
