@@ -28,7 +28,9 @@
  *   file); reads of a sequential stream are read ahead in chunks of the
  *   server's rtmax (RA_WINDOW bytes ahead). flush/close wait for every write
  *   reply and report the first error; fsync also COMMITs and checks the write
- *   verifier, so data fsync acknowledged is on the server's disk.
+ *   verifier, so data fsync acknowledged is on the server's disk. With patience
+ *   the data of answered writes is kept until a COMMIT with their verifier
+ *   (64 MiB at most per file) and sent again after a server restart.
  * - A pump thread (one per backend, started with the first file I/O) takes
  *   the replies of files that nobody is waiting on and pushes their queued
  *   requests: between two reads of a reader (while it writes what it read

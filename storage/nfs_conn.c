@@ -363,6 +363,8 @@ void conn_put(struct nfs_backend *nb, struct conn *c)
 {
 	if (!c)
 		return;
+	if (c->broken)
+		atomic_fetch_add(&nb->breaks, 1);       /* a restart may be why: see vol_flush */
 	if (c->broken || rpc_queue_length(c->rpc) > 0) {
 		conn_close(c);
 		return;

@@ -3,18 +3,29 @@
  * ahead in chunks of the server's rtmax (RA_WINDOW bytes ahead). flush/close
  * wait for every write reply and report the first error; fsync also COMMITs
  * and checks the write verifier, so data fsync acknowledged is on the
- * server's disk. Every write and read keeps the order of writes (nfs_reg.c). */
+ * server's disk. With patience, answered UNSTABLE writes are kept until
+ * committed and sent again when the server restarted before (file_commit).
+ * Every write and read keeps the order of writes (nfs_reg.c). */
 #include "nfs_internal.h"
 #include "log.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
 #define RA_WINDOW (8u << 20)        /* read-ahead bytes beyond a sequential read */
+/* With patience, answered UNSTABLE writes are kept until committed (as a
+ * kernel client keeps their pages): a COMMIT goes out behind the writes once
+ * a file keeps KEEP_COMMIT_AT bytes, and a writer waits for one once it keeps
+ * KEEP_FILE_MAX, or KEEP_SQUEEZE while the mount keeps KEEP_TOTAL_MAX. */
+#define KEEP_COMMIT_AT (16ull << 20)
+#define KEEP_FILE_MAX (64ull << 20)
+#define KEEP_SQUEEZE (4ull << 20)
+#define KEEP_TOTAL_MAX (512ull << 20)
 
 /* After an exclusive create that was tried again (the first try got no
  * answer) found the name taken: whether it is the empty file of our first
@@ -136,6 +147,62 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	return 0;
 }
 
+/* Under f->lock: w was answered UNSTABLE; keep it until a COMMIT with its
+ * verifier says it is on the server's disk. */
+static void kept_add(struct backend_file *f, struct wreq *w)
+{
+	if (!f->kept)
+		f->kept_breaks = atomic_load(&f->nb->breaks);
+	else if (memcmp(f->kept->verf, w->verf, sizeof w->verf) != 0)
+		f->kept_stale = true;   /* the server restarted between the two */
+	w->kseq = ++f->kept_seq;
+	w->next = f->kept;
+	f->kept = w;
+	f->kept_bytes += w->len;
+	atomic_fetch_add(&f->nb->kept_total, w->len);
+}
+
+static void kept_unlink(struct backend_file *f, struct wreq **pw)
+{
+	struct wreq *w = *pw;
+
+	*pw = w->next;
+	f->kept_bytes -= w->len;
+	atomic_fetch_sub(&f->nb->kept_total, w->len);
+}
+
+/* A COMMIT answered verf: the kept writes answered before it was sent
+ * (kseq <= upto) with the same verifier are on the server's disk. */
+static void kept_committed(struct backend_file *f, const char *verf, uint64_t upto)
+{
+	struct wreq **pw = &f->kept;
+
+	while (*pw) {
+		struct wreq *w = *pw;
+
+		if (w->kseq <= upto && memcmp(w->verf, verf, sizeof w->verf) == 0) {
+			kept_unlink(f, pw);
+			free(w->data);
+			free(w);
+		} else {
+			pw = &w->next;
+		}
+	}
+}
+
+/* Let go of what is kept: closed without a COMMIT, as a kernel client's
+ * writes are not on the server's disk either before one. */
+static void kept_drop(struct backend_file *f)
+{
+	while (f->kept) {
+		struct wreq *w = f->kept;
+
+		kept_unlink(f, &f->kept);
+		free(w->data);
+		free(w);
+	}
+}
+
 static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 {
 	struct wreq *w = arg;
@@ -168,7 +235,14 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 	} else {
 		const char *verf = res->WRITE3res_u.resok.verf;
 
+		if (res->WRITE3res_u.resok.committed != FILE_SYNC && w->data) {
+			memcpy(w->verf, verf, sizeof w->verf);
+			kept_add(f, w);
+			return;
+		}
 		if (res->WRITE3res_u.resok.committed != FILE_SYNC) {
+			/* Not kept: a new verifier at the COMMIT can only be
+			 * reported (vol_fsync). */
 			if (f->have_verf && memcmp(f->verf, verf, sizeof f->verf) != 0)
 				f->verf_changed = true;
 			memcpy(f->verf, verf, sizeof f->verf);
@@ -240,6 +314,166 @@ void file_fail_resends(struct backend_file *f, int err)
 	}
 }
 
+static void commit_cb(struct rpc_context *rpc, int status, void *data, void *arg)
+{
+	struct backend_file *f = arg;
+	COMMIT3res *res = data;
+
+	(void)rpc;
+	f->committing = 0;
+	/* A failure frees nothing: the writes stay kept, for the next COMMIT. */
+	if (status != RPC_STATUS_SUCCESS)
+		return;
+	nfs_reachable(f->nb);
+	if (res->status != NFS3_OK)
+		return;
+	kept_committed(f, res->COMMIT3res_u.resok.verf, f->commit_upto);
+	/* What it covered and did not free has another verifier: the server
+	 * restarted since it answered them. */
+	for (const struct wreq *w = f->kept; w; w = w->next)
+		if (w->kseq <= f->commit_upto)
+			f->kept_stale = true;
+}
+
+/* Under f->lock, with a live f->c: a COMMIT behind the writes, so that what
+ * is kept is let go of while the writer goes on. Kept writes it finds with
+ * another verifier stay for file_commit. */
+static void commit_behind(struct backend_file *f)
+{
+	COMMIT3args args;
+
+	memset(&args, 0, sizeof args);
+	set_fh(&args.file, &f->fh);
+	f->commit_upto = f->kept_seq;
+	if (rpc_nfs3_commit_async(f->c->rpc, commit_cb, &args, f) == 0)
+		f->committing = 1;
+}
+
+static int wreq_seq_cmp(const void *a, const void *b)
+{
+	const struct wreq *x = *(struct wreq *const *)a, *y = *(struct wreq *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Under f->lock, nothing in flight: send the kept writes again, in the order
+ * they were first sent, each after the answer of any earlier one of the same
+ * bytes (nfs_reg.c). They go back in flight; their answers keep them again
+ * with the new verifier. */
+static int kept_resend(struct backend_file *f)
+{
+	struct wreq **all, *w;
+	size_t n = 0, i;
+	int ret = 0;
+
+	for (w = f->kept; w; w = w->next)
+		n++;
+	all = xmalloc(n * sizeof *all);
+	for (i = 0; f->kept; i++) {
+		all[i] = f->kept;
+		kept_unlink(f, &f->kept);
+	}
+	qsort(all, n, sizeof *all, wreq_seq_cmp);
+	for (i = 0; i < n; i++) {
+		w = all[i];
+		while (f->inflight > 0 && (f->inflight_bytes + w->len > WB_WINDOW ||
+					   reg_mine_overlap(f, w->off, w->off + w->len))) {
+			if (file_wait(f, &f->inflight, f->inflight - 1) < 0)
+				goto fail;
+		}
+		if (f->werr) {
+			errno = f->werr;
+			goto fail;
+		}
+		w->next = NULL;
+		w->range = reg_write_sent(f, w->off, w->len);
+		f->inflight++;
+		f->inflight_bytes += w->len;
+		/* No connection now: it waits its turn on f->resend, as one a
+		 * dead connection cut off (file_wait sends it). */
+		if ((f->c && !f->c->broken) || file_conn(f) == 0) {
+			if (queue_write(f, w, w->data) == 0)
+				continue;
+			f->c->broken = true;
+		}
+		w->next = f->resend;
+		f->resend = w;
+	}
+	goto out;
+fail:
+	/* Those not sent stay kept: the next COMMIT tries them again. */
+	ret = -1;
+	for (; i < n; i++)
+		kept_add(f, all[i]);
+out:
+	if (f->c && !f->c->broken)
+		conn_pump(f->c);
+	free(all);
+	return ret;
+}
+
+/* Under f->lock: every write answered, then a COMMIT. Kept writes the server
+ * answered with another verifier than the COMMIT's (it restarted since and
+ * may have lost them) are sent again and committed again, within the
+ * patience; writes not kept (no patience) whose verifier changed are lost:
+ * EIO. 0: every write of f is on the server's disk. */
+static int file_commit(struct backend_file *f)
+{
+	struct op op = { .nb = f->nb, .cred = f->cred };
+	int64_t give_up = time_mono_ms() + atomic_load(&f->nb->patience_ms);
+	struct patience pat = { 0 };
+	COMMIT3args args;
+	struct call call;
+	int ret;
+
+	memset(&args, 0, sizeof args);
+	set_fh(&args.file, &f->fh);
+	for (;;) {
+		if (file_drain(f) < 0)
+			return -1;
+		if (f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
+			f->committing = 0;      /* its connection is gone: ours is next */
+		do {
+			ret = -1;
+			if (file_conn(f) < 0)
+				continue;
+			op.c = f->c;
+			op.deadline = time_mono_ms() + f->nb->timeout_ms;
+			call_init(&call, take_commit);
+			ret = call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call));
+		} while (ret < 0 && file_retry(f, &pat));
+		if (ret < 0) {
+			if (!f->werr)
+				f->werr = errno;
+			return -1;
+		}
+		kept_committed(f, call.verf, UINT64_MAX);
+		/* A new verifier means the server restarted and may have lost
+		 * unstable writes we no longer hold: say so. */
+		if (f->verf_changed || (f->have_verf && memcmp(f->verf, call.verf, sizeof f->verf) != 0)) {
+			f->werr = EIO;
+			errno = EIO;
+			return -1;
+		}
+		if (!f->kept)
+			break;
+		if (time_mono_ms() >= give_up) {
+			f->werr = EIO;
+			errno = EIO;
+			return -1;
+		}
+		/* Rare (a restart since the answers): worth a line. */
+		log_info("storage %s: the server restarted before %.1f MiB of an open file's writes were committed: sent again",
+			 f->nb->volume, (double)f->kept_bytes / (1 << 20));
+		if (kept_resend(f) < 0)
+			return -1;
+	}
+	f->unstable = false;
+	f->have_verf = f->verf_changed = false;
+	f->kept_stale = false;
+	return 0;
+}
+
 static void read_cb(struct rpc_context *rpc, int status, void *data, void *arg)
 {
 	struct chunk *ch = arg;
@@ -295,6 +529,12 @@ static void ra_drop(struct backend_file *f)
 	f->eof_at = UINT64_MAX;
 }
 
+static bool kept_over(const struct backend_file *f)
+{
+	return f->kept_bytes >= KEEP_FILE_MAX ||
+	       (f->kept_bytes >= KEEP_SQUEEZE && atomic_load(&f->nb->kept_total) >= KEEP_TOTAL_MAX);
+}
+
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off)
 {
 	uint64_t start = (uint64_t)off, end = start + size;
@@ -323,6 +563,19 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 	}
 	if (f->resend && file_resend(f) < 0 && file_wait(f, &f->inflight, f->inflight - 1) < 0)
 		goto fail;
+	/* What is kept uncommitted is bounded: past the bound, the writer waits
+	 * for the COMMIT behind it, or sends one and waits (as a kernel client
+	 * under dirty-page pressure). */
+	if (kept_over(f) && f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
+		f->committing = 0;
+	if (kept_over(f)) {
+		if (file_commit(f) < 0)
+			goto fail;
+		while (file_conn(f) < 0) {
+			if (!file_retry(f, &pat))
+				goto fail;
+		}
+	}
 	while (done < size) {
 		uint32_t n = (uint32_t)(size - done < f->c->wmax ? size - done : f->c->wmax);
 		struct wreq *w;
@@ -338,6 +591,7 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 		w->f = f;
 		w->off = (uint64_t)off + done;
 		w->len = n;
+		w->seq = ++f->wseq;
 		/* With patience the bytes are kept until answered: a connection
 		 * that dies takes libnfs's copy with it. */
 		if (keep) {
@@ -359,6 +613,8 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 		done += n;
 	}
 	reg_size(f->nb, f->reg, (uint64_t)off + size, false);
+	if (f->kept_bytes >= KEEP_COMMIT_AT && !f->committing)
+		commit_behind(f);
 	conn_pump(f->c);
 	ret = (ssize_t)size;
 	goto out;
@@ -646,6 +902,10 @@ int vol_ftruncate(struct backend_file *f, off_t size)
 	pthread_mutex_lock(&f->lock);
 	if (file_drain(f) < 0)
 		goto out;
+	/* Kept writes sent again after the truncate would undo it: commit
+	 * them first (a kernel client writes back and commits too). */
+	if (f->kept && file_commit(f) < 0)
+		goto out;
 	if (f->nra)
 		ra_drop(f);
 	memset(&sa, 0, sizeof sa);
@@ -765,10 +1025,6 @@ int vol_fstat(struct backend_file *f, struct stat *st)
 
 int vol_fsync(struct backend_file *f, int datasync)
 {
-	struct op op = { .nb = f->nb, .cred = f->cred };
-	struct patience pat = { 0 };
-	COMMIT3args args;
-	struct call call;
 	int ret = -1;
 
 	(void)datasync;
@@ -778,39 +1034,25 @@ int vol_fsync(struct backend_file *f, int datasync)
 	pthread_mutex_lock(&f->lock);
 	if (file_drain(f) < 0)
 		goto out;
-	if (!f->unstable) {
-		ret = 0;
-		goto out;
-	}
-	memset(&args, 0, sizeof args);
-	set_fh(&args.file, &f->fh);
-	do {
-		if (file_conn(f) < 0)
-			continue;
-		op.c = f->c;
-		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		call_init(&call, take_commit);
-		ret = call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call));
-	} while (ret < 0 && file_retry(f, &pat));
-	if (ret < 0) {
-		if (!f->werr)
-			f->werr = errno;
-		goto out;
-	}
-	ret = -1;
-	/* A new verifier means the server restarted and may have lost unstable
-	 * writes we no longer hold: say so. */
-	if (f->verf_changed || (f->have_verf && memcmp(f->verf, call.verf, sizeof f->verf) != 0)) {
-		f->werr = EIO;
-		errno = EIO;
-		goto out;
-	}
-	f->unstable = false;
-	f->have_verf = f->verf_changed = false;
-	ret = 0;
+	ret = f->unstable ? file_commit(f) : 0;
 out:
 	file_unlock(f);
 	return ret;
+}
+
+/* Whether f's connection may have seen the server restart: lost, or, with
+ * nothing asked, readable or hung up (the server closed it). A reply to a
+ * read ahead also reads so: a COMMIT too many, not a loss. */
+static bool file_conn_dropped(const struct backend_file *f)
+{
+	struct pollfd p;
+
+	if (!f->c || f->c->broken)
+		return true;
+	p.fd = nfs_get_fd(f->c->nfs);
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, 0) != 0;
 }
 
 int vol_flush(struct backend_file *f)
@@ -819,6 +1061,16 @@ int vol_flush(struct backend_file *f)
 
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
+	/* The server may have restarted since it answered what f keeps (a
+	 * verifier changed, a connection was lost): then it may have lost it,
+	 * and a close that says all is well commits first, sending again what
+	 * needs it. Otherwise close does not commit (one COMMIT behind the
+	 * writes may still be on its way: its answer tells). */
+	if (ret == 0 && f->kept && f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
+		f->committing = 0;
+	if (ret == 0 && f->kept &&
+	    (f->kept_stale || atomic_load(&f->nb->breaks) != f->kept_breaks || file_conn_dropped(f)))
+		ret = file_commit(f);
 	file_unlock(f);
 	return ret;
 }
@@ -831,6 +1083,9 @@ int vol_close(struct backend_file *f)
 	ret = file_drain(f);
 	saved = errno;
 	file_fail_resends(f, EIO);
+	if (f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
+		file_drop_conn(f);
+	kept_drop(f);
 	ra_drop(f);
 	if (f->orphans > 0 && file_wait(f, &f->orphans, 0) < 0)
 		file_drop_conn(f);

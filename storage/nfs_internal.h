@@ -87,6 +87,10 @@ struct nfs_backend {
 	int pump_wake;                       /* eventfd: the pump's set changed */
 	bool pump_running, pump_stop;
 	pthread_t pump_thread;
+	/* Kept writes (nfs_files.c): their bytes across all open files, and
+	 * the connections lost so far (conn_put of a broken one). */
+	_Atomic uint64_t kept_total;
+	_Atomic uint64_t breaks;
 };
 
 /* One chunk of read-ahead: [off, off + len) of the file. */
@@ -112,6 +116,14 @@ struct backend_file {
 	uint64_t inflight_bytes;
 	int werr;               /* the first write error; reported by flush/fsync/close */
 	struct wreq *resend;    /* writes whose connection died, to send again (patience) */
+	struct wreq *kept;      /* answered UNSTABLE, not yet committed (patience), newest first */
+	uint64_t kept_bytes;
+	uint64_t kept_seq;      /* counts writes kept (wreq.kseq) */
+	uint64_t kept_breaks;   /* nb->breaks when kept was last empty */
+	bool kept_stale;        /* answers with another verifier than some kept writes' */
+	uint64_t wseq;          /* counts writes sent (wreq.seq) */
+	int committing;         /* 1 while a COMMIT sent behind the writes is in flight */
+	uint64_t commit_upto;   /* it covers the kept writes up to this kseq */
 	bool unstable;          /* written since the last COMMIT */
 	bool have_verf, verf_changed;
 	char verf[NFS3_WRITEVERFSIZE];
@@ -295,14 +307,20 @@ int vol_mknod(struct backend *b, const struct backend_cred *cred, const char *pa
 
 /* A WRITE in flight. With patience its bytes are kept (data) until it is
  * answered, so that it can be sent again on a new connection when the one
- * it went out on died (file_resend); without, they are libnfs's alone. */
+ * it went out on died (file_resend), and after an UNSTABLE answer until a
+ * COMMIT with the answer's verifier (f->kept), so that it can be sent again
+ * when the server restarted in between (file_commit); without, they are
+ * libnfs's alone. */
 struct wreq {
 	struct backend_file *f;
 	uint64_t off;
 	uint32_t len;
+	uint64_t seq;                   /* the order writes were first sent in */
+	uint64_t kseq;                  /* the order they were kept in */
+	char verf[NFS3_WRITEVERFSIZE];  /* of the answer, once kept */
 	char *data;                     /* NULL: not kept */
-	struct inflight_range *range;   /* in f->reg->writes */
-	struct wreq *next;              /* f->resend */
+	struct inflight_range *range;   /* in f->reg->writes while in flight */
+	struct wreq *next;              /* f->resend or f->kept */
 };
 
 int file_resend(struct backend_file *f);

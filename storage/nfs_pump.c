@@ -140,7 +140,7 @@ int file_drain(struct backend_file *f)
 /* Under f->lock: what is in flight on f's connection, for the pump. */
 static void pump_state(struct backend_file *f, struct pump_state *ps)
 {
-	bool busy = f->inflight > 0 || f->orphans > 0;
+	bool busy = f->inflight > 0 || f->orphans > 0 || f->committing > 0;
 
 	for (int i = 0; i < f->nra && !busy; i++)
 		busy = f->ra[i]->pending;

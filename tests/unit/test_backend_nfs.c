@@ -11,9 +11,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 TAP_STATE;
 
@@ -70,6 +72,65 @@ static void test_special(void)
 		return;
 	}
 	check_special_ops(b, "unit-special", &caps);
+	backend_destroy(b);
+}
+
+/* With patience, answered writes are kept until committed, 64 MiB at most
+ * per file (nfs_files.c): 100 MiB written through the bound, one piece
+ * written again, fsync, every byte read back; ftruncate after more kept
+ * writes; close. (The restart of the server itself is t0217's.) */
+static void test_kept(void)
+{
+	const char *url = getenv("PARSA_TEST_NFS_URL");
+	struct backend_cred me = { geteuid(), getegid() };
+	const size_t piece = 1 << 20;
+	const int pieces = 100;
+	struct backend_file *f = NULL;
+	struct backend *b;
+	char *err = NULL, *buf, *got;
+	struct stat st;
+	int bad = 0, failed = 0;
+	bool rc;
+
+	if (!url || !*url)
+		return;
+	b = backend_create(url, &err);
+	if (!b) {
+		ok(0, "%s opens: %s", url, err ? err : "");
+		free(err);
+		return;
+	}
+	backend_set_patience(b, 30000);
+	buf = xmalloc(piece);
+	got = xmalloc(piece);
+	ok(backend_open(b, &me, "unit-kept", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0, "a file opens");
+	for (int i = 0; f && i < pieces; i++) {
+		memset(buf, 'a' + i % 26, piece);
+		if (backend_pwrite(b, f, buf, piece, (off_t)i * piece) != (ssize_t)piece)
+			failed++;
+	}
+	ok(f && failed == 0, "100 MiB written, past what a file keeps (%d failed)", failed);
+	memset(buf, 'Z', piece);
+	ok(f && backend_pwrite(b, f, buf, piece, 3 * (off_t)piece) == (ssize_t)piece, "a piece written again");
+	ok(f && backend_fsync(b, f, 0) == 0, "fsync");
+	for (int i = 0; f && i < pieces; i++) {
+		memset(buf, i == 3 ? 'Z' : 'a' + i % 26, piece);
+		if (backend_pread(b, f, got, piece, (off_t)i * piece) != (ssize_t)piece || memcmp(buf, got, piece) != 0)
+			bad++;
+	}
+	ok(f && bad == 0, "every byte reads back, the piece written again last (%d pieces bad)", bad);
+	st.st_size = -1;
+	rc = f && backend_pwrite(b, f, buf, piece, 60 * (off_t)piece) == (ssize_t)piece &&
+	     backend_ftruncate(b, f, 50 * (off_t)piece) == 0 && backend_fstat(b, f, &st) == 0;
+	ok(rc && st.st_size == 50 * (off_t)piece, "ftruncate after a kept write: %lld", (long long)st.st_size);
+	st.st_size = -1;
+	rc = f && backend_fsync(b, f, 0) == 0 && backend_fstat(b, f, &st) == 0;
+	ok(rc && st.st_size == 50 * (off_t)piece, "fsync after it sends nothing over the truncate (%lld)",
+	   (long long)st.st_size);
+	ok(f && backend_close(b, f) == 0, "close");
+	ok(backend_unlink(b, "unit-kept") == 0, "unlink");
+	free(buf);
+	free(got);
 	backend_destroy(b);
 }
 
@@ -187,5 +248,6 @@ int main(void)
 	test_unreachable();
 	test_patience();
 	test_special();
+	test_kept();
 	return done_testing();
 }
