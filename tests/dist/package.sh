@@ -146,10 +146,12 @@ for page in parsa.1 parsafs.8 parsa-sched.8 parsa-runner.8 parsa-supervise.8 par
 done
 pass "the installed man pages format without a warning"
 
-# The lab's pipeline with the installed programs only.
+# The lab's pipeline with the installed programs only (limits of 100%: this
+# tests the package, not admission, and the machine may be busy).
 mkdir -p "$W/mnt"
 env -u PARSA_SCHED PARSA_SYSTEM_STATE= PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	timeout 60 /usr/bin/parsa up --detach --mount "$W/mnt" --state "$W/state" >"$W/up.out" 2>&1 ||
+	timeout 60 /usr/bin/parsa up --detach --mount "$W/mnt" --state "$W/state" \
+		--cpu-limit 100 --mem-limit 100 >"$W/up.out" 2>&1 ||
 	{ cat "$W/up.out"; fail "/usr/bin/parsa up --detach"; }
 grep -q "parsa down --mount $W/mnt" "$W/up.out" || fail "the banner does not say how to stop it: $(cat "$W/up.out")"
 for d in parsa-sched parsafs parsa-runner; do
