@@ -13,7 +13,7 @@
  *   cannot be reached a call tries again, pausing, until it answers or the
  *   patience is spent, as a kernel hard mount does; an open file's writes
  *   that were in flight on a connection that died are sent again, from a
- *   copy held until their answer (nfs_files.c). Without patience (the
+ *   copy held until their answer (nfs_commit.c). Without patience (the
  *   default: the scheduler, the runner) a call fails at once, and a server
  *   that just failed is not asked again for a moment.
  * - Health: whether the server answered last time, since when not and why
@@ -41,7 +41,8 @@
  * (errors, connections), nfs_dcache.c (directory handles), nfs_call.c (one
  * request), nfs_op.c (an operation by path: identity, handles), nfs_pump.c
  * (an open file's connection, the pump), nfs_reg.c (open files by fileid,
- * the order of writes), nfs_paths.c (operations by path), nfs_files.c (open
+ * the order of writes), nfs_paths.c (operations by path), nfs_commit.c (write
+ * requests, kept until answered and until committed), nfs_files.c (open
  * files), nfs_url.c (the URL); here, the ops table, create and destroy. */
 #include "nfs_internal.h"
 #include "util.h"

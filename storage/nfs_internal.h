@@ -1,7 +1,7 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < files). Only for storage/backend_nfs.c and nfs_*.c. */
+ * pump < reg < paths < commit < files). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
@@ -19,6 +19,7 @@
 #include <nfsc/libnfs-raw-nfs.h>
 
 #define RA_SLOTS 24                 /* chunks one file may hold */
+#define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
 #define DCACHE_BUCKETS 1024
 #define REG_BUCKETS 256
 #define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
@@ -87,7 +88,7 @@ struct nfs_backend {
 	int pump_wake;                       /* eventfd: the pump's set changed */
 	bool pump_running, pump_stop;
 	pthread_t pump_thread;
-	/* Kept writes (nfs_files.c): their bytes across all open files, and
+	/* Kept writes (nfs_commit.c): their bytes across all open files, and
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
@@ -303,7 +304,20 @@ int vol_utimens(struct backend *b, const char *path, const struct timespec tv[2]
 int vol_statfs(struct backend *b, const char *path, struct statvfs *st);
 int vol_mknod(struct backend *b, const struct backend_cred *cred, const char *path, mode_t mode);
 
-/* ---- nfs_files.c: open files, written behind and read ahead ---- */
+/* ---- nfs_commit.c: write requests, kept until answered and until committed ---- */
+
+/* What an open file has written is kept, with patience, until the server has
+ * it on disk, and sent again after a lost connection or a server restart; the
+ * memory it takes is bounded, with COMMITs sent behind the writes. */
+
+/* With patience, answered UNSTABLE writes are kept until committed (as a
+ * kernel client keeps their pages): a COMMIT goes out behind the writes once
+ * a file keeps KEEP_COMMIT_AT bytes, and a writer waits for one once it keeps
+ * KEEP_FILE_MAX, or KEEP_SQUEEZE while the mount keeps KEEP_TOTAL_MAX. */
+#define KEEP_COMMIT_AT (16ull << 20)
+#define KEEP_FILE_MAX (64ull << 20)
+#define KEEP_SQUEEZE (4ull << 20)
+#define KEEP_TOTAL_MAX (512ull << 20)
 
 /* A WRITE in flight. With patience its bytes are kept (data) until it is
  * answered, so that it can be sent again on a new connection when the one
@@ -323,8 +337,20 @@ struct wreq {
 	struct wreq *next;              /* f->resend or f->kept */
 };
 
+/* Under f->lock, at close: let go of what is kept, uncommitted. */
+void kept_drop(struct backend_file *f);
+/* Queue w on f->c (a live connection), its bytes from buf. */
+int queue_write(struct backend_file *f, struct wreq *w, const void *buf);
 int file_resend(struct backend_file *f);
 void file_fail_resends(struct backend_file *f, int err);
+void commit_behind(struct backend_file *f);
+/* Under f->lock: every write answered and on the server's disk (COMMIT), the
+ * kept ones sent again after a restart; 0 or -1 with errno (and f->werr). */
+int file_commit(struct backend_file *f);
+/* Whether f keeps more than its bound (a writer waits for a COMMIT). */
+bool kept_over(const struct backend_file *f);
+
+/* ---- nfs_files.c: open files, written behind and read ahead ---- */
 
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);

@@ -76,7 +76,7 @@ static void test_special(void)
 }
 
 /* With patience, answered writes are kept until committed, 64 MiB at most
- * per file (nfs_files.c): 100 MiB written through the bound, one piece
+ * per file (nfs_commit.c): 100 MiB written through the bound, one piece
  * written again, fsync, every byte read back; ftruncate after more kept
  * writes; close. (The restart of the server itself is t0217's.) */
 static void test_kept(void)
