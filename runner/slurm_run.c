@@ -108,7 +108,9 @@ int slurm_run(char *const *argv, const char *input, const json_t *identity, int 
 {
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	struct run_who w;
-	char *envp[6], *path = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+	/* The runner's PATH finds the Slurm its operator meant (and a test's fakes). */
+	char *envp[6], *path = xasprintf("PATH=%s", getenv("PATH") && *getenv("PATH") ? getenv("PATH") :
+					 "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
 	char *conf = getenv("SLURM_CONF") ? xasprintf("SLURM_CONF=%s", getenv("SLURM_CONF")) : NULL;
 	size_t ne = 0, outlen = 0, errlen = 0, inlen = input ? strlen(input) : 0, inoff = 0;
 	int64_t deadline = time_mono_ms() + timeout_ms;

@@ -17,7 +17,7 @@ struct slurm_run_result {
 
 void slurm_run_result_clear(struct slurm_run_result *r);
 
-/* Run argv (argv[0] looked up in PATH) with input on stdin (NULL: /dev/null),
+/* Run argv (argv[0] looked up in the runner's PATH) with input on stdin (NULL: /dev/null),
  * as identity (the JSON of identity_decide(); NULL: as the runner) and
  * timeout_ms at most. 0 when it ran (whatever its status), -1 with errno and
  * *err when it could not be started. */
