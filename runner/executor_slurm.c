@@ -285,6 +285,15 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 		errprintf(err, "cannot start: %s", why);
 		goto out;
 	}
+	/* Without a script argument sbatch reads stdin: a user cannot open
+	 * /dev/stdin once the uid changed (its /proc/self is not theirs). */
+	for (size_t i = 0; argv[i]; i++) {
+		if (!argv[i + 1] && strcmp(argv[i], s.script) == 0) {
+			free(argv[i]);
+			argv[i] = NULL;
+			break;
+		}
+	}
 	rpc_counted(se, "sbatch", &se->counts.sbatch);
 	if (slurm_run(argv, script, req->identity, CMD_TIMEOUT_MS, &res, &why) < 0) {
 		errprintf(err, "cannot start: sbatch: %s", why);

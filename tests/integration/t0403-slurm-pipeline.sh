@@ -1,0 +1,85 @@
+#!/bin/bash
+# Issue 36's first end-to-end slice: a runner that fronts a Slurm partition
+# (parsa-runner --executor slurm, runner/executor_slurm.c) beside a local one.
+# The lab pipeline with warm and gather on "local" and 20 timing instances on
+# "slurm1" succeeds with every result once; the Slurm instances ran as the
+# submitting user through sbatch; a failing instance's exit code reaches its
+# status; echo cancel > ctl leaves none of the runner's jobs in squeue.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/slurm.sh"
+SLURM_CPUS=8 SLURM_MIN_JOB_AGE=30 start_slurm n1
+pass "slurmctld and slurmd n1 up"
+
+ensure_user parsa-slurm1 parsa-slurmers
+start_all --cpus 2
+start_runner slurm1 --executor slurm --slurm-partition debug --slurm-max-jobs 8 --slurm-lost-after 20 -v
+check "slurm1 offers the operator's cap of 8 cpus" grep -q 'capacity: 8 cpus' "$MNT/hosts/slurm1/status"
+log "slurm1: $(tr '\n' ' ' <"$MNT/hosts/slurm1/status" | cut -c1-200)"
+
+# on_slurm: this runner's jobs Slurm still has pending or running.
+on_slurm() {
+	squeue --noheader --name=parsa-slurm1 -t PENDING,RUNNING,CONFIGURING,COMPLETING -o %A 2>/dev/null
+}
+
+spec=$TEST_DIR/lab.conf
+sed -e 's/^samples = 16/samples = 20/' \
+	-e '/^\[stage warm\]/a hosts = local' \
+	-e '/^\[stage timing\]/a hosts = slurm1' \
+	-e '/^\[stage gather\]/a hosts = local' \
+	-e 's|^run     = start=\$(date +%s.%N)|run     = id -un > "$PARSA_OUT/$PARSA_INDEX.who"; start=$(date +%s.%N)|' \
+	"$PARSA_SRC/examples/lab-pipeline.conf" >"$spec"
+grep -q 'id -un' "$spec" || fail "the spec was not rewritten: $(cat "$spec")"
+chmod 644 "$spec"
+as_user parsa-slurm1 cp "$spec" "$MNT/queue/lab.conf" || fail "parsa-slurm1 cannot submit"
+id=$(as_user parsa-slurm1 readlink "$MNT/jobs/last") || fail "no jobs/last"
+wait_job "$id" 240 succeeded
+pass "the pipeline succeeded with its fan-out on Slurm"
+
+results=$MNT/jobs/$id/out/gather/results.csv
+check "results.csv has a header and 20 samples" test "$(wc -l <"$results")" -eq 21
+check "every sample once" test "$(tail -n +2 "$results" | cut -d, -f1 | sort -u | wc -l)" -eq 20
+check "sample 7's cycles are right" grep -q '^ckpt-0007,8000,' "$results"
+who=$(cat "$MNT/jobs/$id/out/timing/"*.who | sort -u | tr '\n' ' ')
+check "the Slurm instances ran as the submitting user (got: $who)" test "$who" = "parsa-slurm1 "
+check "20 timing instances" test "$(ls "$MNT/jobs/$id/stages/timing/instances" | wc -l)" -eq 20
+check "the timing instances ran on slurm1" \
+	bash -c "grep -l 'slurm1' '$MNT'/jobs/$id/stages/timing/instances/*/status | wc -l | grep -qx 20"
+check "warm ran on local" grep -q 'local' "$MNT/jobs/$id/stages/warm/instances/0/status"
+check "no exit file is left among the outputs" \
+	bash -c "! ls -A '$MNT/jobs/$id/out/timing' | grep -q '^\.parsa-exit'"
+n=$(grep -c 'slurm: sbatch' "$LOGS/runner-slurm1.log")
+check "one sbatch per instance (got $n)" test "$n" -eq 20
+jobs=$(grep -o 'slurm job [0-9]*' "$LOGS/runner-slurm1.log" | grep -v ended | sort -u | wc -l)
+log "distinct Slurm jobs named in the runner's log: $jobs; squeue calls: $(grep -c 'slurm: squeue' "$LOGS/runner-slurm1.log")"
+
+# A failing instance: its exit code from the wrapper's file.
+cat >"$TEST_DIR/fail.conf" <<'SPEC'
+[stage bad]
+hosts = slurm1
+run = echo "failing on purpose" >&2; exit 7
+SPEC
+chmod 644 "$TEST_DIR/fail.conf"
+as_user parsa-slurm1 cp "$TEST_DIR/fail.conf" "$MNT/queue/fail.conf" || fail "cannot submit"
+fid=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
+wait_job "$fid" 120 failed
+check "the failed instance's status gives exit code 7" \
+	grep -qi 'exit.*7' "$MNT/jobs/$fid/stages/bad/instances/0/status"
+check "its log has its stderr" grep -q 'failing on purpose' "$MNT/jobs/$fid/stages/bad/instances/0/log"
+
+# Cancel: running Slurm jobs are scancel'ed.
+cat >"$TEST_DIR/long.conf" <<'SPEC'
+[stage sleepy]
+hosts = slurm1
+instances = 3
+run = sleep 300
+SPEC
+chmod 644 "$TEST_DIR/long.conf"
+as_user parsa-slurm1 cp "$TEST_DIR/long.conf" "$MNT/queue/long.conf" || fail "cannot submit"
+lid=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
+wait_for "the three instances run" 90 sh -c "grep -l '^state: running' '$MNT'/jobs/$lid/stages/sleepy/instances/*/status | wc -l | grep -qx 3"
+check "three of slurm1's jobs are in squeue" test "$(on_slurm | wc -l)" -eq 3
+echo cancel >"$MNT/jobs/$lid/ctl" || fail "cancel write failed"
+wait_job "$lid" 60 cancelled
+pass "the job is cancelled"
+wait_for "no job of slurm1 left pending or running in Slurm" 30 test -z "$(on_slurm)"
+pass "cancel leaves no Slurm job behind"
