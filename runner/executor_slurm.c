@@ -232,6 +232,49 @@ static struct executor_job *job_add(struct slurm_executor *se, const char *dir, 
 	return j;
 }
 
+/* The instance's tag in Slurm: parsa:<id>.<attempt>, DIR's own name. */
+static char *tag_of(const char *dir)
+{
+	const char *base = strrchr(dir, '/');
+	static char tag[96];
+
+	snprintf(tag, sizeof tag, "parsa:%s", base ? base + 1 : dir);
+	return tag;
+}
+
+/* The job of DIR's instance when sbatch took it but the runner did not live
+ * to record its id: squeue's comment column. 0 when none is there. */
+static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
+{
+	char *name = xasprintf("--name=%s", se->job_name);
+	char *argv[] = { "squeue", "--noheader", "-t", "all", name, "-o", "%A|%k", NULL };
+	struct slurm_run_result res = { 0 };
+	const char *tag = tag_of(dir);
+	uint64_t found = 0;
+	char *why = NULL;
+
+	se->counts.squeue++;
+	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0 || res.status != 0) {
+		log_warnx("squeue: %s", why ? why : res.err);
+	} else {
+		for (char *line = res.out, *next; line && *line; line = next) {
+			char *bar = strchr(line, '|');
+
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (bar && strcmp(bar + 1, tag) == 0) {
+				*bar = '\0';
+				found = strtoull(line, NULL, 10);
+			}
+		}
+	}
+	slurm_run_result_clear(&res);
+	free(why);
+	free(name);
+	return found;
+}
+
 static struct executor_job *slurm_start(struct executor *e, const struct executor_start *req, void *owner,
 					char **err)
 {
@@ -286,11 +329,13 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 		goto out;
 	}
 	/* Without a script argument sbatch reads stdin: a user cannot open
-	 * /dev/stdin once the uid changed (its /proc/self is not theirs). */
+	 * /dev/stdin once the uid changed (its /proc/self is not theirs). In
+	 * its place the instance's tag, by which a runner killed before it
+	 * recorded the job id finds the job (find_tagged). */
 	for (size_t i = 0; argv[i]; i++) {
 		if (!argv[i + 1] && strcmp(argv[i], s.script) == 0) {
 			free(argv[i]);
-			argv[i] = NULL;
+			argv[i] = xasprintf("--comment=%s", tag_of(req->dir));
 			break;
 		}
 	}
@@ -348,6 +393,13 @@ static struct executor_job *slurm_reattach(struct executor *e, const char *dir, 
 	free(path);
 	path = path_in(dir, "slurm_job");
 	idtext = read_file(path, 64, NULL);
+	if (json && !idtext && (job_id = find_tagged(se, dir)) > 0) {
+		log_info("%s: slurm job %" PRIu64 " was submitted by a runner that stopped before it "
+			 "recorded it", dir, job_id);
+		idtext = xasprintf("%" PRIu64 "\n", job_id);
+		if (write_text(dir, "slurm_job", idtext) < 0)
+			log_warn("cannot record slurm job %" PRIu64 " in %s", job_id, dir);
+	}
 	if (!json || !idtext || slurm_parse_sbatch_id(idtext, &job_id) < 0 || job_id == 0) {
 		errno = ENOENT;
 		errprintf(err, "%s holds no Slurm job", dir);

@@ -66,6 +66,14 @@ static char *slurp(const char *dir, const char *name)
 	return text ? text : xstrdup("");
 }
 
+static void rm_slurm_job(const char *dir)
+{
+	char *path = xasprintf("%s/slurm_job", dir);
+
+	unlink(path);
+	free(path);
+}
+
 static void test_pure(void)
 {
 	struct assignment a = { .id = 5, .attempt = 2, .job = 7, .stage = "st", .index = 3, .item = "warm/x y",
@@ -144,8 +152,8 @@ static void test_cycle(void)
 	free(text);
 	text = slurp(tmp, "sbatch.args");
 	ok(strstr(text, "--parsable") && strstr(text, "--job-name=parsa-t1") && strstr(text, "--partition=debug") &&
-	   strstr(text, "--cpus-per-task=2") && strstr(text, "--no-requeue") && strstr(text, "--export=NONE"),
-	   "sbatch's arguments");
+	   strstr(text, "--cpus-per-task=2") && strstr(text, "--no-requeue") && strstr(text, "--export=NONE") &&
+	   strstr(text, "--comment=parsa:5.2\n"), "sbatch's arguments, the instance's tag last");
 	free(text);
 	text = slurp(tmp, "sbatch.script");
 	ok(strstr(text, "export PARSA_INDEX='3'") != NULL, "the wrapper went to sbatch on stdin");
@@ -240,6 +248,26 @@ static void test_cycle(void)
 	free(err);
 	err = NULL;
 	ok(executor_reattach(e, tmp, NULL, &back, &st, &err) == NULL, "a folder without a job id is refused");
+	/* Killed between sbatch and recording the id: found by its tag. */
+	cmd = xasprintf("mkdir %s/state/9.1 && cp %s/state/8.2/assignment.json %s/state/8.2/mount %s/state/9.1/",
+			tmp, tmp, tmp, tmp);
+	is_int(system(cmd), 0, "a folder without slurm_job");
+	free(cmd);
+	set_squeue("103|parsa:8.2\n104|parsa:9.1\n");
+	cmd = xasprintf("%s/state/9.1", tmp);
+	j3 = executor_reattach(e, cmd, &owner3, &back, &st, &err);
+	ok(j3 && strcmp(executor_job_id(e, j3), "104") == 0, "a job sbatch took but DIR lacks is found by its comment");
+	text = slurp(cmd, "slurm_job");
+	is_str(text, "104\n", "and recorded");
+	free(text);
+	executor_release(e, j3);
+	json_decref(back);
+	free(cmd);
+	set_squeue("103|parsa:8.2\n");
+	cmd = xasprintf("%s/state/9.1", tmp);
+	rm_slurm_job(cmd);
+	ok(executor_reattach(e, cmd, &owner3, &back, &st, &err) == NULL, "not in squeue: never submitted, refused");
+	free(cmd);
 	executor_destroy(e);
 	free((char *)req.dir);
 	json_decref(json);
