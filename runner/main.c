@@ -8,6 +8,7 @@
 #include "api_client.h"
 #include "cgroup.h"
 #include "executor_slurm.h"
+#include "slurm_run.h"
 #include "clock.h"
 #include "gpus.h"
 #include "hostwin.h"
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -117,6 +119,27 @@ static char *progress_dir_for(const char *run_dir, const char *state, const char
 }
 
 
+/* What a Slurm runner offers: the CPUs sinfo says its partition has up
+ * (allocated or idle), capped by --slurm-max-jobs; sinfo failing, the cap,
+ * else what this host would offer (cpus). */
+static int slurm_capacity(const struct runner *r, int cpus)
+{
+	int cap = r->cfg.slurm_max_jobs;
+	char *err = NULL;
+	long usable;
+
+	if (slurm_partition_cpus(r->cfg.slurm_partition, &usable, &err) < 0) {
+		log_warnx("cannot ask Slurm for its CPUs: %s; offering %d", err, cap ? cap : cpus);
+		free(err);
+		return cap ? cap : cpus;
+	}
+	if (usable > INT_MAX)
+		usable = INT_MAX;
+	log_info("Slurm partition %s: %ld CPUs up; offering %ld", r->cfg.slurm_partition ? r->cfg.slurm_partition :
+		 "(default)", usable, cap && cap < usable ? (long)cap : usable);
+	return cap && cap < usable ? cap : usable > 0 ? (int)usable : cap ? cap : cpus;
+}
+
 static json_t *registration_body(void *arg)
 {
 	struct runner *r = arg;
@@ -130,9 +153,10 @@ static json_t *registration_body(void *arg)
 	}
 	if (r->cfg.cpus)
 		cap.cpus = r->cfg.cpus;
-	/* A Slurm runner offers the operator's cap, not this host's cores. */
-	if (r->ex && r->cfg.slurm_max_jobs)
-		cap.cpus = r->cfg.slurm_max_jobs;
+	/* A Slurm runner offers its partition's CPUs, at most the operator's
+	 * cap, not this host's cores. */
+	if (r->ex)
+		cap.cpus = slurm_capacity(r, cap.cpus);
 	if (r->cfg.mem)
 		cap.mem = r->cfg.mem;
 	if (r->cfg.scratch_size) {

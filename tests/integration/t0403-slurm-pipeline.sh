@@ -4,7 +4,9 @@
 # The lab pipeline with warm and gather on "local" and 20 timing instances on
 # "slurm1" succeeds with every result once; the Slurm instances ran as the
 # submitting user through sbatch; a failing instance's exit code reaches its
-# status; echo cancel > ctl leaves none of the runner's jobs in squeue.
+# status; echo cancel > ctl leaves none of the runner's jobs in squeue; the
+# runner killed -9 in a fan-out and started again submits no instance twice.
+# slurm1 offers sinfo's CPUs of the partition capped by --slurm-max-jobs.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/slurm.sh"
 SLURM_CPUS=8 SLURM_MIN_JOB_AGE=30 start_slurm n1
@@ -12,8 +14,9 @@ pass "slurmctld and slurmd n1 up"
 
 ensure_user parsa-slurm1 parsa-slurmers
 start_all --cpus 2
-start_runner slurm1 --executor slurm --slurm-partition debug --slurm-max-jobs 8 --slurm-lost-after 20 -v
-check "slurm1 offers the operator's cap of 8 cpus" grep -q 'capacity: 8 cpus' "$MNT/hosts/slurm1/status"
+start_runner slurm1 --executor slurm --slurm-partition debug --slurm-max-jobs 6 --slurm-lost-after 20 -v
+check "slurm1 offers the operator's cap of 6 cpus (sinfo says 8)" grep -q 'capacity: 6 cpus' "$MNT/hosts/slurm1/status"
+check "from sinfo's 8, capped" grep -q 'Slurm partition debug: 8 CPUs up; offering 6' "$LOGS/runner-slurm1.log"
 log "slurm1: $(tr '\n' ' ' <"$MNT/hosts/slurm1/status" | cut -c1-200)"
 
 # on_slurm: this runner's jobs Slurm still has pending or running.
@@ -83,3 +86,34 @@ wait_job "$lid" 60 cancelled
 pass "the job is cancelled"
 wait_for "no job of slurm1 left pending or running in Slurm" 30 test -z "$(on_slurm)"
 pass "cancel leaves no Slurm job behind"
+
+# The runner killed -9 in the middle of a fan-out and started again: it finds
+# its Slurm jobs by the ids in its state folder (or, killed right after an
+# sbatch, by their tag) and submits none twice.
+cat >"$TEST_DIR/fan.conf" <<'SPEC'
+[stage fan]
+hosts = slurm1
+instances = 20
+run = echo "$SLURM_JOB_ID" >> "$PARSA_OUT/ids.$PARSA_INDEX"; sleep 2
+SPEC
+chmod 644 "$TEST_DIR/fan.conf"
+submits() {
+	grep -c '_slurm_rpc_submit_batch_job: JobId=' "$LOGS/slurmctld.log"
+}
+before=$(submits)
+as_user parsa-slurm1 cp "$TEST_DIR/fan.conf" "$MNT/queue/fan.conf" || fail "cannot submit"
+fan=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
+wait_for "some of the fan-out runs" 60 sh -c "grep -l '^state: running' '$MNT'/jobs/$fan/stages/fan/instances/*/status 2>/dev/null | wc -l | grep -qv '^0$'"
+kill -9 "${DAEMON_PID[runner-slurm1]}"
+unset 'DAEMON_PID[runner-slurm1]'
+log "runner slurm1 killed with $(on_slurm | wc -l) of its jobs in Slurm"
+sleep 1
+start_runner slurm1 --executor slurm --slurm-partition debug --slurm-max-jobs 6 --slurm-lost-after 20 -v
+wait_job "$fan" 180 succeeded
+pass "the fan-out succeeded across the runner's kill -9 and restart"
+n=$(cat "$MNT/jobs/$fan/out/fan/"ids.* | wc -l)
+check "every instance ran once (20 runs, got $n)" test "$n" -eq 20
+check "in 20 distinct Slurm jobs" test "$(cat "$MNT/jobs/$fan/out/fan/"ids.* | sort -u | wc -l)" -eq 20
+after=$(submits)
+check "slurmctld took 20 submissions for it (got $((after - before)))" test $((after - before)) -eq 20
+check "the new runner reattached to the jobs the old one left" grep -q 'of an earlier runner still run here: reattached' "$LOGS/runner-slurm1.log"

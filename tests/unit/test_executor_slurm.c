@@ -3,6 +3,7 @@
  * squeue and scancel scripts first in PATH, with the wrapper itself run by sh
  * as a compute node would. */
 #include "executor_slurm.h"
+#include "slurm_run.h"
 #include "tap.h"
 #include "util.h"
 
@@ -112,6 +113,16 @@ static void test_pure(void)
 	ok(strstr(w, "log='/mnt/parsa/jobs/7/stages/st/instances/3/log'") != NULL, "the instance's log");
 	ok(strstr(w, "exit_file='/mnt/parsa/jobs/7/out/st/.parsa-exit.3.2'") != NULL, "the exit file");
 	free(w);
+	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
+	w = read_file(p, 1 << 16, NULL);
+	ok(w != NULL, "sinfo fixture");
+	is_int(slurm_usable_cpus(w ? w : "", NULL), 12, "the default partition's CPUs up: allocated + idle, every line");
+	is_int(slurm_usable_cpus(w ? w : "", "debug"), 12, "named");
+	is_int(slurm_usable_cpus(w ? w : "", "gpu"), -1, "a partition sinfo does not show");
+	is_int(slurm_usable_cpus("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
+				 "long"), 0, "a partition that is down has none");
+	free(w);
+	free(p);
 }
 
 static json_t *identity(void)
