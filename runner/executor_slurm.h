@@ -1,14 +1,12 @@
 /* The Slurm executor (executor.h): each instance is one `sbatch` job run as
  * the instance's user, whose wrapper script records the stage's exit code on
- * the job's volume; one batched squeue per poll cycle watches them all. This
- * header also has the pure pieces (the wrapper's text, the path map, the exit
- * file's parsing) for the unit tests. */
+ * the job's volume (slurm_wrapper.h); one batched squeue per poll cycle
+ * watches them all. */
 #ifndef PARSA_RUNNER_EXECUTOR_SLURM_H
 #define PARSA_RUNNER_EXECUTOR_SLURM_H
 
 #include <stdint.h>
 
-#include "assign.h"
 #include "executor.h"
 
 struct executor_slurm_config {
@@ -29,19 +27,5 @@ struct slurm_rpc_counts {
 	uint64_t sbatch, squeue, scancel;
 };
 void executor_slurm_counts(const struct executor *e, struct slurm_rpc_counts *c);
-
-/* path with a leading from replaced by to (both NULL: a copy). Malloc'ed. */
-char *slurm_map_path(const char *path, const char *from, const char *to);
-
-/* The file the wrapper writes the exit code to, as the runner sees it. */
-char *slurm_exit_path(const char *mount, const struct assignment *a);
-
-/* The wrapper script for a (mount as the nodes see it): the environment a
- * local instance gets, its log appended to, the stage's command, the exit
- * code written (through a temporary name) to the exit file. Malloc'ed. */
-char *slurm_wrapper_text(const struct assignment *a, const char *node_mount);
-
-/* The exit file's text ("0\n"): 0 and *code, or -1 (incomplete, garbage). */
-int slurm_exit_parse(const char *text, int *code);
 
 #endif

@@ -4,6 +4,7 @@
  * as a compute node would. */
 #include "executor_slurm.h"
 #include "slurm_run.h"
+#include "slurm_wrapper.h"
 #include "tap.h"
 #include "util.h"
 
