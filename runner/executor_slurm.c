@@ -25,7 +25,12 @@
 #include <unistd.h>
 
 #define CMD_TIMEOUT_MS 30000
+/* At MaxJobCount sbatch itself sleeps and retries for ever: stopped after
+ * this, the start waits and is tried again (looked for by its tag first). */
+#define SBATCH_TIMEOUT_MS 10000
 #define FAST_INTERVAL_MS 1000
+#define RETRY_FIRST_MS 5000      /* a start Slurm refused for now, tried again after */
+#define RETRY_MAX_MS 60000
 
 struct slurm_executor {
 	struct executor base;      /* first: the executor's header */
@@ -41,9 +46,14 @@ struct executor_job {
 	void *owner;
 	char *dir;
 	char *exit_path;           /* as the runner sees it */
-	char id[32];               /* the Slurm job id */
-	uint64_t job_id;
+	char id[32];               /* the Slurm job id; "" while the start is queued */
+	uint64_t job_id;           /* 0 while queued: sbatch refused it for now */
 	bool ended, running, cancel;
+	/* What a queued start submits when it is tried again. */
+	char **argv;
+	char *script;
+	json_t *identity;
+	int64_t retry_at_ms, retry_ms;
 	int64_t gone_since_ms;     /* monotonic: first squeue without it; 0 */
 	int64_t ended_wait_ms;     /* monotonic: squeue says ended, no exit file yet; 0 */
 	char *stop;
@@ -97,7 +107,8 @@ static struct executor_job *job_add(struct slurm_executor *se, const char *dir, 
 	j->dir = xstrdup(dir);
 	j->exit_path = xstrdup(exit_path);
 	j->job_id = job_id;
-	snprintf(j->id, sizeof j->id, "%" PRIu64, job_id);
+	if (job_id)
+		snprintf(j->id, sizeof j->id, "%" PRIu64, job_id);
 	j->next = se->jobs;
 	if (se->jobs)
 		se->jobs->prev = j;
@@ -148,17 +159,84 @@ static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
 	return found;
 }
 
+static void slurm_release(struct executor_job *j);
+
+/* Forget what a queued start kept for its retries. */
+static void drop_submission(struct executor_job *j)
+{
+	slurm_argv_free(j->argv);
+	free(j->script);
+	json_decref(j->identity);
+	j->argv = NULL;
+	j->script = NULL;
+	j->identity = NULL;
+}
+
+/* One sbatch of j's wrapper as its user; on success the id is recorded in
+ * DIR. A retry first looks for the job by its tag: an sbatch killed by the
+ * timeout may have been taken all the same. -1 with *err and *retry (Slurm
+ * busy or at a submit limit: try again later). */
+static int submit(struct executor_job *j, bool *retry, char **err)
+{
+	struct slurm_executor *se = j->se;
+	struct slurm_run_result res = { 0 };
+	uint64_t job_id = j->retry_ms ? find_tagged(se, j->dir) : 0;
+	char *why = NULL, idtext[32];
+	int rc = -1;
+
+	*retry = false;
+	if (!job_id) {
+		rpc_counted(se, "sbatch", &se->counts.sbatch);
+		if (slurm_run(j->argv, j->script, j->identity, SBATCH_TIMEOUT_MS, &res, &why) < 0) {
+			errprintf(err, "sbatch: %s", why);
+			goto out;
+		}
+		if (res.status != 0 || slurm_parse_sbatch_id(res.out, &job_id) < 0) {
+			char *text = squeeze_blanks(res.err[0] ? res.err : res.out);
+			enum slurm_refusal r = slurm_sbatch_refusal(res.err);
+			size_t len = strlen(text);
+
+			/* Its lines as one: the log's and the status's reason. */
+			for (char *c = text; *c; c++)
+				if (*c == '\n')
+					*c = ' ';
+			while (len > 0 && text[len - 1] == ' ')
+				text[--len] = '\0';
+
+			*retry = r == SLURM_REFUSED_BUSY || r == SLURM_REFUSED_LIMIT || res.status > 128;
+			errprintf(err, "sbatch refused it (status %d): %s", res.status, text);
+			free(text);
+			goto out;
+		}
+	}
+	j->job_id = job_id;
+	snprintf(j->id, sizeof j->id, "%" PRIu64, job_id);
+	snprintf(idtext, sizeof idtext, "%" PRIu64 "\n", job_id);
+	if (write_text(j->dir, "slurm_job", idtext) < 0)
+		/* It runs; a runner restarted now finds it by its tag. */
+		log_warn("slurm job %" PRIu64 ": cannot record it in %s", job_id, j->dir);
+	drop_submission(j);
+	/* Something waits: look soon. */
+	se->interval_ms = FAST_INTERVAL_MS;
+	if (se->next_query_ms == 0 || se->next_query_ms > time_mono_ms() + FAST_INTERVAL_MS)
+		se->next_query_ms = time_mono_ms() + FAST_INTERVAL_MS;
+	rc = 0;
+out:
+	slurm_run_result_clear(&res);
+	free(why);
+	return rc;
+}
+
 static struct executor_job *slurm_start(struct executor *e, const struct executor_start *req, void *owner,
 					char **err)
 {
 	struct slurm_executor *se = slurm_of(e);
 	struct assignment *a = assignment_from_json(req->assignment, err);
-	struct slurm_run_result res = { 0 };
 	struct executor_job *j = NULL;
 	char *node_mount = slurm_map_path(req->mount, se->map_from, se->map_to);
 	char *script = NULL, *exit_path = NULL, **argv = NULL, *why = NULL;
 	struct slurm_submit s;
-	uint64_t job_id;
+	bool retry = false;
 
 	if (!a) {
 		char *e2 = *err;
@@ -212,35 +290,27 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 			break;
 		}
 	}
-	rpc_counted(se, "sbatch", &se->counts.sbatch);
-	if (slurm_run(argv, script, req->identity, CMD_TIMEOUT_MS, &res, &why) < 0) {
-		errprintf(err, "cannot start: sbatch: %s", why);
-		goto out;
+	j = job_add(se, req->dir, exit_path, 0, owner);
+	j->argv = argv;
+	j->script = script;
+	j->identity = json_incref(req->identity);
+	argv = NULL;
+	script = NULL;
+	if (submit(j, &retry, &why) < 0) {
+		if (!retry) {
+			errprintf(err, "cannot start: %s", why);
+			slurm_release(j);
+			j = NULL;
+			errno = EINVAL;
+			goto out;
+		}
+		/* Slurm is busy or at a limit: the start waits (executor.h). */
+		log_warnx("%s; trying again in %d s", why, RETRY_FIRST_MS / 1000);
+		j->retry_ms = RETRY_FIRST_MS;
+		j->retry_at_ms = time_mono_ms() + j->retry_ms;
 	}
-	if (res.status != 0 || slurm_parse_sbatch_id(res.out, &job_id) < 0) {
-		char *text = squeeze_blanks(res.err[0] ? res.err : res.out);
-
-		errno = slurm_sbatch_refusal(res.err) == SLURM_REFUSED_ERROR ? EINVAL : EAGAIN;
-		errprintf(err, "cannot start: sbatch refused it (status %d): %s", res.status, text);
-		free(text);
-		goto out;
-	}
-	{
-		char idtext[32];
-
-		snprintf(idtext, sizeof idtext, "%" PRIu64 "\n", job_id);
-		if (write_text(req->dir, "slurm_job", idtext) < 0)
-			/* The job runs; a runner restarted now would not find it. */
-			log_warn("slurm job %" PRIu64 ": cannot record it in %s", job_id, req->dir);
-	}
-	j = job_add(se, req->dir, exit_path, job_id, owner);
-	/* Something waits: look soon. */
-	se->interval_ms = FAST_INTERVAL_MS;
-	if (se->next_query_ms == 0 || se->next_query_ms > time_mono_ms() + FAST_INTERVAL_MS)
-		se->next_query_ms = time_mono_ms() + FAST_INTERVAL_MS;
 out:
 	json_decref(req->identity);
-	slurm_run_result_clear(&res);
 	slurm_argv_free(argv);
 	assignment_destroy(a);
 	free(node_mount);
@@ -377,7 +447,7 @@ static void flush_cancels(struct slurm_executor *se)
 	char *why = NULL;
 
 	for (struct executor_job *j = se->jobs; j; j = j->next) {
-		if (!j->cancel || j->ended)
+		if (!j->cancel || j->ended || !j->job_id)
 			continue;
 		argv = xrealloc(argv, (n + 3) * sizeof *argv);
 		if (n == 0)
@@ -487,25 +557,71 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 	return true;
 }
 
+/* Queued starts: dropped when stopped, else submitted again when due.
+ * Returns the earliest retry still waiting (-1 none). */
+static int64_t retry_starts(struct slurm_executor *se, int64_t now_ms)
+{
+	int64_t next = -1;
+
+	for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
+		struct exec_status st = { .cpu_ms = -1, .max_rss = -1 };
+		bool retry = false;
+		char *why = NULL;
+
+		nx = j->next;
+		if (j->ended || j->job_id)
+			continue;
+		if (j->cancel) {
+			st.state = EXEC_EXITED;
+			st.signal = SIGTERM;
+			st.reason = xstrdup("stopped before Slurm took it");
+		} else if (now_ms < j->retry_at_ms) {
+			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
+			continue;
+		} else if (submit(j, &retry, &why) == 0) {
+			log_info("slurm job %s: submitted on a later try", j->id);
+			continue;
+		} else if (retry) {
+			if ((j->retry_ms *= 2) > RETRY_MAX_MS)
+				j->retry_ms = RETRY_MAX_MS;
+			j->retry_at_ms = now_ms + j->retry_ms;
+			log_warnx("%s; trying again in %" PRId64 " s", why, j->retry_ms / 1000);
+			free(why);
+			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
+			continue;
+		} else {
+			st.state = EXEC_FAILED;
+			st.reason = xasprintf("cannot start: %s", why);
+		}
+		free(why);
+		j->ended = true;
+		drop_submission(j);
+		executor_report(&se->base, j->owner, &st, now_ms);
+		exec_status_clear(&st);
+	}
+	return next;
+}
+
 static int64_t slurm_tick(struct executor *e, int64_t now_ms)
 {
 	struct slurm_executor *se = slurm_of(e);
 	struct slurm_job *jobs;
 	bool watching = false, waiting = false, changed = false;
+	int64_t next = retry_starts(se, now_ms);
 	size_t n;
 
 	for (struct executor_job *j = se->jobs; j; j = j->next)
-		watching |= !j->ended;
+		watching |= !j->ended && j->job_id;
 	if (!watching)
-		return -1;
+		return next;
 	if (now_ms < se->next_query_ms)
-		return se->next_query_ms;
+		return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
 	flush_cancels(se);
 	jobs = query(se, &n);
 	if (jobs) {
-		for (struct executor_job *j = se->jobs, *next; j; j = next) {
-			next = j->next;
-			if (j->ended)
+		for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
+			nx = j->next;
+			if (j->ended || !j->job_id)
 				continue;
 			changed |= look_at(j, jobs, n, now_ms);
 			waiting |= !j->ended && (!j->running || j->gone_since_ms || j->ended_wait_ms);
@@ -519,7 +635,7 @@ static int64_t slurm_tick(struct executor *e, int64_t now_ms)
 	else if ((se->interval_ms *= 2) > se->max_interval_ms)
 		se->interval_ms = se->max_interval_ms;
 	se->next_query_ms = now_ms + se->interval_ms;
-	return se->next_query_ms;
+	return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
 }
 
 static void slurm_forget(struct executor_job *j)
@@ -547,6 +663,7 @@ static void slurm_release(struct executor_job *j)
 		j->se->jobs = j->next;
 	if (j->next)
 		j->next->prev = j->prev;
+	drop_submission(j);
 	free(j->dir);
 	free(j->exit_path);
 	free(j->stop);

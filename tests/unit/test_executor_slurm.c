@@ -288,6 +288,96 @@ static void test_cycle(void)
 	free(err);
 }
 
+static void refuse(const char *text)
+{
+	char *path = xasprintf("%s/sbatch.refuse", tmp);
+	FILE *f;
+
+	if (text) {
+		f = fopen(path, "w");
+		fputs(text, f);
+		fclose(f);
+	} else {
+		unlink(path);
+	}
+	free(path);
+}
+
+/* sbatch refusals: busy or at a limit, the start waits and is tried again;
+ * wrong for good, it fails; a waiting start that is stopped is dropped. */
+static void test_refused(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t2" };
+	struct assignment a = { .id = 20, .attempt = 1, .job = 7, .stage = "st", .index = 9, .item = "",
+				.run = "true", .cpus = 1, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct executor_job *j, *j2;
+	struct executor_start req;
+	char *err = NULL, *dir = xasprintf("%s/state/20.1", tmp), *mount = xasprintf("%s/mnt", tmp), *text;
+	json_t *json = assignment_to_json(&a);
+	int64_t now = time_mono_ms(), next;
+	int owner;
+
+	executor_set_callback(e, changed, &seen);
+	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = mount, .scratch = tmp,
+				       .identity = identity() };
+	refuse("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n");
+	j = executor_start(e, &req, &owner, &err);
+	ok(j != NULL, "a start Slurm cannot take now waits");
+	if (!j)
+		return;
+	is_str(executor_job_id(e, j), "", "with no job id yet");
+	ok(access(dir, F_OK) == 0, "its folder is there");
+	next = executor_tick(e, now);
+	ok(next > now + 3000, "tried again in a few seconds, not at once");
+	is_int(seen.calls, 0, "nothing reported meanwhile");
+	refuse(NULL);
+	set_squeue("");
+	executor_tick(e, now + 6000);
+	text = slurp(dir, "slurm_job");
+	ok(strcmp(executor_job_id(e, j), "") != 0 && strcmp(text, "") != 0, "submitted on the next try, recorded (%s)",
+	   executor_job_id(e, j));
+	free(text);
+	is_int(seen.calls, 0, "still nothing reported");
+	executor_forget(e, j);
+	executor_release(e, j);
+
+	refuse("sbatch: error: invalid partition specified: nosuch\n"
+	       "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	ok(j2 == NULL && err && strstr(err, "Invalid partition name"), "a refusal for good fails the start: %s",
+	   err ? err : "");
+
+	refuse("sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n");
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	ok(j2 != NULL, "waiting again");
+	if (j2) {
+		ok(executor_signal(e, j2, SIGTERM) == 0, "stopped while it waits");
+		executor_tick(e, now);
+		ok(seen.calls == 1 && seen.last.state == EXEC_EXITED && seen.last.signal == SIGTERM && seen.last.reason &&
+		   strstr(seen.last.reason, "before Slurm took it"), "dropped, reported ended");
+		executor_forget(e, j2);
+		executor_release(e, j2);
+	}
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	refuse("sbatch: error: Batch job submission failed: Invalid account or account/partition combination\n");
+	executor_tick(e, now + 6000);
+	ok(j2 && seen.calls == 2 && seen.last.state == EXEC_FAILED && seen.last.reason &&
+	   strstr(seen.last.reason, "Invalid account"), "a retry refused for good: failed");
+	executor_release(e, j2);
+	refuse(NULL);
+	exec_status_clear(&seen.last);
+	executor_destroy(e);
+	json_decref(json);
+	free(dir);
+	free(mount);
+	free(err);
+}
+
 int main(void)
 {
 	char *path, *cmd;
@@ -302,8 +392,10 @@ int main(void)
 	if (system(cmd) != 0)
 		return 1;
 	free(cmd);
-	cmd = xasprintf("n=$(cat %s/sbatch.n 2>/dev/null || echo 100); n=$((n + 1)); echo $n >%s/sbatch.n\n"
-			"printf '%%s\\n' \"$@\" >%s/sbatch.args; cat >%s/sbatch.script; echo $n\n", tmp, tmp, tmp, tmp);
+	cmd = xasprintf("if [ -e %s/sbatch.refuse ]; then cat %s/sbatch.refuse >&2; exit 1; fi\n"
+			"n=$(cat %s/sbatch.n 2>/dev/null || echo 100); n=$((n + 1)); echo $n >%s/sbatch.n\n"
+			"printf '%%s\\n' \"$@\" >%s/sbatch.args; cat >%s/sbatch.script; echo $n\n",
+			tmp, tmp, tmp, tmp, tmp, tmp);
 	write_script("sbatch", cmd);
 	free(cmd);
 	cmd = xasprintf("cat %s/squeue.txt\n", tmp);
@@ -317,6 +409,7 @@ int main(void)
 	free(path);
 	test_pure();
 	test_cycle();
+	test_refused();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmp);
