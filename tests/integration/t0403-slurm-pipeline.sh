@@ -6,7 +6,8 @@
 # submitting user through sbatch; a failing instance's exit code reaches its
 # status; echo cancel > ctl leaves none of the runner's jobs in squeue; the
 # runner killed -9 in a fan-out and started again submits no instance twice.
-# slurm1 offers sinfo's CPUs of the partition capped by --slurm-max-jobs.
+# slurm1 offers sinfo's CPUs of the partition capped by --slurm-max-jobs;
+# slurm2 writes the wrapper with --slurm-path-map's paths.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/slurm.sh"
 SLURM_CPUS=8 SLURM_MIN_JOB_AGE=30 start_slurm n1
@@ -117,3 +118,25 @@ check "in 20 distinct Slurm jobs" test "$(cat "$MNT/jobs/$fan/out/fan/"ids.* | s
 after=$(submits)
 check "slurmctld took 20 submissions for it (got $((after - before)))" test $((after - before)) -eq 20
 check "the new runner reattached to the jobs the old one left" grep -q 'of an earlier runner still run here: reattached' "$LOGS/runner-slurm1.log"
+
+# --slurm-path-map: the nodes see the mount elsewhere (here a bind mount of
+# it); the wrapper's paths are the nodes', the exit file is read through the
+# runner's. No --slurm-max-jobs: the host offers all sinfo says.
+NODEMNT=$TEST_DIR/node-mnt
+mkdir -p "$NODEMNT"
+mount --bind "$MNT" "$NODEMNT" || fail "cannot bind-mount the mount"
+on_cleanup "umount -l '$NODEMNT'"
+start_runner slurm2 --executor slurm --slurm-path-map "$MNT=$NODEMNT" -v
+check "slurm2 offers sinfo's 8 cpus" grep -q 'capacity: 8 cpus' "$MNT/hosts/slurm2/status"
+cat >"$TEST_DIR/map.conf" <<'SPEC'
+[stage where]
+hosts = slurm2
+instances = 2
+run = echo "$PARSA_OUT" > "$PARSA_OUT/where.$PARSA_INDEX"; echo "logged $PARSA_INDEX"
+SPEC
+chmod 644 "$TEST_DIR/map.conf"
+as_user parsa-slurm1 cp "$TEST_DIR/map.conf" "$MNT/queue/map.conf" || fail "cannot submit"
+mid=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
+wait_job "$mid" 120 succeeded
+check "the instance saw the nodes' path" grep -qx "$NODEMNT/jobs/$mid/out/where" "$MNT/jobs/$mid/out/where/where.1"
+check "its log is the instance's log" grep -qx 'logged 1' "$MNT/jobs/$mid/stages/where/instances/1/log"
