@@ -28,6 +28,10 @@
 /* At MaxJobCount sbatch itself sleeps and retries for ever: stopped after
  * this, the start waits and is tried again (looked for by its tag first). */
 #define SBATCH_TIMEOUT_MS 10000
+/* sbatch time the main loop spends between two ticks before further starts
+ * wait for the next one: a fan-out of hundreds must not hold the heartbeat
+ * back past the lease (sbatch takes 30 ms idle, much more under load). */
+#define SBATCH_BUDGET_MS 1000
 #define FAST_INTERVAL_MS 1000
 #define RETRY_FIRST_MS 5000      /* a start Slurm refused for now, tried again after */
 #define RETRY_MAX_MS 60000
@@ -38,6 +42,7 @@ struct slurm_executor {
 	int64_t lost_grace_ms, max_interval_ms;
 	int64_t interval_ms, next_query_ms;
 	struct slurm_rpc_counts counts;
+	int64_t sbatch_spent_ms;   /* in sbatch since the last tick */
 	struct executor_job *jobs;
 };
 
@@ -182,12 +187,15 @@ static int submit(struct executor_job *j, bool *retry, char **err)
 	struct slurm_run_result res = { 0 };
 	uint64_t job_id = j->retry_ms ? find_tagged(se, j->dir) : 0;
 	char *why = NULL, idtext[32];
-	int rc = -1;
+	int64_t t0 = time_mono_ms();
+	int rc = -1, ran;
 
 	*retry = false;
 	if (!job_id) {
 		rpc_counted(se, "sbatch", &se->counts.sbatch);
-		if (slurm_run(j->argv, j->script, j->identity, SBATCH_TIMEOUT_MS, &res, &why) < 0) {
+		ran = slurm_run(j->argv, j->script, j->identity, SBATCH_TIMEOUT_MS, &res, &why);
+		se->sbatch_spent_ms += time_mono_ms() - t0;
+		if (ran < 0) {
 			errprintf(err, "sbatch: %s", why);
 			goto out;
 		}
@@ -296,7 +304,10 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	j->identity = json_incref(req->identity);
 	argv = NULL;
 	script = NULL;
-	if (submit(j, &retry, &why) < 0) {
+	if (se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
+		/* Submitted at the next tick, at once (executor.h: a start may queue). */
+		log_debug("%s: queued for the next cycle's sbatch calls", req->dir);
+	} else if (submit(j, &retry, &why) < 0) {
 		if (!retry) {
 			errprintf(err, "cannot start: %s", why);
 			slurm_release(j);
@@ -575,14 +586,18 @@ static int64_t retry_starts(struct slurm_executor *se, int64_t now_ms)
 			st.state = EXEC_EXITED;
 			st.signal = SIGTERM;
 			st.reason = xstrdup("stopped before Slurm took it");
-		} else if (now_ms < j->retry_at_ms) {
-			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
+		} else if (now_ms < j->retry_at_ms || se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
+			int64_t due = now_ms < j->retry_at_ms ? j->retry_at_ms : now_ms;
+
+			next = next < 0 || due < next ? due : next;
 			continue;
 		} else if (submit(j, &retry, &why) == 0) {
-			log_info("slurm job %s: submitted on a later try", j->id);
+			if (j->retry_ms)
+				log_info("slurm job %s: submitted on a later try", j->id);
 			continue;
 		} else if (retry) {
-			if ((j->retry_ms *= 2) > RETRY_MAX_MS)
+			j->retry_ms = j->retry_ms ? j->retry_ms * 2 : RETRY_FIRST_MS;
+			if (j->retry_ms > RETRY_MAX_MS)
 				j->retry_ms = RETRY_MAX_MS;
 			j->retry_at_ms = now_ms + j->retry_ms;
 			log_warnx("%s; trying again in %" PRId64 " s", why, j->retry_ms / 1000);
@@ -607,8 +622,11 @@ static int64_t slurm_tick(struct executor *e, int64_t now_ms)
 	struct slurm_executor *se = slurm_of(e);
 	struct slurm_job *jobs;
 	bool watching = false, waiting = false, changed = false;
-	int64_t next = retry_starts(se, now_ms);
+	int64_t next;
 	size_t n;
+
+	se->sbatch_spent_ms = 0;
+	next = retry_starts(se, now_ms);
 
 	for (struct executor_job *j = se->jobs; j; j = j->next)
 		watching |= !j->ended && j->job_id;

@@ -378,6 +378,52 @@ static void test_refused(void)
 	free(err);
 }
 
+/* A slow sbatch: after about a second of them between two ticks, further
+ * starts wait for the next tick (the runner's loop must go on). */
+static void test_budget(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t3" };
+	struct assignment a = { .id = 30, .attempt = 1, .job = 7, .stage = "st", .index = 0, .item = "",
+				.run = "true", .cpus = 1, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct executor_job *j[3];
+	struct executor_start req;
+	char *err = NULL, *mount = xasprintf("%s/mnt", tmp), *path = xasprintf("%s/sbatch.slow", tmp);
+	FILE *f = fopen(path, "w");
+
+	fclose(f);
+	executor_set_callback(e, changed, &seen);
+	for (int i = 0; i < 3; i++) {
+		json_t *json;
+
+		a.id = 30 + i;
+		json = assignment_to_json(&a);
+		req = (struct executor_start){ .assignment = json, .mount = mount, .scratch = tmp, .identity = identity() };
+		req.dir = xasprintf("%s/state/%d.1", tmp, 30 + i);
+		j[i] = executor_start(e, &req, &seen, &err);
+		free((char *)req.dir);
+		json_decref(json);
+	}
+	ok(j[0] && j[1] && j[2], "three started");
+	if (!j[0] || !j[1] || !j[2])
+		return;
+	ok(*executor_job_id(e, j[0]) && *executor_job_id(e, j[1]), "the first two submitted at once");
+	is_str(executor_job_id(e, j[2]), "", "the third waits for the next tick");
+	ok(executor_tick(e, time_mono_ms()) >= 0, "tick");
+	ok(*executor_job_id(e, j[2]) != '\0', "and is submitted there (%s)", executor_job_id(e, j[2]));
+	is_int(seen.calls, 0, "nothing reported");
+	unlink(path);
+	for (int i = 0; i < 3; i++) {
+		executor_forget(e, j[i]);
+		executor_release(e, j[i]);
+	}
+	executor_destroy(e);
+	free(path);
+	free(mount);
+	free(err);
+}
+
 int main(void)
 {
 	char *path, *cmd;
@@ -392,10 +438,11 @@ int main(void)
 	if (system(cmd) != 0)
 		return 1;
 	free(cmd);
-	cmd = xasprintf("if [ -e %s/sbatch.refuse ]; then cat %s/sbatch.refuse >&2; exit 1; fi\n"
+	cmd = xasprintf("if [ -e %s/sbatch.slow ]; then sleep 0.6; fi\n"
+			"if [ -e %s/sbatch.refuse ]; then cat %s/sbatch.refuse >&2; exit 1; fi\n"
 			"n=$(cat %s/sbatch.n 2>/dev/null || echo 100); n=$((n + 1)); echo $n >%s/sbatch.n\n"
 			"printf '%%s\\n' \"$@\" >%s/sbatch.args; cat >%s/sbatch.script; echo $n\n",
-			tmp, tmp, tmp, tmp, tmp, tmp);
+			tmp, tmp, tmp, tmp, tmp, tmp, tmp);
 	write_script("sbatch", cmd);
 	free(cmd);
 	cmd = xasprintf("cat %s/squeue.txt\n", tmp);
@@ -410,6 +457,7 @@ int main(void)
 	test_pure();
 	test_cycle();
 	test_refused();
+	test_budget();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmp);
