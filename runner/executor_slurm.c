@@ -1,12 +1,14 @@
 /* The Slurm executor (executor_slurm.h). start writes DIR/assignment.json and
  * DIR/wrapper.sh, submits the wrapper with sbatch as the instance's user (the
  * script on stdin, so that the user needs no access to the runner's state
- * folder) and records the job id in DIR/slurm_job before it returns. tick
- * runs one `squeue --name=parsa-<runner>` for every job of this runner, every
- * second while a job waits to start or something changed, backing off to
- * max_interval_ms while all run; ended jobs' exit codes come from the
- * wrapper's exit file on the volume. Signals become one batched scancel per
- * cycle. */
+ * folder; tagged --comment=parsa:<DIR's name>) and records the job id in
+ * DIR/slurm_job before it returns. A start Slurm refuses for now, or one past
+ * the cycle's sbatch budget, waits in the executor (id "") and tick submits
+ * it. tick runs one `squeue --name=parsa-<runner>` for every job of this
+ * runner, every second while a job waits to start or something changed,
+ * backing off to max_interval_ms while all run; ended jobs' exit codes come
+ * from the wrapper's exit file on the volume. Signals become one batched
+ * scancel per cycle. */
 #include "executor_slurm.h"
 #include "log.h"
 #include "slurm_run.h"
@@ -142,16 +144,15 @@ static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
 	uint64_t found = 0;
 	char *why = NULL;
 
-	se->counts.squeue++;
+	rpc_counted(se, "squeue for a tag", &se->counts.squeue);
 	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0 || res.status != 0) {
 		log_warnx("squeue: %s", why ? why : res.err);
 	} else {
-		for (char *line = res.out, *next; line && *line; line = next) {
-			char *bar = strchr(line, '|');
-
+		for (char *line = res.out, *next, *bar; line && *line; line = next) {
 			next = strchr(line, '\n');
 			if (next)
 				*next++ = '\0';
+			bar = strchr(line, '|');
 			if (bar && strcmp(bar + 1, tag) == 0) {
 				*bar = '\0';
 				found = strtoull(line, NULL, 10);
