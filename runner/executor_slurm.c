@@ -213,7 +213,13 @@ static int submit(struct executor_job *j, bool *retry, char **err)
 				text[--len] = '\0';
 
 			*retry = r == SLURM_REFUSED_BUSY || r == SLURM_REFUSED_LIMIT || res.status > 128;
-			errprintf(err, "sbatch refused it (status %d): %s", res.status, text);
+			/* slurm_run's child says 126 when it could not become the
+			 * user, 127 when there is no sbatch to exec. */
+			if (!*text && (res.status == 126 || res.status == 127))
+				errprintf(err, "sbatch did not run: %s", res.status == 126 ?
+					  "cannot switch to the instance's user" : "no sbatch in the runner's PATH");
+			else
+				errprintf(err, "sbatch refused it (status %d): %s", res.status, text);
 			free(text);
 			goto out;
 		}
