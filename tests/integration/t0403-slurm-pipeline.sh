@@ -7,7 +7,8 @@
 # status; echo cancel > ctl leaves none of the runner's jobs in squeue; the
 # runner killed -9 in a fan-out and started again submits no instance twice.
 # slurm1 offers sinfo's CPUs of the partition capped by --slurm-max-jobs;
-# slurm2 writes the wrapper with --slurm-path-map's paths.
+# slurm2 writes the wrapper with --slurm-path-map's paths; a job scancel'ed outside
+# parsa fails its instance with Slurm's reason.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/slurm.sh"
 SLURM_CPUS=8 SLURM_MIN_JOB_AGE=30 start_slurm n1
@@ -140,3 +141,21 @@ mid=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
 wait_job "$mid" 120 succeeded
 check "the instance saw the nodes' path" grep -qx "$NODEMNT/jobs/$mid/out/where" "$MNT/jobs/$mid/out/where/where.1"
 check "its log is the instance's log" grep -qx 'logged 1' "$MNT/jobs/$mid/stages/where/instances/1/log"
+
+# Cancelled in Slurm behind parsa's back (an admin's scancel): the wrapper
+# never wrote its exit file; the instance fails with Slurm's word for it.
+cat >"$TEST_DIR/victim.conf" <<'SPEC'
+[stage victim]
+hosts = slurm1
+run = sleep 300
+SPEC
+chmod 644 "$TEST_DIR/victim.conf"
+as_user parsa-slurm1 cp "$TEST_DIR/victim.conf" "$MNT/queue/victim.conf" || fail "cannot submit"
+vid=$(as_user parsa-slurm1 readlink "$MNT/jobs/last")
+wait_for "the victim runs" 60 grep -q '^state: running' "$MNT/jobs/$vid/stages/victim/instances/0/status"
+sid=$(on_slurm)
+check "one job of slurm1 in Slurm ($sid)" test "$(printf '%s\n' "$sid" | grep -c .)" -eq 1
+scancel "$sid" || fail "scancel $sid failed"
+wait_job "$vid" 60 failed
+check "its status says Slurm cancelled it" grep -q "slurm job $sid: cancelled in Slurm" \
+	"$MNT/jobs/$vid/stages/victim/instances/0/status"
