@@ -27,6 +27,7 @@ on_slurm() {
 }
 
 spec=$TEST_DIR/lab.conf
+# shellcheck disable=SC2016 # the stage's own variables, for the stage's shell
 sed -e 's/^samples = 16/samples = 20/' \
 	-e '/^\[stage warm\]/a hosts = local' \
 	-e '/^\[stage timing\]/a hosts = slurm1' \
