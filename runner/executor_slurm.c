@@ -434,11 +434,18 @@ static const char *slurm_stop_reason(const struct executor_job *j)
 static void report_end(struct executor_job *j, const struct slurm_verdict *v, int64_t now_ms)
 {
 	struct exec_status st = { .state = EXEC_EXITED, .ended_ms = time_now_ms(), .cpu_ms = -1, .max_rss = -1 };
-	char *text = read_file(j->exit_path, 64, NULL);
+	char *text = read_file(j->exit_path, 128, NULL);
+	int64_t t0, t1;
 	int code;
 
-	if (text && slurm_exit_parse(text, &code) == 0) {
+	if (text && slurm_exit_parse(text, &code, &t0, &t1) == 0) {
 		st.exit_code = code;
+		/* The node's times: a job that began and ended between two
+		 * squeues was never seen running. */
+		if (t0 > 0) {
+			st.started_ms = t0;
+			st.ended_ms = t1;
+		}
 	} else if (v && v->outcome == SLURM_FAILED) {
 		/* Cancelled, killed or timed out before the wrapper could say. */
 		st.signal = SIGTERM;
@@ -529,9 +536,10 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 			rec = &jobs[i];
 	if (!rec) {
 		/* Gone (past MinJobAge): the exit file says how it ended. */
-		char *text = read_file(j->exit_path, 64, NULL);
+		char *text = read_file(j->exit_path, 128, NULL);
+		int64_t t0, t1;
 		int code;
-		bool have = text && slurm_exit_parse(text, &code) == 0;
+		bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
 
 		free(text);
 		if (!j->gone_since_ms)

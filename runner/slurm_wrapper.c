@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,16 +115,20 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	    "mkdir -p \"$PARSA_SCRATCH\" && chmod 700 \"$PARSA_SCRATCH\"\n"
 	    "exec >>\"$log\" 2>&1 </dev/null || exit 125\n"
 	    "cd \"$PARSA_OUT\" 2>/dev/null || cd \"$PARSA_SCRATCH\"\n"
+	    "start=$(date +%s%3N)\n"
 	    "/bin/sh -c \"$run\"\n"
 	    "rc=$?\n"
+	    "end=$(date +%s%3N)\n"
 	    "rm -rf \"$PARSA_SCRATCH\"\n"
-	    "printf '%d\\n' \"$rc\" >\"$exit_file.tmp\" && mv -f \"$exit_file.tmp\" \"$exit_file\"\n"
+	    "printf '%d %s %s\\n' \"$rc\" \"$start\" \"$end\" >\"$exit_file.tmp\" &&\n"
+	    "\tmv -f \"$exit_file.tmp\" \"$exit_file\"\n"
 	    "exit \"$rc\"\n");
 	return buf;
 }
 
-int slurm_exit_parse(const char *text, int *code)
+int slurm_exit_parse(const char *text, int *code, int64_t *started_ms, int64_t *ended_ms)
 {
+	long long t0 = 0, t1 = 0;
 	char *end;
 	long v;
 
@@ -131,8 +136,14 @@ int slurm_exit_parse(const char *text, int *code)
 		return -1;
 	errno = 0;
 	v = strtol(text, &end, 10);
-	if (errno || end == text || *end != '\n' || end[1] || v < 0 || v > 255)
+	if (errno || end == text || (*end != '\n' && *end != ' ') || v < 0 || v > 255)
 		return -1;
+	/* The node's clock at the stage's start and end; a node whose date
+	 * cannot say milliseconds leaves them out (or writes garbage). */
+	if (*end == ' ' && sscanf(end, " %lld %lld", &t0, &t1) != 2)
+		t0 = t1 = 0;
 	*code = (int)v;
+	*started_ms = t0 > 0 && t1 >= t0 ? t0 : 0;
+	*ended_ms = t0 > 0 && t1 >= t0 ? t1 : 0;
 	return 0;
 }

@@ -6,6 +6,8 @@
 #ifndef PARSA_RUNNER_SLURM_WRAPPER_H
 #define PARSA_RUNNER_SLURM_WRAPPER_H
 
+#include <stdint.h>
+
 #include "assign.h"
 
 /* path with a leading from replaced by to (both NULL: a copy). Malloc'ed. */
@@ -19,7 +21,8 @@ char *slurm_exit_path(const char *mount, const struct assignment *a);
  * code written (through a temporary name) to the exit file. Malloc'ed. */
 char *slurm_wrapper_text(const struct assignment *a, const char *node_mount);
 
-/* The exit file's text ("0\n"): 0 and *code, or -1 (incomplete, garbage). */
-int slurm_exit_parse(const char *text, int *code);
+/* The exit file's text ("CODE START_MS END_MS\n", the node's wall clock; the
+ * times 0 when missing): 0 and *code, or -1 (incomplete, garbage). */
+int slurm_exit_parse(const char *text, int *code, int64_t *started_ms, int64_t *ended_ms);
 
 #endif

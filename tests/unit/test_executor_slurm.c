@@ -82,6 +82,7 @@ static void test_pure(void)
 				.run = "echo 'it''s' \"$PARSA_INDEX\"", .cpus = 1 };
 	char *env[] = { "FOO=a'b", "PARSA_INDEX=99" };
 	char *p, *w;
+	int64_t t0, t1;
 	int code = -1;
 
 	a.env = env;
@@ -98,11 +99,14 @@ static void test_pure(void)
 	p = slurm_exit_path("/parsa", &a);
 	is_str(p, "/parsa/jobs/7/out/st/.parsa-exit.3.2", "the exit file is in the stage's out folder, per attempt");
 	free(p);
-	ok(slurm_exit_parse("0\n", &code) == 0 && code == 0, "exit file 0");
-	ok(slurm_exit_parse("137\n", &code) == 0 && code == 137, "exit file 137");
-	ok(slurm_exit_parse("13", &code) < 0, "a file without its newline is not complete");
-	ok(slurm_exit_parse("", &code) < 0 && slurm_exit_parse("x\n", &code) < 0 &&
-	   slurm_exit_parse("300\n", &code) < 0, "garbage is refused");
+	ok(slurm_exit_parse("0\n", &code, &t0, &t1) == 0 && code == 0 && t0 == 0 && t1 == 0, "exit file 0");
+	ok(slurm_exit_parse("137 1700000000000 1700000001500\n", &code, &t0, &t1) == 0 && code == 137 &&
+	   t0 == 1700000000000 && t1 == 1700000001500, "exit file 137 with the node's start and end");
+	ok(slurm_exit_parse("3 %3N x\n", &code, &t0, &t1) == 0 && code == 3 && t0 == 0 && t1 == 0,
+	   "times a date could not write are left out");
+	ok(slurm_exit_parse("13", &code, &t0, &t1) < 0, "a file without its newline is not complete");
+	ok(slurm_exit_parse("", &code, &t0, &t1) < 0 && slurm_exit_parse("x\n", &code, &t0, &t1) < 0 &&
+	   slurm_exit_parse("300\n", &code, &t0, &t1) < 0, "garbage is refused");
 	w = slurm_wrapper_text(&a, "/mnt/parsa");
 	ok(strstr(w, "export FOO='a'\\''b'\n") != NULL, "the stage's variables, quoted");
 	ok(strstr(w, "export PARSA_INDEX='3'\n") != NULL &&
@@ -189,6 +193,8 @@ static void test_cycle(void)
 	executor_tick(e, now + 6000);
 	ok(seen.calls == 2 && seen.last.state == EXEC_EXITED && seen.last.exit_code == 3 && seen.last.signal == 0,
 	   "ended: the exit code from the wrapper's file (%d)", seen.last.exit_code);
+	ok(seen.last.started_ms > 0 && seen.last.ended_ms >= seen.last.started_ms &&
+	   seen.last.ended_ms <= time_now_ms(), "with the node's start and end times");
 	executor_forget(e, j);
 	ok(access(dir, F_OK) < 0, "forget removes DIR");
 	text = slurp(mount, "jobs/7/out/st/.parsa-exit.3.2");
