@@ -166,6 +166,21 @@ static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
 }
 
 static void slurm_release(struct executor_job *j);
+static void slurm_forget(struct executor_job *j);
+
+/* DIR and what start wrote there. */
+static void remove_dir(const char *dir)
+{
+	static const char *const files[] = { "assignment.json", "mount", "wrapper.sh", "slurm_job", "stop" };
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *path = path_in(dir, files[i]);
+
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+}
 
 /* Forget what a queued start kept for its retries. */
 static void drop_submission(struct executor_job *j)
@@ -277,6 +292,7 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 		free(text);
 		if (rc < 0) {
 			errprintf(err, "cannot start: cannot write in %s: %s", req->dir, strerror(errno));
+			remove_dir(req->dir);
 			goto out;
 		}
 	}
@@ -317,6 +333,8 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	} else if (submit(j, &retry, &why) < 0) {
 		if (!retry) {
 			errprintf(err, "cannot start: %s", why);
+			/* Nothing in Slurm: nothing for a next runner to find. */
+			slurm_forget(j);
 			slurm_release(j);
 			j = NULL;
 			errno = EINVAL;
@@ -673,15 +691,7 @@ static int64_t slurm_tick(struct executor *e, int64_t now_ms)
 
 static void slurm_forget(struct executor_job *j)
 {
-	static const char *const files[] = { "assignment.json", "mount", "wrapper.sh", "slurm_job", "stop" };
-
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *path = path_in(j->dir, files[i]);
-
-		unlink(path);
-		free(path);
-	}
-	rmdir(j->dir);
+	remove_dir(j->dir);
 	/* The exit file is the job's, on its volume: not left among its outputs. */
 	unlink(j->exit_path);
 }

@@ -355,6 +355,7 @@ static void test_refused(void)
 	j2 = executor_start(e, &req, &owner, &err);
 	ok(j2 == NULL && err && strstr(err, "Invalid partition name"), "a refusal for good fails the start: %s",
 	   err ? err : "");
+	ok(access(dir, F_OK) < 0, "and leaves no folder behind");
 
 	refuse("sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n");
 	req.identity = identity();
