@@ -7,6 +7,8 @@
  * pipes of starting instances, with the sampling timer as a deadline. */
 #include "api_client.h"
 #include "cgroup.h"
+#include "executor_slurm.h"
+#include "slurm_run.h"
 #include "clock.h"
 #include "gpus.h"
 #include "hostwin.h"
@@ -28,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,6 +65,7 @@ struct runner {
 	int64_t next_sample_ms; /* when the instances are measured next */
 	struct volume_watch *volume; /* <mount>/storage: may work start? */
 	int64_t volume_down_since;   /* as last logged; 0 reachable */
+	struct executor *ex;    /* --executor slurm; NULL: local supervisors */
 };
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
@@ -115,6 +119,27 @@ static char *progress_dir_for(const char *run_dir, const char *state, const char
 }
 
 
+/* What a Slurm runner offers: the CPUs sinfo says its partition has up
+ * (allocated or idle), capped by --slurm-max-jobs; sinfo failing, the cap,
+ * else what this host would offer (cpus). */
+static int slurm_capacity(const struct runner *r, int cpus)
+{
+	int cap = r->cfg.slurm_max_jobs;
+	char *err = NULL;
+	long usable;
+
+	if (slurm_partition_cpus(r->cfg.slurm_partition, &usable, &err) < 0) {
+		log_warnx("cannot ask Slurm for its CPUs: %s; offering %d", err, cap ? cap : cpus);
+		free(err);
+		return cap ? cap : cpus;
+	}
+	if (usable > INT_MAX)
+		usable = INT_MAX;
+	log_info("Slurm partition %s: %ld CPUs up; offering %ld", r->cfg.slurm_partition ? r->cfg.slurm_partition :
+		 "(default)", usable, cap && cap < usable ? (long)cap : usable);
+	return cap && cap < usable ? cap : usable > 0 ? (int)usable : cap ? cap : cpus;
+}
+
 static json_t *registration_body(void *arg)
 {
 	struct runner *r = arg;
@@ -128,6 +153,10 @@ static json_t *registration_body(void *arg)
 	}
 	if (r->cfg.cpus)
 		cap.cpus = r->cfg.cpus;
+	/* A Slurm runner offers its partition's CPUs, at most the operator's
+	 * cap, not this host's cores. */
+	if (r->ex)
+		cap.cpus = slurm_capacity(r, cap.cpus);
 	if (r->cfg.mem)
 		cap.mem = r->cfg.mem;
 	if (r->cfg.scratch_size) {
@@ -630,13 +659,35 @@ int main(int argc, char **argv)
 		free(err);
 		err = NULL;
 	}
+	if (r.cfg.slurm) {
+		struct executor_slurm_config scfg = {
+			.runner = r.cfg.name, .partition = r.cfg.slurm_partition, .account = r.cfg.slurm_account,
+			.qos = r.cfg.slurm_qos, .map_from = r.cfg.slurm_map_from, .map_to = r.cfg.slurm_map_to,
+			.lost_grace_ms = r.cfg.slurm_lost_ms,
+		};
+
+		r.ex = executor_slurm_create(&scfg, &err);
+		if (!r.ex)
+			goto fail;
+		log_info("instances run as Slurm jobs named parsa-%s%s%s", r.cfg.name,
+			 r.cfg.slurm_partition ? " in partition " : "",
+			 r.cfg.slurm_partition ? r.cfg.slurm_partition : "");
+	}
 	icfg = (struct instances_config){
 		.mount = r.cfg.mount, .scratch_root = r.cfg.scratch, .state_dir = r.run_dir,
 		.progress_dir = progress_dir, 
 		.grace_ms = r.cfg.grace_ms, .on_event = on_event, .arg = &r,
 		.clock = r.clock, .on_prepare = on_prepare, .on_retire = on_retire,
-		.resources = r.res, .usage = r.usage,
+		.resources = r.res, .usage = r.usage, .executor = r.ex,
 	};
+	if (r.ex) {
+		/* Its instances' folders hold Slurm job ids: on the state folder,
+		 * which outlives a reboot of this host, as the jobs do. Cores,
+		 * GPUs and measuring are Slurm's. */
+		icfg.state_dir = r.cfg.state;
+		icfg.resources = NULL;
+		icfg.usage = NULL;
+	}
 	r.volume = volume_watch_create(r.cfg.mount, &err);
 	if (!r.volume)
 		goto fail;
@@ -668,6 +719,7 @@ out:
 	work_poll_destroy(r.work);
 	session_destroy(r.session);
 	instances_destroy(r.inst);
+	executor_destroy(r.ex);
 	volume_watch_destroy(r.volume);
 	progress_destroy(r.progress);
 	hostwin_destroy(r.win);

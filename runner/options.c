@@ -51,6 +51,14 @@ static const char usage_text[] =
 	"  --window WHEN       take work only then, e.g. \"mon-fri 20:00-08:00; sat,sun 00:00-24:00\"\n"
 	"  --drain-at-window-end yes|no  at the window's end let running work finish (yes)\n"
 	"                      or stop it to be requeued (no, the default)\n"
+	"  --executor local|slurm  where instances run: on this host (default), or as Slurm\n"
+	"                      jobs submitted with sbatch as the instance's user (docs/operators.md)\n"
+	"  --slurm-partition P, --slurm-account A, --slurm-qos Q  sbatch's -p, -A, --qos\n"
+	"  --slurm-max-jobs N  offer at most N CPUs (the host offers what sinfo shows for\n"
+	"                      the partition, allocated + idle, capped by N)\n"
+	"  --slurm-path-map FROM=TO  the mount is at TO on the compute nodes (default: same path)\n"
+	"  --slurm-lost-after SECONDS  a job gone from squeue without its exit file is lost\n"
+	"                      after this (default 60)\n"
 	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n"
@@ -70,6 +78,11 @@ void options_free(struct runner_options *cfg)
 	free(cfg->features);
 	free(cfg->window);
 	free(cfg->clock_file);
+	free(cfg->slurm_partition);
+	free(cfg->slurm_account);
+	free(cfg->slurm_qos);
+	free(cfg->slurm_map_from);
+	free(cfg->slurm_map_to);
 }
 
 static void config_defaults(struct runner_options *cfg)
@@ -190,7 +203,8 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 {
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
-	       O_CLOCK, O_GPUS, O_VERSION };
+	       O_CLOCK, O_GPUS, O_VERSION, O_EXECUTOR, O_S_PART, O_S_ACCT, O_S_QOS, O_S_MAX, O_S_MAP,
+	       O_S_LOST };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -210,6 +224,13 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "window", required_argument, NULL, O_WINDOW },
 		{ "drain-at-window-end", required_argument, NULL, O_DRAIN },
 		{ "clock-file", required_argument, NULL, O_CLOCK },
+		{ "executor", required_argument, NULL, O_EXECUTOR },
+		{ "slurm-partition", required_argument, NULL, O_S_PART },
+		{ "slurm-account", required_argument, NULL, O_S_ACCT },
+		{ "slurm-qos", required_argument, NULL, O_S_QOS },
+		{ "slurm-max-jobs", required_argument, NULL, O_S_MAX },
+		{ "slurm-path-map", required_argument, NULL, O_S_MAP },
+		{ "slurm-lost-after", required_argument, NULL, O_S_LOST },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -326,6 +347,50 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			free(cfg->clock_file);
 			cfg->clock_file = xstrdup(optarg);
 			break;
+		case O_EXECUTOR:
+			if (strcmp(optarg, "local") != 0 && strcmp(optarg, "slurm") != 0)
+				return errprintf(err, "--executor '%s': expected local or slurm", optarg);
+			cfg->slurm = strcmp(optarg, "slurm") == 0;
+			break;
+		case O_S_PART:
+		case O_S_ACCT:
+		case O_S_QOS: {
+			char **dst = c == O_S_PART ? &cfg->slurm_partition :
+				     c == O_S_ACCT ? &cfg->slurm_account : &cfg->slurm_qos;
+
+			if (!proto_safe_name(optarg))
+				return errprintf(err, "--%s '%s': use letters, digits, '.', '_' and '-'",
+						 c == O_S_PART ? "slurm-partition" :
+						 c == O_S_ACCT ? "slurm-account" : "slurm-qos", optarg);
+			free(*dst);
+			*dst = xstrdup(optarg);
+			break;
+		}
+		case O_S_MAX:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 1 << 20)
+				return errprintf(err, "--slurm-max-jobs '%s': expected a number of CPUs such as 64",
+						 optarg);
+			cfg->slurm_max_jobs = (int)n;
+			break;
+		case O_S_MAP: {
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || optarg[0] != '/' || eq[1] != '/')
+				return errprintf(err, "--slurm-path-map '%s': expected FROM=TO, two absolute paths",
+						 optarg);
+			free(cfg->slurm_map_from);
+			free(cfg->slurm_map_to);
+			cfg->slurm_map_from = xasprintf("%.*s", (int)(eq - optarg), optarg);
+			cfg->slurm_map_to = xstrdup(eq + 1);
+			break;
+		}
+		case O_S_LOST:
+			if (parse_duration(optarg, &u) < 0 || u < 1 || u > 24 * 3600)
+				return errprintf(err, "--slurm-lost-after '%s': expected seconds such as 60", optarg);
+			cfg->slurm_lost_ms = (int64_t)u * 1000;
+			break;
 		case 'v':
 			cfg->verbose++;
 			break;
@@ -344,6 +409,11 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		return errprintf(err, "unexpected argument '%s' (see parsa-runner --help)", argv[optind]);
 	if (apply_file(cfg, seen, err) < 0)
 		return -1;
+	/* This host's own load says nothing of the Slurm cluster's. */
+	if (cfg->slurm && !seen[0])
+		cfg->cpu_limit = 100;
+	if (cfg->slurm && !seen[1])
+		cfg->mem_limit = 100;
 	config_defaults(cfg);
 	return 0;
 }

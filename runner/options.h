@@ -28,6 +28,12 @@ struct runner_options {
 	char *window;           /* --window: when this host takes work; NULL: always */
 	int window_drain;       /* --drain-at-window-end yes */
 	char *clock_file;       /* --clock-file (a test facility, lib/clock.h) */
+	/* --executor slurm (runner/executor_slurm.h): instances become Slurm jobs. */
+	int slurm;
+	char *slurm_partition, *slurm_account, *slurm_qos;
+	char *slurm_map_from, *slurm_map_to; /* --slurm-path-map FROM=TO */
+	int slurm_max_jobs;     /* --slurm-max-jobs: the CPUs offered; 0: --cpus or detected */
+	int64_t slurm_lost_ms;  /* --slurm-lost-after: gone from squeue, no exit file */
 };
 
 /* Fill opts from argv, then the config file, then the defaults. 0; 1 when

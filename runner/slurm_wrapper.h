@@ -1,0 +1,28 @@
+/* The Slurm job's side of an instance, as text: the wrapper script that runs
+ * the stage on a compute node with the environment a local instance gets and
+ * records its exit code on the job's volume, where that exit file is, and how
+ * paths on the runner's mount read on the nodes. Pure functions, unit-tested
+ * (test_executor_slurm); runner/executor_slurm.c submits the script. */
+#ifndef PARSA_RUNNER_SLURM_WRAPPER_H
+#define PARSA_RUNNER_SLURM_WRAPPER_H
+
+#include <stdint.h>
+
+#include "assign.h"
+
+/* path with a leading from replaced by to (both NULL: a copy). Malloc'ed. */
+char *slurm_map_path(const char *path, const char *from, const char *to);
+
+/* The file the wrapper writes the exit code to, under mount. Malloc'ed. */
+char *slurm_exit_path(const char *mount, const struct assignment *a);
+
+/* The wrapper script for a (mount as the nodes see it): the environment a
+ * local instance gets, its log appended to, the stage's command, the exit
+ * code written (through a temporary name) to the exit file. Malloc'ed. */
+char *slurm_wrapper_text(const struct assignment *a, const char *node_mount);
+
+/* The exit file's text ("CODE START_MS END_MS\n", the node's wall clock; the
+ * times 0 when missing): 0 and *code, or -1 (incomplete, garbage). */
+int slurm_exit_parse(const char *text, int *code, int64_t *started_ms, int64_t *ended_ms);
+
+#endif

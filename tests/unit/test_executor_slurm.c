@@ -1,0 +1,473 @@
+/* The Slurm executor without a Slurm: its pure pieces (path map, exit file,
+ * wrapper text), then start, tick, signal and reattach against fake sbatch,
+ * squeue and scancel scripts first in PATH, with the wrapper itself run by sh
+ * as a compute node would. */
+#include "executor_slurm.h"
+#include "slurm_run.h"
+#include "slurm_wrapper.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TAP_STATE;
+
+static char tmp[256];
+
+struct seen {
+	int calls;
+	struct exec_status last;
+	void *owner;
+};
+
+static void changed(void *arg, void *owner, const struct exec_status *st, int64_t now_ms)
+{
+	struct seen *s = arg;
+
+	(void)now_ms;
+	s->calls++;
+	exec_status_clear(&s->last);
+	s->last = *st;
+	s->last.reason = st->reason ? xstrdup(st->reason) : NULL;
+	s->owner = owner;
+}
+
+static void write_script(const char *name, const char *body)
+{
+	char *path = xasprintf("%s/bin/%s", tmp, name);
+	FILE *f = fopen(path, "w");
+
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	chmod(path, 0755);
+	free(path);
+}
+
+static void set_squeue(const char *text)
+{
+	char *path = xasprintf("%s/squeue.txt", tmp);
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	char *text = read_file(path, 1 << 20, NULL);
+
+	free(path);
+	return text ? text : xstrdup("");
+}
+
+static void rm_slurm_job(const char *dir)
+{
+	char *path = xasprintf("%s/slurm_job", dir);
+
+	unlink(path);
+	free(path);
+}
+
+static void test_pure(void)
+{
+	struct assignment a = { .id = 5, .attempt = 2, .job = 7, .stage = "st", .index = 3, .item = "warm/x y",
+				.run = "echo 'it''s' \"$PARSA_INDEX\"", .cpus = 1 };
+	char *env[] = { "FOO=a'b", "PARSA_INDEX=99" };
+	char *p, *w;
+	int64_t t0, t1;
+	int code = -1;
+
+	a.env = env;
+	a.nenv = 2;
+	p = slurm_map_path("/parsa/jobs/7", "/parsa", "/mnt/parsa");
+	is_str(p, "/mnt/parsa/jobs/7", "a path under FROM is mapped");
+	free(p);
+	p = slurm_map_path("/parsafs/jobs", "/parsa", "/mnt/parsa");
+	is_str(p, "/parsafs/jobs", "only whole components are mapped");
+	free(p);
+	p = slurm_map_path("/parsa", NULL, NULL);
+	is_str(p, "/parsa", "no map: the same path");
+	free(p);
+	p = slurm_exit_path("/parsa", &a);
+	is_str(p, "/parsa/jobs/7/out/st/.parsa-exit.3.2", "the exit file is in the stage's out folder, per attempt");
+	free(p);
+	ok(slurm_exit_parse("0\n", &code, &t0, &t1) == 0 && code == 0 && t0 == 0 && t1 == 0, "exit file 0");
+	ok(slurm_exit_parse("137 1700000000000 1700000001500\n", &code, &t0, &t1) == 0 && code == 137 &&
+	   t0 == 1700000000000 && t1 == 1700000001500, "exit file 137 with the node's start and end");
+	ok(slurm_exit_parse("3 %3N x\n", &code, &t0, &t1) == 0 && code == 3 && t0 == 0 && t1 == 0,
+	   "times a date could not write are left out");
+	ok(slurm_exit_parse("13", &code, &t0, &t1) < 0, "a file without its newline is not complete");
+	ok(slurm_exit_parse("", &code, &t0, &t1) < 0 && slurm_exit_parse("x\n", &code, &t0, &t1) < 0 &&
+	   slurm_exit_parse("300\n", &code, &t0, &t1) < 0, "garbage is refused");
+	w = slurm_wrapper_text(&a, "/mnt/parsa");
+	ok(strstr(w, "export FOO='a'\\''b'\n") != NULL, "the stage's variables, quoted");
+	ok(strstr(w, "export PARSA_INDEX='3'\n") != NULL &&
+	   strstr(w, "export PARSA_INDEX='3'\n") > strstr(w, "PARSA_INDEX='99'"),
+	   "PARSA_ variables after the stage's own");
+	ok(strstr(w, "export PARSA_OUT='/mnt/parsa/jobs/7/out/st'\n") != NULL, "PARSA_OUT as the nodes see it");
+	ok(strstr(w, "export PARSA_ITEM='/mnt/parsa/jobs/7/out/warm/x y'\n") != NULL, "PARSA_ITEM");
+	ok(strstr(w, "export PARSA_JOBDIR='/mnt/parsa/jobs/7'\n") != NULL, "PARSA_JOBDIR");
+	ok(strstr(w, "log='/mnt/parsa/jobs/7/stages/st/instances/3/log'") != NULL, "the instance's log");
+	ok(strstr(w, "exit_file='/mnt/parsa/jobs/7/out/st/.parsa-exit.3.2'") != NULL, "the exit file");
+	free(w);
+	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
+	w = read_file(p, 1 << 16, NULL);
+	ok(w != NULL, "sinfo fixture");
+	is_int(slurm_usable_cpus(w ? w : "", NULL), 12, "the default partition's CPUs up: allocated + idle, every line");
+	is_int(slurm_usable_cpus(w ? w : "", "debug"), 12, "named");
+	is_int(slurm_usable_cpus(w ? w : "", "gpu"), -1, "a partition sinfo does not show");
+	is_int(slurm_usable_cpus("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
+				 "long"), 0, "a partition that is down has none");
+	free(w);
+	free(p);
+}
+
+static json_t *identity(void)
+{
+	return json_pack("{s:b, s:i, s:i, s:[], s:s, s:s, s:s}", "change", 0, "uid", (int)getuid(), "gid",
+			 (int)getgid(), "groups", "user", "me", "home", tmp, "shell", "/bin/sh");
+}
+
+static void test_cycle(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t1", .partition = "debug", .lost_grace_ms = 1000 };
+	struct assignment a = { .id = 5, .attempt = 2, .job = 7, .stage = "st", .index = 3, .item = "",
+				.run = "echo ran; exit 3", .cpus = 2, .mem = 100 << 20, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e;
+	struct executor_job *j, *j2, *j3;
+	struct executor_start req;
+	struct slurm_rpc_counts c;
+	struct exec_status st;
+	char *err = NULL, *dir = xasprintf("%s/state/5.2", tmp), *mount = xasprintf("%s/mnt", tmp);
+	char *text, *cmd;
+	json_t *json = assignment_to_json(&a), *back = NULL;
+	int64_t now = time_mono_ms();
+	int owner1, owner2, owner3;
+
+	e = executor_slurm_create(&cfg, &err);
+	ok(e != NULL, "created");
+	executor_set_callback(e, changed, &seen);
+	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = mount, .scratch = tmp,
+				       .identity = identity() };
+	j = executor_start(e, &req, &owner1, &err);
+	ok(j != NULL, "started: %s", j ? "" : err);
+	if (!j)
+		return;
+	is_str(executor_job_id(e, j), "101", "the job id sbatch said");
+	text = slurp(dir, "slurm_job");
+	is_str(text, "101\n", "recorded in DIR before start returned");
+	free(text);
+	text = slurp(tmp, "sbatch.args");
+	ok(strstr(text, "--parsable") && strstr(text, "--job-name=parsa-t1") && strstr(text, "--partition=debug") &&
+	   strstr(text, "--cpus-per-task=2") && strstr(text, "--no-requeue") && strstr(text, "--export=NONE") &&
+	   strstr(text, "--comment=parsa:5.2\n"), "sbatch's arguments, the instance's tag last");
+	free(text);
+	text = slurp(tmp, "sbatch.script");
+	ok(strstr(text, "export PARSA_INDEX='3'") != NULL, "the wrapper went to sbatch on stdin");
+	free(text);
+	is_int(executor_tick(e, now) > 0, 1, "a deadline while a job is watched");
+
+	set_squeue("101|101|101|N/A|PENDING|Priority||parsa-t1\n");
+	executor_tick(e, now + 2000);
+	is_int(seen.calls, 0, "queued: nothing to say");
+	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
+	executor_tick(e, now + 4000);
+	ok(seen.calls == 1 && seen.last.state == EXEC_RUNNING && seen.owner == &owner1, "running");
+	/* The node runs the wrapper; it ends with 3. */
+	cmd = xasprintf("SLURM_JOB_ID=101 TMPDIR=%s sh %s/wrapper.sh", tmp, dir);
+	is_int(WEXITSTATUS(system(cmd)), 3, "the wrapper exits with the stage's code");
+	free(cmd);
+	text = slurp(mount, "jobs/7/stages/st/instances/3/log");
+	is_str(text, "ran\n", "the stage wrote to its log");
+	free(text);
+	set_squeue("101|101|101|N/A|FAILED|NonZeroExitCode|n1|parsa-t1\n");
+	executor_tick(e, now + 6000);
+	ok(seen.calls == 2 && seen.last.state == EXEC_EXITED && seen.last.exit_code == 3 && seen.last.signal == 0,
+	   "ended: the exit code from the wrapper's file (%d)", seen.last.exit_code);
+	ok(seen.last.started_ms > 0 && seen.last.ended_ms >= seen.last.started_ms &&
+	   seen.last.ended_ms <= time_now_ms(), "with the node's start and end times");
+	executor_forget(e, j);
+	ok(access(dir, F_OK) < 0, "forget removes DIR");
+	text = slurp(mount, "jobs/7/out/st/.parsa-exit.3.2");
+	is_str(text, "", "and the exit file");
+	free(text);
+	executor_release(e, j);
+
+	/* A cancelled one, and one lost. */
+	json_decref(json);
+	a.index = 4;
+	a.id = 6;
+	json = assignment_to_json(&a);
+	free(dir);
+	dir = xasprintf("%s/state/6.2", tmp);
+	req.dir = dir;
+	req.assignment = json;
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner2, &err);
+	a.index = 5;
+	a.id = 8;
+	json_decref(json);
+	json = assignment_to_json(&a);
+	req.dir = xasprintf("%s/state/8.2", tmp);
+	req.assignment = json;
+	req.identity = identity();
+	j3 = executor_start(e, &req, &owner3, &err);
+	ok(j2 && j3, "two more started");
+	if (!j2 || !j3)
+		return;
+	ok(executor_signal(e, j2, SIGTERM) == 0, "signal asks for a scancel");
+	set_squeue("102|102|102|N/A|CANCELLED|None|n1|parsa-t1\n");
+	seen.calls = 0;
+	executor_tick(e, now + 8000);
+	text = slurp(tmp, "scancel.args");
+	is_str(text, "102\n", "one scancel with the job's id");
+	free(text);
+	ok(seen.calls == 1 && seen.owner == &owner2 && seen.last.signal == SIGTERM && seen.last.reason &&
+	   strstr(seen.last.reason, "slurm job 102"), "cancelled: ended by a signal, Slurm's reason: %s",
+	   seen.last.reason ? seen.last.reason : "");
+	ok(executor_signal(e, j2, SIGKILL) < 0 && errno == ESRCH, "an ended job: ESRCH");
+	executor_tick(e, now + 10000);
+	ok(seen.calls == 2 && seen.owner == &owner3 && seen.last.signal == SIGKILL && seen.last.reason &&
+	   strstr(seen.last.reason, "lost"), "gone from squeue without an exit file: lost after the grace time");
+	executor_slurm_counts(e, &c);
+	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 5, "calls counted: %lu sbatch %lu squeue %lu scancel",
+	   (unsigned long)c.sbatch, (unsigned long)c.squeue, (unsigned long)c.scancel);
+	executor_release(e, j2);
+
+	/* A new runner finds 8.2's job by its recorded id. */
+	executor_release(e, j3);
+	executor_destroy(e);
+	e = executor_slurm_create(&cfg, &err);
+	executor_set_callback(e, changed, &seen);
+	j3 = executor_reattach(e, req.dir, &owner3, &back, &st, &err);
+	ok(j3 && st.state == EXEC_STARTING, "reattached");
+	if (j3) {
+		is_str(executor_job_id(e, j3), "103", "with its job id");
+		ok(json_equal(back, json), "and its assignment");
+		set_squeue("103|103|103|N/A|RUNNING|None|n1|parsa-t1\n");
+		executor_tick(e, time_mono_ms() + 1000);
+		ok(seen.calls == 3 && seen.last.state == EXEC_RUNNING, "the next squeue says it runs");
+		executor_release(e, j3);
+	}
+	exec_status_clear(&st);
+	exec_status_clear(&seen.last);
+	json_decref(back);
+	executor_destroy(e);
+	e = executor_slurm_create(&cfg, &err);
+	free(err);
+	err = NULL;
+	ok(executor_reattach(e, tmp, NULL, &back, &st, &err) == NULL, "a folder without a job id is refused");
+	/* Killed between sbatch and recording the id: found by its tag. */
+	cmd = xasprintf("mkdir %s/state/9.1 && cp %s/state/8.2/assignment.json %s/state/8.2/mount %s/state/9.1/",
+			tmp, tmp, tmp, tmp);
+	is_int(system(cmd), 0, "a folder without slurm_job");
+	free(cmd);
+	set_squeue("103|parsa:8.2\n104|parsa:9.1\n");
+	cmd = xasprintf("%s/state/9.1", tmp);
+	j3 = executor_reattach(e, cmd, &owner3, &back, &st, &err);
+	ok(j3 && strcmp(executor_job_id(e, j3), "104") == 0, "a job sbatch took but DIR lacks is found by its comment");
+	text = slurp(cmd, "slurm_job");
+	is_str(text, "104\n", "and recorded");
+	free(text);
+	executor_release(e, j3);
+	json_decref(back);
+	free(cmd);
+	set_squeue("103|parsa:8.2\n");
+	cmd = xasprintf("%s/state/9.1", tmp);
+	rm_slurm_job(cmd);
+	ok(executor_reattach(e, cmd, &owner3, &back, &st, &err) == NULL, "not in squeue: never submitted, refused");
+	free(cmd);
+	executor_destroy(e);
+	free((char *)req.dir);
+	json_decref(json);
+	free(dir);
+	free(mount);
+	free(err);
+}
+
+static void refuse(const char *text)
+{
+	char *path = xasprintf("%s/sbatch.refuse", tmp);
+	FILE *f;
+
+	if (text) {
+		f = fopen(path, "w");
+		fputs(text, f);
+		fclose(f);
+	} else {
+		unlink(path);
+	}
+	free(path);
+}
+
+/* sbatch refusals: busy or at a limit, the start waits and is tried again;
+ * wrong for good, it fails; a waiting start that is stopped is dropped. */
+static void test_refused(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t2" };
+	struct assignment a = { .id = 20, .attempt = 1, .job = 7, .stage = "st", .index = 9, .item = "",
+				.run = "true", .cpus = 1, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct executor_job *j, *j2;
+	struct executor_start req;
+	char *err = NULL, *dir = xasprintf("%s/state/20.1", tmp), *mount = xasprintf("%s/mnt", tmp), *text;
+	json_t *json = assignment_to_json(&a);
+	int64_t now = time_mono_ms(), next;
+	int owner;
+
+	executor_set_callback(e, changed, &seen);
+	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = mount, .scratch = tmp,
+				       .identity = identity() };
+	refuse("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n");
+	j = executor_start(e, &req, &owner, &err);
+	ok(j != NULL, "a start Slurm cannot take now waits");
+	if (!j)
+		return;
+	is_str(executor_job_id(e, j), "", "with no job id yet");
+	ok(access(dir, F_OK) == 0, "its folder is there");
+	next = executor_tick(e, now);
+	ok(next > now + 3000, "tried again in a few seconds, not at once");
+	is_int(seen.calls, 0, "nothing reported meanwhile");
+	refuse(NULL);
+	set_squeue("");
+	executor_tick(e, now + 6000);
+	text = slurp(dir, "slurm_job");
+	ok(strcmp(executor_job_id(e, j), "") != 0 && strcmp(text, "") != 0, "submitted on the next try, recorded (%s)",
+	   executor_job_id(e, j));
+	free(text);
+	is_int(seen.calls, 0, "still nothing reported");
+	executor_forget(e, j);
+	executor_release(e, j);
+
+	refuse("sbatch: error: invalid partition specified: nosuch\n"
+	       "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	ok(j2 == NULL && err && strstr(err, "Invalid partition name"), "a refusal for good fails the start: %s",
+	   err ? err : "");
+	ok(access(dir, F_OK) < 0, "and leaves no folder behind");
+
+	refuse("sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n");
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	ok(j2 != NULL, "waiting again");
+	if (j2) {
+		ok(executor_signal(e, j2, SIGTERM) == 0, "stopped while it waits");
+		executor_tick(e, now);
+		ok(seen.calls == 1 && seen.last.state == EXEC_EXITED && seen.last.signal == SIGTERM && seen.last.reason &&
+		   strstr(seen.last.reason, "before Slurm took it"), "dropped, reported ended");
+		executor_forget(e, j2);
+		executor_release(e, j2);
+	}
+	req.identity = identity();
+	j2 = executor_start(e, &req, &owner, &err);
+	refuse("sbatch: error: Batch job submission failed: Invalid account or account/partition combination\n");
+	executor_tick(e, now + 6000);
+	ok(j2 && seen.calls == 2 && seen.last.state == EXEC_FAILED && seen.last.reason &&
+	   strstr(seen.last.reason, "Invalid account"), "a retry refused for good: failed");
+	executor_release(e, j2);
+	refuse(NULL);
+	exec_status_clear(&seen.last);
+	executor_destroy(e);
+	json_decref(json);
+	free(dir);
+	free(mount);
+	free(err);
+}
+
+/* A slow sbatch: after about a second of them between two ticks, further
+ * starts wait for the next tick (the runner's loop must go on). */
+static void test_budget(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t3" };
+	struct assignment a = { .id = 30, .attempt = 1, .job = 7, .stage = "st", .index = 0, .item = "",
+				.run = "true", .cpus = 1, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct executor_job *j[3];
+	struct executor_start req;
+	char *err = NULL, *mount = xasprintf("%s/mnt", tmp), *path = xasprintf("%s/sbatch.slow", tmp);
+	FILE *f = fopen(path, "w");
+
+	fclose(f);
+	executor_set_callback(e, changed, &seen);
+	for (int i = 0; i < 3; i++) {
+		json_t *json;
+
+		a.id = 30 + i;
+		json = assignment_to_json(&a);
+		req = (struct executor_start){ .assignment = json, .mount = mount, .scratch = tmp, .identity = identity() };
+		req.dir = xasprintf("%s/state/%d.1", tmp, 30 + i);
+		j[i] = executor_start(e, &req, &seen, &err);
+		free((char *)req.dir);
+		json_decref(json);
+	}
+	ok(j[0] && j[1] && j[2], "three started");
+	if (!j[0] || !j[1] || !j[2])
+		return;
+	ok(*executor_job_id(e, j[0]) && *executor_job_id(e, j[1]), "the first two submitted at once");
+	is_str(executor_job_id(e, j[2]), "", "the third waits for the next tick");
+	ok(executor_tick(e, time_mono_ms()) >= 0, "tick");
+	ok(*executor_job_id(e, j[2]) != '\0', "and is submitted there (%s)", executor_job_id(e, j[2]));
+	is_int(seen.calls, 0, "nothing reported");
+	unlink(path);
+	for (int i = 0; i < 3; i++) {
+		executor_forget(e, j[i]);
+		executor_release(e, j[i]);
+	}
+	executor_destroy(e);
+	free(path);
+	free(mount);
+	free(err);
+}
+
+int main(void)
+{
+	char *path, *cmd;
+
+	snprintf(tmp, sizeof tmp, "/tmp/test_executor_slurm.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	cmd = xasprintf("mkdir -p %s/bin %s/state %s/mnt/jobs/7/out/st %s/mnt/jobs/7/stages/st/instances/3",
+			tmp, tmp, tmp, tmp);
+	if (system(cmd) != 0)
+		return 1;
+	free(cmd);
+	cmd = xasprintf("if [ -e %s/sbatch.slow ]; then sleep 0.6; fi\n"
+			"if [ -e %s/sbatch.refuse ]; then cat %s/sbatch.refuse >&2; exit 1; fi\n"
+			"n=$(cat %s/sbatch.n 2>/dev/null || echo 100); n=$((n + 1)); echo $n >%s/sbatch.n\n"
+			"printf '%%s\\n' \"$@\" >%s/sbatch.args; cat >%s/sbatch.script; echo $n\n",
+			tmp, tmp, tmp, tmp, tmp, tmp, tmp);
+	write_script("sbatch", cmd);
+	free(cmd);
+	cmd = xasprintf("cat %s/squeue.txt\n", tmp);
+	write_script("squeue", cmd);
+	free(cmd);
+	cmd = xasprintf("printf '%%s\\n' \"$@\" >%s/scancel.args\n", tmp);
+	write_script("scancel", cmd);
+	free(cmd);
+	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	free(path);
+	test_pure();
+	test_cycle();
+	test_refused();
+	test_budget();
+	cmd = xasprintf("rm -rf %s", tmp);
+	if (system(cmd) != 0)
+		diag("cannot remove %s", tmp);
+	free(cmd);
+	return done_testing();
+}
