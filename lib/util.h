@@ -28,6 +28,11 @@ void time_format_iso(int64_t ms, char *buf, size_t len);
 /* write()/read() the whole buffer, retrying on EINTR and short counts.
  * Return 0 (or bytes read) on success, -1 with errno on failure. */
 int write_all(int fd, const void *buf, size_t len);
+
+/* In a child between fork and exec: every signal back to its default action
+ * and none blocked, whatever the parent (a daemon reading signals through
+ * signalfd or sigwait, ignoring SIGPIPE) had set. Async-signal-safe. */
+void child_default_signals(void);
 ssize_t read_all(int fd, void *buf, size_t len);
 
 /* Read a whole file into a NUL-terminated malloc'ed buffer of at most max bytes.

@@ -212,18 +212,11 @@ static int above_stdio(int fd)
 /* Runs between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 {
-	struct sigaction dfl;
-	sigset_t none;
 	int logfd, nullfd;
 
 	/* The runner blocks the signals it reads through signalfd and ignores
 	 * SIGPIPE; the instance starts from a clean slate. */
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		sigaction(s, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	child_default_signals();
 
 	/* Into its cgroup while still root: only the runner may write there.
 	 * Writing 0 moves the writer. */

@@ -65,15 +65,7 @@ static int who_from_json(const json_t *id, struct run_who *w, char **err)
 static void __attribute__((noreturn)) child(char *const *argv, char *const *envp, const struct run_who *w,
 					    int in, int out, int errfd)
 {
-	struct sigaction dfl;
-	sigset_t none;
-
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		sigaction(s, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	child_default_signals();
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 		_exit(126);
 	if (w->change) {
