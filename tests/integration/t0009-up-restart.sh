@@ -10,10 +10,6 @@ MOUNTS+=("$MNT")
 parsa up --detach --mount "$MNT" --state "$STATE" --storage "$STORAGE" \
 	--cpus 4 --cpu-limit 100 --mem-limit 100 >"$LOGS/up.log" 2>&1 || fail "parsa up --detach failed: $(tail -5 "$LOGS/up.log")"
 
-pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$STATE/up.json" | head -n 1; }
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
-replaced() { local now; now=$(pid_of "$1"); [ -n "$now" ] && [ "$now" != "$2" ] && alive "$now"; }
-
 cat >"$TEST_DIR/gated.conf" <<SPEC
 [stage work]
 run = while [ ! -e "$TEST_DIR/open" ]; do sleep 0.1; done
@@ -23,7 +19,7 @@ id=$(submit "$TEST_DIR/gated.conf") || fail "submit failed"
 wait_for "the instance runs" 20 grep -q '^state: running' "$MNT/jobs/$id/stages/work/instances/0/status"
 
 for daemon in sched fs; do
-	old=$(pid_of "${daemon}_pid")
+	old=$(up_pid "${daemon}_pid")
 	alive "$old" || fail "no live $daemon pid in up.json"
 	kill -KILL "$old"
 	wait_for "the $daemon is started again" 30 replaced "${daemon}_pid" "$old"
@@ -34,8 +30,8 @@ done
 
 # A scheduler that cannot start again (its state folder's lock is held, as
 # a volume that is away would stop it): up keeps the others and tries again.
-runner_pid=$(pid_of runner_pid)
-sched_pid=$(pid_of sched_pid)
+runner_pid=$(up_pid runner_pid)
+sched_pid=$(up_pid sched_pid)
 flock "$STATE/sched.lock" sh -c "while [ ! -e '$TEST_DIR/unlock' ]; do sleep 0.1; done" &
 holder=$!
 on_cleanup "touch '$TEST_DIR/unlock'; kill $holder"

@@ -97,8 +97,6 @@ MOUNTS+=("$UMNT")
 export PARSA_SCHED=unix:$USTATE/sched.sock
 parsa up --detach --mount "$UMNT" --state "$USTATE" --storage "$UURL" --cpus 4 --cpu-limit 100 \
 	>"$LOGS/up.log" 2>&1 || fail "parsa up failed: $(tail -5 "$LOGS/up.log")"
-pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$USTATE/up.json" | head -n 1; }
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 cat >"$TEST_DIR/long.conf" <<SPEC
 [stage t]
 run = while [ ! -e "$TEST_DIR/open-c" ]; do sleep 0.1; done
@@ -110,14 +108,14 @@ wait_for "job $c runs" 30 grep -q '^state: running' "$UMNT/jobs/$c/status"
 # Its process, not only its state: a supervisor still opening the log on the
 # volume when the server goes is h1's case (t0209), not this one.
 wait_for "its process runs" 30 runs_now "$TEST_DIR/open-c"
-runner=$(pid_of runner_pid)
-fs=$(pid_of fs_pid)
-sched=$(pid_of sched_pid)
+runner=$(up_pid runner_pid "$USTATE")
+fs=$(up_pid fs_pid "$USTATE")
+sched=$(up_pid sched_pid "$USTATE")
 alive "$sched" || fail "no live scheduler in up.json"
 kill_ganesha
 kill -KILL "$sched"
 pass "ganesha stopped, then the scheduler killed under parsa up"
-sched_back() { local now; now=$(pid_of sched_pid); [ -n "$now" ] && [ "$now" != "$sched" ] && alive "$now"; }
+sched_back() { replaced sched_pid "$sched" "$USTATE"; }
 wait_for "parsa up brings the scheduler back during the outage" 60 sched_back
 wait_for "and it serves" 30 grep -q '^state:' "$UMNT/jobs/$c/status"
 check "the runner was not stopped" alive "$runner"

@@ -10,12 +10,8 @@
 start_nfs
 on_cleanup "parsa down --mount '$MNT' --state '$STATE'"
 MOUNTS+=("$MNT")
-parsa up --detach --mount "$MNT" --state "$STATE" --storage "$NFS_URL" --cpus 4 --cpu-limit 100 \
+parsa up --detach --mount "$MNT" --state "$STATE" --storage "$NFS_URL" --cpus 4 --cpu-limit 100 --mem-limit 100 \
 	>"$LOGS/up.log" 2>&1 || fail "parsa up --storage $NFS_URL failed: $(tail -5 "$LOGS/up.log")"
-
-pid_of() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$STATE/up.json" | head -n 1; }
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
-replaced() { local now; now=$(pid_of "$1"); [ -n "$now" ] && [ "$now" != "$2" ] && alive "$now"; }
 
 spec=$TEST_DIR/fanout.conf
 cat >"$spec" <<'SPEC'
@@ -40,9 +36,9 @@ done_count() { find "$NFS_EXPORT/jobs/$id/out/timing" -name '*.csv' 2>/dev/null 
 done_at_least() { [ "$(done_count)" -ge "$1" ]; }
 wait_for "10 instances done" 120 done_at_least 10
 
-runner=$(pid_of runner_pid)
-fs=$(pid_of fs_pid)
-sched=$(pid_of sched_pid)
+runner=$(up_pid runner_pid)
+fs=$(up_pid fs_pid)
+sched=$(up_pid sched_pid)
 alive "$runner" && alive "$fs" && alive "$sched" || fail "up.json lacks a live daemon: $(cat "$STATE/up.json")"
 kill_ganesha KILL
 kill -KILL "$sched"
@@ -52,7 +48,7 @@ wait_for "the new scheduler answers" 30 grep -q '^state:' "$MNT/jobs/$id/status"
 sleep 5
 check "the runner was not stopped" alive "$runner"
 check "nor was the mount" alive "$fs"
-check "the runner is the same process" test "$(pid_of runner_pid)" = "$runner"
+check "the runner is the same process" test "$(up_pid runner_pid)" = "$runner"
 check "the job is not failed" sh -c "! grep -q '^state: failed' '$MNT/jobs/$id/status'"
 start_ganesha
 pass "server back"

@@ -242,6 +242,21 @@ need_quiet_host() {
 	exit 77
 }
 
+# up_pid KEY [STATE]: the pid `parsa up` recorded for a daemon in
+# STATE/up.json (KEY: sched_pid, fs_pid or runner_pid; STATE: $STATE).
+up_pid() {
+	sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "${2:-$STATE}/up.json" | head -n 1
+}
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+# replaced KEY OLD [STATE]: up has started that daemon again (a live new pid).
+replaced() {
+	local now
+	now=$(up_pid "$1" "${3:-$STATE}")
+	[ -n "$now" ] && [ "$now" != "$2" ] && alive "$now"
+}
+
 # job_state ID: the state line of a job's status file
 job_state() {
 	sed -n 's/^state: //p' "$MNT/jobs/$1/status"
