@@ -104,6 +104,22 @@ static void host_storage_failed(struct host *h, const char *reason, int64_t now)
 	log_warnx("host %s: storage unreachable: %s", h->name, h->storage_reason);
 }
 
+/* An attempt that ended through no fault of the job's (its runner stopped,
+ * its volume was away, its host's window closed): back to the queue, no
+ * failure counted. The event reads "stage S instance I <before> HOST<after>;
+ * requeued". */
+static void requeue_unfailed(struct engine *e, struct instance *inst, const char *why, int64_t now,
+			     const char *before, const char *after)
+{
+	struct job *job = inst->job;
+
+	engine_set_reason(inst, why);
+	e->counters.ended[ENDED_REQUEUED]++;
+	model_job_event(e->model, job, now, "stage %s instance %d %s %s%s; requeued",
+			inst->stage->spec->name, inst->index, before, inst->host_name, after);
+	engine_requeue(e, inst);
+}
+
 void engine_end_attempt(struct engine *e, struct instance *inst, int code, int sig,
 			const char *reason, int64_t now)
 {
@@ -153,12 +169,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 		return;
 	}
 	if (reason && strcmp(reason, API_REASON_RUNNER_STOPPED) == 0 && job->ending == ENDING_NONE) {
-		engine_set_reason(inst, why);
-		e->counters.ended[ENDED_REQUEUED]++;
-		model_job_event(e->model, job, now,
-				"stage %s instance %d stopped with the runner on %s; requeued",
-				ss->name, inst->index, inst->host_name);
-		engine_requeue(e, inst);
+		requeue_unfailed(e, inst, why, now, "stopped with the runner on", "");
 		return;
 	}
 	/* Nor did the volume failing under the runner: it started nothing. */
@@ -166,12 +177,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 		int64_t clock = engine_now(e);
 
 		host_storage_failed(inst->host, reason, clock);
-		engine_set_reason(inst, why);
-		e->counters.ended[ENDED_REQUEUED]++;
-		model_job_event(e->model, job, now,
-				"stage %s instance %d could not start on %s: storage unreachable; requeued",
-				ss->name, inst->index, inst->host_name);
-		engine_requeue(e, inst);
+		requeue_unfailed(e, inst, why, now, "could not start on", ": storage unreachable");
 		/* Not a failure, but not at once either: another host first. */
 		inst->not_before_ms = clock + e->cfg.retry_backoff_ms;
 		inst->avoid_host = true;
@@ -179,12 +185,7 @@ void engine_end_attempt(struct engine *e, struct instance *inst, int code, int s
 	}
 	/* Not the job's fault either: the host's window closed on it. */
 	if (reason && strcmp(reason, API_REASON_WINDOW_CLOSED) == 0 && job->ending == ENDING_NONE) {
-		engine_set_reason(inst, why);
-		e->counters.ended[ENDED_REQUEUED]++;
-		model_job_event(e->model, job, now,
-				"stage %s instance %d stopped on %s: its window closed; requeued",
-				ss->name, inst->index, inst->host_name);
-		engine_requeue(e, inst);
+		requeue_unfailed(e, inst, why, now, "stopped on", ": its window closed");
 		return;
 	}
 	e->counters.ended[ENDED_FAILED]++;
