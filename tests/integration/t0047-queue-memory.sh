@@ -7,12 +7,14 @@
 # unused names below jobs/ every QUEUE_FORGET_EVERY (512) submissions
 # (fs_forget_top_folder). After a warm-up, ROUNDS rounds of 1,200 distinct
 # names (4 writers, a quarter of them rejected, six names of each accepted
-# job looked at) may add at most 1.5 MB from the end of the first round to
+# job looked at) may add at most 2 MB from the end of the first round to
 # the largest RSS after it: what remains is the bounded caches (the last
-# 8,192 jobs' owners, about 0.27 MB a round until full; 1,024 .rejected
-# files). Measured on 2 cores: 1.1 MB with the fix; 2.2 MB without it (about
-# 1.1 MB a round, until the kernel happened to reclaim its cache). The
-# optimised build's allocator only, as in t0045.
+# 8,192 jobs' owners, about 0.27 MB a round until full, so 1.1 MB over four
+# rounds; 1,024 .rejected files) and the allocator's slack. Measured on 2
+# cores: 1.1 to 1.5 MB with the fix (CI saw 1.5 MB, so 1.5 MB was too tight
+# a bound); 2.2 MB and more without it (about 1.1 MB a round, until the
+# kernel happened to reclaim its cache). The optimised build's allocator
+# only, as in t0045.
 [ -x "${PARSA_FAST_BIN:-}/parsafs" ] && PARSA_BIN=$PARSA_FAST_BIN
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/listing.sh"
@@ -59,5 +61,5 @@ for r in $(seq 1 "$ROUNDS"); do
 	peak=$(awk -v a="$peak" -v b="$rss" 'BEGIN { print (b > a ? b : a) }')
 done
 grown=$(awk -v a="$first" -v b="$peak" 'BEGIN { printf "%d\n", (b - a) * 1024 }')
-check "rounds 2-$ROUNDS of 1,200 new names add at most $grown kB < 1536 kB to parsafs" test "$grown" -lt 1536
+check "rounds 2-$ROUNDS of 1,200 new names add at most $grown kB < 2048 kB to parsafs" test "$grown" -lt 2048
 daemon_alive fs || fail "parsafs died"
