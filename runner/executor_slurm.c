@@ -9,8 +9,8 @@
  * backing off to max_interval_ms while all run; ended jobs' exit codes come
  * from the wrapper's exit file on the volume. Signals become one batched
  * scancel per cycle. */
-#include "executor_slurm.h"
 #include "log.h"
+#include "slurm_internal.h"
 #include "slurm_run.h"
 #include "slurm_text.h"
 #include "slurm_wrapper.h"
@@ -25,52 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define CMD_TIMEOUT_MS 30000
-/* At MaxJobCount sbatch itself sleeps and retries for ever: stopped after
- * this, the start waits and is tried again (looked for by its tag first). */
-#define SBATCH_TIMEOUT_MS 10000
-/* sbatch time the main loop spends between two ticks before further starts
- * wait for the next one: a fan-out of hundreds must not hold the heartbeat
- * back past the lease (sbatch takes 30 ms idle, much more under load). */
-#define SBATCH_BUDGET_MS 1000
-#define FAST_INTERVAL_MS 1000
-#define RETRY_FIRST_MS 5000      /* a start Slurm refused for now, tried again after */
-#define RETRY_MAX_MS 60000
-
-struct slurm_executor {
-	struct executor base;      /* first: the executor's header */
-	char *runner, *job_name, *partition, *account, *qos, *map_from, *map_to;
-	int64_t lost_grace_ms, max_interval_ms;
-	int64_t interval_ms, next_query_ms;
-	struct slurm_rpc_counts counts;
-	int64_t sbatch_spent_ms;   /* in sbatch since the last tick */
-	struct executor_job *jobs;
-};
-
-struct executor_job {
-	struct slurm_executor *se;
-	void *owner;
-	char *dir;
-	char *exit_path;           /* as the runner sees it */
-	char id[32];               /* the Slurm job id; "" while the start is queued */
-	uint64_t job_id;           /* 0 while queued: sbatch refused it for now */
-	bool ended, running, cancel;
-	/* What a queued start submits when it is tried again. */
-	char **argv;
-	char *script;
-	json_t *identity;
-	int64_t retry_at_ms, retry_ms;
-	int64_t gone_since_ms;     /* monotonic: first squeue without it; 0 */
-	int64_t ended_wait_ms;     /* monotonic: squeue says ended, no exit file yet; 0 */
-	char *stop;
-	struct executor_job *prev, *next;
-};
-
-static struct slurm_executor *slurm_of(struct executor *e)
-{
-	return (struct slurm_executor *)e;
-}
 
 static char *path_in(const char *dir, const char *name)
 {
@@ -97,7 +51,7 @@ static int write_text(const char *dir, const char *name, const char *text)
 	return rc;
 }
 
-static void rpc_counted(struct slurm_executor *se, const char *what, uint64_t *counter)
+void slurm_rpc_counted(struct slurm_executor *se, const char *what, uint64_t *counter)
 {
 	(*counter)++;
 	log_debug("slurm: %s (calls so far: sbatch %" PRIu64 ", squeue %" PRIu64 ", scancel %" PRIu64 ")", what,
@@ -144,7 +98,7 @@ static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
 	uint64_t found = 0;
 	char *why = NULL;
 
-	rpc_counted(se, "squeue for a tag", &se->counts.squeue);
+	slurm_rpc_counted(se, "squeue for a tag", &se->counts.squeue);
 	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0 || res.status != 0) {
 		log_warnx("squeue: %s", why ? why : res.err);
 	} else {
@@ -182,8 +136,7 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* Forget what a queued start kept for its retries. */
-static void drop_submission(struct executor_job *j)
+void slurm_drop_submission(struct executor_job *j)
 {
 	slurm_argv_free(j->argv);
 	free(j->script);
@@ -193,11 +146,7 @@ static void drop_submission(struct executor_job *j)
 	j->identity = NULL;
 }
 
-/* One sbatch of j's wrapper as its user; on success the id is recorded in
- * DIR. A retry first looks for the job by its tag: an sbatch killed by the
- * timeout may have been taken all the same. -1 with *err and *retry (Slurm
- * busy or at a submit limit: try again later). */
-static int submit(struct executor_job *j, bool *retry, char **err)
+int slurm_submit_job(struct executor_job *j, bool *retry, char **err)
 {
 	struct slurm_executor *se = j->se;
 	struct slurm_run_result res = { 0 };
@@ -208,7 +157,7 @@ static int submit(struct executor_job *j, bool *retry, char **err)
 
 	*retry = false;
 	if (!job_id) {
-		rpc_counted(se, "sbatch", &se->counts.sbatch);
+		slurm_rpc_counted(se, "sbatch", &se->counts.sbatch);
 		ran = slurm_run(j->argv, j->script, j->identity, SBATCH_TIMEOUT_MS, &res, &why);
 		se->sbatch_spent_ms += time_mono_ms() - t0;
 		if (ran < 0) {
@@ -245,7 +194,7 @@ static int submit(struct executor_job *j, bool *retry, char **err)
 	if (write_text(j->dir, "slurm_job", idtext) < 0)
 		/* It runs; a runner restarted now finds it by its tag. */
 		log_warn("slurm job %" PRIu64 ": cannot record it in %s", job_id, j->dir);
-	drop_submission(j);
+	slurm_drop_submission(j);
 	/* Something waits: look soon. */
 	se->interval_ms = FAST_INTERVAL_MS;
 	if (se->next_query_ms == 0 || se->next_query_ms > time_mono_ms() + FAST_INTERVAL_MS)
@@ -330,7 +279,7 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	if (se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
 		/* Submitted at the next tick, at once (executor.h: a start may queue). */
 		log_debug("%s: queued for the next cycle's sbatch calls", req->dir);
-	} else if (submit(j, &retry, &why) < 0) {
+	} else if (slurm_submit_job(j, &retry, &why) < 0) {
 		if (!retry) {
 			errprintf(err, "cannot start: %s", why);
 			/* Nothing in Slurm: nothing for a next runner to find. */
@@ -447,248 +396,6 @@ static const char *slurm_stop_reason(const struct executor_job *j)
 	return j->stop;
 }
 
-/* Report the end of j: the exit file's code, else what Slurm said (v), else
- * lost. */
-static void report_end(struct executor_job *j, const struct slurm_verdict *v, int64_t now_ms)
-{
-	struct exec_status st = { .state = EXEC_EXITED, .ended_ms = time_now_ms(), .cpu_ms = -1, .max_rss = -1 };
-	char *text = read_file(j->exit_path, 128, NULL);
-	int64_t t0, t1;
-	int code;
-
-	if (text && slurm_exit_parse(text, &code, &t0, &t1) == 0) {
-		st.exit_code = code;
-		/* The node's times: a job that began and ended between two
-		 * squeues was never seen running. */
-		if (t0 > 0) {
-			st.started_ms = t0;
-			st.ended_ms = t1;
-		}
-	} else if (v && v->outcome == SLURM_FAILED) {
-		/* Cancelled, killed or timed out before the wrapper could say. */
-		st.signal = SIGTERM;
-		st.reason = xasprintf("slurm job %s: %s", j->id, v->why);
-	} else {
-		st.signal = SIGKILL;
-		st.reason = v ? xasprintf("lost: slurm job %s: %s, and no exit code", j->id, v->why) :
-			    xasprintf("lost: slurm job %s is gone from squeue and left no exit code", j->id);
-	}
-	free(text);
-	j->ended = true;
-	log_debug("slurm job %s ended: exit %d signal %d%s%s", j->id, st.exit_code, st.signal,
-		  st.reason ? ", " : "", st.reason ? st.reason : "");
-	executor_report(&j->se->base, j->owner, &st, now_ms);
-	exec_status_clear(&st);
-}
-
-/* One scancel for every job a signal was asked for since the last cycle. */
-static void flush_cancels(struct slurm_executor *se)
-{
-	char **argv = NULL;
-	size_t n = 0;
-	struct slurm_run_result res = { 0 };
-	char *why = NULL;
-
-	for (struct executor_job *j = se->jobs; j; j = j->next) {
-		if (!j->cancel || j->ended || !j->job_id)
-			continue;
-		argv = xrealloc(argv, (n + 3) * sizeof *argv);
-		if (n == 0)
-			argv[n++] = xstrdup("scancel");
-		argv[n++] = xstrdup(j->id);
-		j->cancel = false;
-	}
-	if (n == 0)
-		return;
-	argv[n] = NULL;
-	rpc_counted(se, "scancel", &se->counts.scancel);
-	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0)
-		log_warnx("scancel: %s", why);
-	else if (res.status != 0)
-		log_warnx("scancel (status %d): %s", res.status, res.err);
-	slurm_run_result_clear(&res);
-	free(why);
-	slurm_argv_free(argv);
-}
-
-/* One squeue for all of this runner's jobs; NULL (logged) when it failed. */
-static struct slurm_job *query(struct slurm_executor *se, size_t *n)
-{
-	char *name = xasprintf("--name=%s", se->job_name);
-	char *argv[] = { "squeue", "--noheader", "-t", "all", name, "-o", SLURM_SQUEUE_FORMAT, NULL };
-	struct slurm_run_result res = { 0 };
-	struct slurm_job *jobs = NULL;
-	char *why = NULL;
-	int ok = 0;
-
-	*n = 0;
-	rpc_counted(se, "squeue", &se->counts.squeue);
-	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0)
-		log_warnx("squeue: %s", why);
-	else if (res.status != 0)
-		log_warnx("squeue (status %d): %s", res.status, res.err);
-	else if (slurm_parse_jobs(res.out, false, &jobs, n, &why) < 0)
-		log_warnx("squeue's answer: %s", why);
-	else
-		ok = 1;
-	if (!ok) {
-		free(jobs);
-		jobs = NULL;
-		*n = 0;
-	}
-	slurm_run_result_clear(&res);
-	free(why);
-	free(name);
-	return ok ? (jobs ? jobs : xcalloc(1, sizeof *jobs)) : NULL;
-}
-
-/* What the cycle's answer says of j; true when something changed. */
-static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t n, int64_t now_ms)
-{
-	struct slurm_executor *se = j->se;
-	const struct slurm_job *rec = NULL;
-	struct slurm_verdict v;
-
-	for (size_t i = 0; i < n && !rec; i++)
-		if (jobs[i].job_id == j->job_id)
-			rec = &jobs[i];
-	if (!rec) {
-		/* Gone (past MinJobAge): the exit file says how it ended. */
-		char *text = read_file(j->exit_path, 128, NULL);
-		int64_t t0, t1;
-		int code;
-		bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
-
-		free(text);
-		if (!j->gone_since_ms)
-			j->gone_since_ms = now_ms;
-		if (have || now_ms - j->gone_since_ms >= se->lost_grace_ms) {
-			report_end(j, NULL, now_ms);
-			return true;
-		}
-		return false;
-	}
-	j->gone_since_ms = 0;
-	if (slurm_job_verdict(rec, &v) < 0) {
-		log_warnx("slurm job %s: %s", j->id, v.why);
-		return false;
-	}
-	switch (v.outcome) {
-	case SLURM_QUEUED:
-		return false;
-	case SLURM_RUNNING:
-		if (!j->running) {
-			struct exec_status st = { .state = EXEC_RUNNING, .started_ms = time_now_ms() };
-
-			j->running = true;
-			log_debug("slurm job %s runs on %s", j->id, rec->nodes);
-			executor_report(&se->base, j->owner, &st, now_ms);
-			return true;
-		}
-		return false;
-	default:
-		break;
-	}
-	/* Ended. The wrapper wrote its exit file before it ended; give a
-	 * volume that shows it late the grace time. */
-	if (v.outcome == SLURM_SUCCEEDED && access(j->exit_path, F_OK) < 0) {
-		if (!j->ended_wait_ms)
-			j->ended_wait_ms = now_ms;
-		if (now_ms - j->ended_wait_ms < se->lost_grace_ms)
-			return false;
-	}
-	report_end(j, &v, now_ms);
-	return true;
-}
-
-/* Queued starts: dropped when stopped, else submitted again when due.
- * Returns the earliest retry still waiting (-1 none). */
-static int64_t retry_starts(struct slurm_executor *se, int64_t now_ms)
-{
-	int64_t next = -1;
-
-	for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
-		struct exec_status st = { .cpu_ms = -1, .max_rss = -1 };
-		bool retry = false;
-		char *why = NULL;
-
-		nx = j->next;
-		if (j->ended || j->job_id)
-			continue;
-		if (j->cancel) {
-			st.state = EXEC_EXITED;
-			st.signal = SIGTERM;
-			st.reason = xstrdup("stopped before Slurm took it");
-		} else if (now_ms < j->retry_at_ms || se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
-			int64_t due = now_ms < j->retry_at_ms ? j->retry_at_ms : now_ms;
-
-			next = next < 0 || due < next ? due : next;
-			continue;
-		} else if (submit(j, &retry, &why) == 0) {
-			if (j->retry_ms)
-				log_info("slurm job %s: submitted on a later try", j->id);
-			continue;
-		} else if (retry) {
-			j->retry_ms = j->retry_ms ? j->retry_ms * 2 : RETRY_FIRST_MS;
-			if (j->retry_ms > RETRY_MAX_MS)
-				j->retry_ms = RETRY_MAX_MS;
-			j->retry_at_ms = now_ms + j->retry_ms;
-			log_warnx("%s; trying again in %" PRId64 " s", why, j->retry_ms / 1000);
-			free(why);
-			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
-			continue;
-		} else {
-			st.state = EXEC_FAILED;
-			st.reason = xasprintf("cannot start: %s", why);
-		}
-		free(why);
-		j->ended = true;
-		drop_submission(j);
-		executor_report(&se->base, j->owner, &st, now_ms);
-		exec_status_clear(&st);
-	}
-	return next;
-}
-
-static int64_t slurm_tick(struct executor *e, int64_t now_ms)
-{
-	struct slurm_executor *se = slurm_of(e);
-	struct slurm_job *jobs;
-	bool watching = false, waiting = false, changed = false;
-	int64_t next;
-	size_t n;
-
-	se->sbatch_spent_ms = 0;
-	next = retry_starts(se, now_ms);
-
-	for (struct executor_job *j = se->jobs; j; j = j->next)
-		watching |= !j->ended && j->job_id;
-	if (!watching)
-		return next;
-	if (now_ms < se->next_query_ms)
-		return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
-	flush_cancels(se);
-	jobs = query(se, &n);
-	if (jobs) {
-		for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
-			nx = j->next;
-			if (j->ended || !j->job_id)
-				continue;
-			changed |= look_at(j, jobs, n, now_ms);
-			waiting |= !j->ended && (!j->running || j->gone_since_ms || j->ended_wait_ms);
-		}
-		free(jobs);
-	}
-	/* Quick while something waits to start or end, or just changed;
-	 * slower while all run, to spare slurmctld. */
-	if (waiting || changed || !jobs)
-		se->interval_ms = FAST_INTERVAL_MS;
-	else if ((se->interval_ms *= 2) > se->max_interval_ms)
-		se->interval_ms = se->max_interval_ms;
-	se->next_query_ms = now_ms + se->interval_ms;
-	return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
-}
-
 static void slurm_forget(struct executor_job *j)
 {
 	remove_dir(j->dir);
@@ -706,7 +413,7 @@ static void slurm_release(struct executor_job *j)
 		j->se->jobs = j->next;
 	if (j->next)
 		j->next->prev = j->prev;
-	drop_submission(j);
+	slurm_drop_submission(j);
 	free(j->dir);
 	free(j->exit_path);
 	free(j->stop);
@@ -741,7 +448,7 @@ static const struct executor_ops slurm_ops = {
 	.signal = slurm_signal,
 	.set_stop = slurm_set_stop,
 	.stop_reason = slurm_stop_reason,
-	.tick = slurm_tick,
+	.tick = slurm_poll_tick,
 	.forget = slurm_forget,
 	.release = slurm_release,
 };

@@ -1,0 +1,261 @@
+/* The Slurm executor's poll cycle (slurm_internal.h): starts that wait are
+ * submitted when due, the signals asked for since the last cycle go as one
+ * scancel, and one squeue for every job of this runner tells what changed;
+ * an ended job's exit code comes from the wrapper's exit file. */
+#include "log.h"
+#include "slurm_internal.h"
+#include "slurm_run.h"
+#include "slurm_text.h"
+#include "slurm_wrapper.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Report the end of j: the exit file's code, else what Slurm said (v), else
+ * lost. */
+static void report_end(struct executor_job *j, const struct slurm_verdict *v, int64_t now_ms)
+{
+	struct exec_status st = { .state = EXEC_EXITED, .ended_ms = time_now_ms(), .cpu_ms = -1, .max_rss = -1 };
+	char *text = read_file(j->exit_path, 128, NULL);
+	int64_t t0, t1;
+	int code;
+
+	if (text && slurm_exit_parse(text, &code, &t0, &t1) == 0) {
+		st.exit_code = code;
+		/* The node's times: a job that began and ended between two
+		 * squeues was never seen running. */
+		if (t0 > 0) {
+			st.started_ms = t0;
+			st.ended_ms = t1;
+		}
+	} else if (v && v->outcome == SLURM_FAILED) {
+		/* Cancelled, killed or timed out before the wrapper could say. */
+		st.signal = SIGTERM;
+		st.reason = xasprintf("slurm job %s: %s", j->id, v->why);
+	} else {
+		st.signal = SIGKILL;
+		st.reason = v ? xasprintf("lost: slurm job %s: %s, and no exit code", j->id, v->why) :
+			    xasprintf("lost: slurm job %s is gone from squeue and left no exit code", j->id);
+	}
+	free(text);
+	j->ended = true;
+	log_debug("slurm job %s ended: exit %d signal %d%s%s", j->id, st.exit_code, st.signal,
+		  st.reason ? ", " : "", st.reason ? st.reason : "");
+	executor_report(&j->se->base, j->owner, &st, now_ms);
+	exec_status_clear(&st);
+}
+
+/* One scancel for every job a signal was asked for since the last cycle. */
+static void flush_cancels(struct slurm_executor *se)
+{
+	char **argv = NULL;
+	size_t n = 0;
+	struct slurm_run_result res = { 0 };
+	char *why = NULL;
+
+	for (struct executor_job *j = se->jobs; j; j = j->next) {
+		if (!j->cancel || j->ended || !j->job_id)
+			continue;
+		argv = xrealloc(argv, (n + 3) * sizeof *argv);
+		if (n == 0)
+			argv[n++] = xstrdup("scancel");
+		argv[n++] = xstrdup(j->id);
+		j->cancel = false;
+	}
+	if (n == 0)
+		return;
+	argv[n] = NULL;
+	slurm_rpc_counted(se, "scancel", &se->counts.scancel);
+	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0)
+		log_warnx("scancel: %s", why);
+	else if (res.status != 0)
+		log_warnx("scancel (status %d): %s", res.status, res.err);
+	slurm_run_result_clear(&res);
+	free(why);
+	slurm_argv_free(argv);
+}
+
+/* One squeue for all of this runner's jobs; NULL (logged) when it failed. */
+static struct slurm_job *query(struct slurm_executor *se, size_t *n)
+{
+	char *name = xasprintf("--name=%s", se->job_name);
+	char *argv[] = { "squeue", "--noheader", "-t", "all", name, "-o", SLURM_SQUEUE_FORMAT, NULL };
+	struct slurm_run_result res = { 0 };
+	struct slurm_job *jobs = NULL;
+	char *why = NULL;
+	int ok = 0;
+
+	*n = 0;
+	slurm_rpc_counted(se, "squeue", &se->counts.squeue);
+	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0)
+		log_warnx("squeue: %s", why);
+	else if (res.status != 0)
+		log_warnx("squeue (status %d): %s", res.status, res.err);
+	else if (slurm_parse_jobs(res.out, false, &jobs, n, &why) < 0)
+		log_warnx("squeue's answer: %s", why);
+	else
+		ok = 1;
+	if (!ok) {
+		free(jobs);
+		jobs = NULL;
+		*n = 0;
+	}
+	slurm_run_result_clear(&res);
+	free(why);
+	free(name);
+	return ok ? (jobs ? jobs : xcalloc(1, sizeof *jobs)) : NULL;
+}
+
+/* What the cycle's answer says of j; true when something changed. */
+static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t n, int64_t now_ms)
+{
+	struct slurm_executor *se = j->se;
+	const struct slurm_job *rec = NULL;
+	struct slurm_verdict v;
+
+	for (size_t i = 0; i < n && !rec; i++)
+		if (jobs[i].job_id == j->job_id)
+			rec = &jobs[i];
+	if (!rec) {
+		/* Gone (past MinJobAge): the exit file says how it ended. */
+		char *text = read_file(j->exit_path, 128, NULL);
+		int64_t t0, t1;
+		int code;
+		bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
+
+		free(text);
+		if (!j->gone_since_ms)
+			j->gone_since_ms = now_ms;
+		if (have || now_ms - j->gone_since_ms >= se->lost_grace_ms) {
+			report_end(j, NULL, now_ms);
+			return true;
+		}
+		return false;
+	}
+	j->gone_since_ms = 0;
+	if (slurm_job_verdict(rec, &v) < 0) {
+		log_warnx("slurm job %s: %s", j->id, v.why);
+		return false;
+	}
+	switch (v.outcome) {
+	case SLURM_QUEUED:
+		return false;
+	case SLURM_RUNNING:
+		if (!j->running) {
+			struct exec_status st = { .state = EXEC_RUNNING, .started_ms = time_now_ms() };
+
+			j->running = true;
+			log_debug("slurm job %s runs on %s", j->id, rec->nodes);
+			executor_report(&se->base, j->owner, &st, now_ms);
+			return true;
+		}
+		return false;
+	default:
+		break;
+	}
+	/* Ended. The wrapper wrote its exit file before it ended; give a
+	 * volume that shows it late the grace time. */
+	if (v.outcome == SLURM_SUCCEEDED && access(j->exit_path, F_OK) < 0) {
+		if (!j->ended_wait_ms)
+			j->ended_wait_ms = now_ms;
+		if (now_ms - j->ended_wait_ms < se->lost_grace_ms)
+			return false;
+	}
+	report_end(j, &v, now_ms);
+	return true;
+}
+
+/* Queued starts: dropped when stopped, else submitted again when due.
+ * Returns the earliest retry still waiting (-1 none). */
+static int64_t retry_starts(struct slurm_executor *se, int64_t now_ms)
+{
+	int64_t next = -1;
+
+	for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
+		struct exec_status st = { .cpu_ms = -1, .max_rss = -1 };
+		bool retry = false;
+		char *why = NULL;
+
+		nx = j->next;
+		if (j->ended || j->job_id)
+			continue;
+		if (j->cancel) {
+			st.state = EXEC_EXITED;
+			st.signal = SIGTERM;
+			st.reason = xstrdup("stopped before Slurm took it");
+		} else if (now_ms < j->retry_at_ms || se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
+			int64_t due = now_ms < j->retry_at_ms ? j->retry_at_ms : now_ms;
+
+			next = next < 0 || due < next ? due : next;
+			continue;
+		} else if (slurm_submit_job(j, &retry, &why) == 0) {
+			if (j->retry_ms)
+				log_info("slurm job %s: submitted on a later try", j->id);
+			continue;
+		} else if (retry) {
+			j->retry_ms = j->retry_ms ? j->retry_ms * 2 : RETRY_FIRST_MS;
+			if (j->retry_ms > RETRY_MAX_MS)
+				j->retry_ms = RETRY_MAX_MS;
+			j->retry_at_ms = now_ms + j->retry_ms;
+			log_warnx("%s; trying again in %" PRId64 " s", why, j->retry_ms / 1000);
+			free(why);
+			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
+			continue;
+		} else {
+			st.state = EXEC_FAILED;
+			st.reason = xasprintf("cannot start: %s", why);
+		}
+		free(why);
+		j->ended = true;
+		slurm_drop_submission(j);
+		executor_report(&se->base, j->owner, &st, now_ms);
+		exec_status_clear(&st);
+	}
+	return next;
+}
+
+int64_t slurm_poll_tick(struct executor *e, int64_t now_ms)
+{
+	struct slurm_executor *se = slurm_of(e);
+	struct slurm_job *jobs;
+	bool watching = false, waiting = false, changed = false;
+	int64_t next;
+	size_t n;
+
+	se->sbatch_spent_ms = 0;
+	next = retry_starts(se, now_ms);
+
+	for (struct executor_job *j = se->jobs; j; j = j->next)
+		watching |= !j->ended && j->job_id;
+	if (!watching)
+		return next;
+	if (now_ms < se->next_query_ms)
+		return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
+	flush_cancels(se);
+	jobs = query(se, &n);
+	if (jobs) {
+		for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
+			nx = j->next;
+			if (j->ended || !j->job_id)
+				continue;
+			changed |= look_at(j, jobs, n, now_ms);
+			waiting |= !j->ended && (!j->running || j->gone_since_ms || j->ended_wait_ms);
+		}
+		free(jobs);
+	}
+	/* Quick while something waits to start or end, or just changed;
+	 * slower while all run, to spare slurmctld. */
+	if (waiting || changed || !jobs)
+		se->interval_ms = FAST_INTERVAL_MS;
+	else if ((se->interval_ms *= 2) > se->max_interval_ms)
+		se->interval_ms = se->max_interval_ms;
+	se->next_query_ms = now_ms + se->interval_ms;
+	return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
+}
