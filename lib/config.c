@@ -351,35 +351,21 @@ int parsa_conf_check_key(const char *path, int optional, char **err)
 	return 0;
 }
 
-int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err)
+static void conf_init(struct parsa_conf *conf)
 {
-	const char *env = optional ? getenv("PARSA_CONFIG") : NULL;
-	struct reader r = { .conf = conf };
-	struct stat st;
-	int rc, ret = -1;
-
 	memset(conf, 0, sizeof *conf);
 	conf->gpus = -1;
 	conf->defer_bursts = -1;
 	conf->storage_patience_ms = -1;
-	if (env && !*env)
-		return 0;
-	if (env)
-		path = env;
-	r.path = path;
-	r.f = fopen(path, "re");
-	if (!r.f) {
-		if (optional && errno == ENOENT)
-			return 0;
-		return errprintf(err, "cannot read %s: %s", path, strerror(errno));
-	}
-	if (parsa_conf_check_file(path, err) < 0)
-		goto out;
-	if (fstat(fileno(r.f), &st) == 0 && st.st_size > CONF_MAX_BYTES) {
-		errno = EFBIG;
-		errprintf(err, "%s is larger than %d bytes: not a parsa.conf", path, CONF_MAX_BYTES);
-		goto out;
-	}
+}
+
+/* Parse the stream f (named path in messages) into conf, already
+ * initialised; on failure conf is freed. */
+static int parse_stream(FILE *f, const char *path, struct parsa_conf *conf, char **err)
+{
+	struct reader r = { .f = f, .path = path, .conf = conf };
+	int rc, ret = -1;
+
 	rc = ini_parse_stream(read_line, &r, on_entry, &r);
 	if (r.err) {
 		errno = EINVAL;
@@ -401,7 +387,57 @@ out:
 		errno = saved;
 	}
 	free(r.err);
-	fclose(r.f);
+	return ret;
+}
+
+int parsa_conf_parse(const char *text, size_t len, const char *path, struct parsa_conf *conf,
+		     char **err)
+{
+	FILE *f;
+	int ret;
+
+	conf_init(conf);
+	if (len > CONF_MAX_BYTES) {
+		errno = EFBIG;
+		return errprintf(err, "%s is larger than %d bytes: not a parsa.conf", path, CONF_MAX_BYTES);
+	}
+	/* fmemopen of no bytes is refused by older C libraries. */
+	f = len ? fmemopen((void *)text, len, "r") : fmemopen((void *)"\n", 1, "r");
+	if (!f)
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	ret = parse_stream(f, path, conf, err);
+	fclose(f);
+	return ret;
+}
+
+int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err)
+{
+	const char *env = optional ? getenv("PARSA_CONFIG") : NULL;
+	struct stat st;
+	FILE *f;
+	int ret = -1;
+
+	conf_init(conf);
+	if (env && !*env)
+		return 0;
+	if (env)
+		path = env;
+	f = fopen(path, "re");
+	if (!f) {
+		if (optional && errno == ENOENT)
+			return 0;
+		return errprintf(err, "cannot read %s: %s", path, strerror(errno));
+	}
+	if (parsa_conf_check_file(path, err) < 0)
+		goto out;
+	if (fstat(fileno(f), &st) == 0 && st.st_size > CONF_MAX_BYTES) {
+		errno = EFBIG;
+		errprintf(err, "%s is larger than %d bytes: not a parsa.conf", path, CONF_MAX_BYTES);
+		goto out;
+	}
+	ret = parse_stream(f, path, conf, err);
+out:
+	fclose(f);
 	return ret;
 }
 

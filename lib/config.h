@@ -96,6 +96,10 @@ struct parsa_conf {
  * file, the line and the fix. */
 int parsa_conf_load(const char *path, int optional, struct parsa_conf *conf, char **err);
 void parsa_conf_free(struct parsa_conf *conf);
+/* The same checks on text already read (len bytes, named path in messages),
+ * without the file's owner and mode (the fuzz harness's way in). */
+int parsa_conf_parse(const char *text, size_t len, const char *path, struct parsa_conf *conf,
+		     char **err);
 
 /* A configuration file must be a regular file that only its owner can write,
  * owned by root (or, for a program not running as root, by its user). -1 with

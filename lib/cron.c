@@ -17,6 +17,9 @@
 /* Shorter periods would be a busy loop, not a schedule. */
 #define PERIOD_MIN_S 60
 #define SEARCH_YEARS 8
+/* Longer periods would overflow the milliseconds of every_next() (a fuzzed
+ * 9223372036854775807s did); a century is more than any schedule needs. */
+#define PERIOD_MAX_S (100ULL * 366 * 24 * 3600)
 
 enum field { F_MIN, F_HOUR, F_DOM, F_MON, F_DOW, NFIELDS };
 
@@ -248,6 +251,10 @@ struct every *every_parse(const char *text, char **err)
 		}
 		if (secs < PERIOD_MIN_S) {
 			errprintf(err, "'%s' is shorter than a minute", line);
+			goto fail;
+		}
+		if (secs > PERIOD_MAX_S) {
+			errprintf(err, "'%s' is longer than a century: give a period up to 36600d", line);
 			goto fail;
 		}
 		e->period_s = secs;

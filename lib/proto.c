@@ -2,17 +2,35 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- reading members ---- */
 
-/* A number member as an integer (a real is cut), dflt when missing. */
+/* A number member as an integer (a real is cut), dflt when missing or out of
+ * range: converting a real such as 1e300 to an integer is undefined (the
+ * fuzzer sent one). */
 static int64_t number_or(const json_t *obj, const char *key, int64_t dflt)
 {
 	json_t *v = json_object_get(obj, key);
+	double d;
 
-	return json_is_number(v) ? (int64_t)json_number_value(v) : dflt;
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (!json_is_real(v))
+		return dflt;
+	d = json_real_value(v);
+	return d >= -9223372036854775808.0 && d < 9223372036854775808.0 ? (int64_t)d : dflt;
+}
+
+/* The same for an int field (an attempt, a pid, an exit code): a number
+ * past its range is dflt, not wrapped into another attempt's number. */
+static int int_or(const json_t *obj, const char *key, int dflt)
+{
+	int64_t v = number_or(obj, key, dflt);
+
+	return v >= INT_MIN && v <= INT_MAX ? (int)v : dflt;
 }
 
 /* A number member as a real, dflt when missing. */
@@ -79,16 +97,16 @@ void host_info_from_json(const json_t *json, struct host_info *info)
 
 	*info = (struct host_info){ 0 };
 	info->name = json_string_value(json_object_get(json, "name"));
-	info->cpus = (int)number_or(json, "cpus", 0);
+	info->cpus = int_or(json, "cpus", 0);
 	info->mem = (uint64_t)number_or(json, "mem", 0);
 	info->scratch_total = (uint64_t)number_or(json, "scratch_total", 0);
 	info->scratch_free = (uint64_t)number_or(json, "scratch_free", (int64_t)info->scratch_total);
-	info->cpu_limit = (int)number_or(json, "cpu_limit", 0);
-	info->mem_limit = (int)number_or(json, "mem_limit", 0);
+	info->cpu_limit = int_or(json, "cpu_limit", 0);
+	info->mem_limit = int_or(json, "mem_limit", 0);
 	info->mount = json_string_value(json_object_get(json, "mount"));
 	info->window = json_string_value(json_object_get(json, "window"));
 	info->window_drain = json_is_true(json_object_get(json, "drain_at_window_end"));
-	info->gpus = (int)number_or(json, "gpus", 0);
+	info->gpus = int_or(json, "gpus", 0);
 	if (info->gpus < 0 || info->gpus > 1024)
 		info->gpus = 0;
 	names = xcalloc(json_array_size(features) + 1, sizeof *names);
@@ -219,8 +237,8 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 		struct heartbeat_entry *e = &entries[hb->ninstances++];
 
 		e->id = number_or(item, "id", 0);
-		e->attempt = (int)number_or(item, "attempt", 0);
-		e->pid = (int)number_or(item, "pid", 0);
+		e->attempt = int_or(item, "attempt", 0);
+		e->pid = int_or(item, "pid", 0);
 		e->progress_done = real_or_zero(progress, "done");
 		e->progress_total = real_or_zero(progress, "total");
 		usage_from_json(item, &e->usage);
@@ -550,10 +568,10 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 			known = true;
 		}
 	}
-	r->attempt = (int)number_or(json, "attempt", 0);
-	r->pid = (int)number_or(json, "pid", 0);
-	r->exit_code = (int)number_or(json, "exit_code", -1);
-	r->signal = (int)number_or(json, "signal", 0);
+	r->attempt = int_or(json, "attempt", 0);
+	r->pid = int_or(json, "pid", 0);
+	r->exit_code = int_or(json, "exit_code", -1);
+	r->signal = int_or(json, "signal", 0);
 	r->reason = reason && *reason ? reason : NULL;
 	r->started_ms = number_or(json, "started_ms", 0);
 	r->ended_ms = number_or(json, "ended_ms", 0);
@@ -583,7 +601,7 @@ void progress_report_from_json(const json_t *json, struct progress_report *p)
 {
 	json_t *percent = json_object_get(json, "percent");
 
-	p->attempt = (int)number_or(json, "attempt", 0);
+	p->attempt = int_or(json, "attempt", 0);
 	if (json_is_number(percent)) {
 		p->done = json_number_value(percent);
 		p->total = 100;

@@ -254,6 +254,12 @@ void format_size(uint64_t bytes, char *buf, size_t len)
 		}
 		if (whole >= 1024 && i + 1 < 5)
 			continue;
+		/* Rounded up to 16384P, the text would not read back (2^64
+		 * bytes overflow): the fuzzer found UINT64_MAX. */
+		if (i == 4 && whole >= 16384) {
+			whole = 16383;
+			tenth = 9;
+		}
 		snprintf(buf, len, "%llu.%llu%c", (unsigned long long)whole,
 			 (unsigned long long)tenth, units[i]);
 		return;
