@@ -294,8 +294,12 @@ static int on_entry(void *arg, const char *section, const char *name, const char
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
 		section_known = true;
-		if (strcmp(keys[i].name, name) == 0)
+		if (strcmp(keys[i].name, name) == 0) {
+			if (!r->conf->key_lines)
+				r->conf->key_lines = xcalloc(ARRAY_LEN(keys), sizeof *r->conf->key_lines);
+			r->conf->key_lines[i] = r->line;
 			return set_value(r, &keys[i], value ? value : "");
+		}
 	}
 	if (!section_known)
 		return fail(r, "unknown section [%s] (sections: [cluster], [sched], [web], [host], [teams], [limits])%s",
@@ -462,7 +466,16 @@ void parsa_conf_free(struct parsa_conf *conf)
 		free(conf->limits[i].name);
 	free(conf->limits);
 	free(conf->path);
+	free(conf->key_lines);
 	memset(conf, 0, sizeof *conf);
+}
+
+int parsa_conf_line(const struct parsa_conf *conf, const char *section, const char *name)
+{
+	for (size_t i = 0; conf->key_lines && i < ARRAY_LEN(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+			return conf->key_lines[i];
+	return 0;
 }
 
 char *parsa_endpoint(const char *address)

@@ -87,6 +87,7 @@ struct parsa_conf {
 	size_t ngrants;
 	struct parsa_limit *limits;
 	size_t nlimits;
+	int *key_lines;             /* parsa_conf_line()'s table */
 };
 
 /* Read path into conf (zeroed first). A missing file is not an error when
@@ -100,6 +101,9 @@ void parsa_conf_free(struct parsa_conf *conf);
  * without the file's owner and mode (the fuzz harness's way in). */
 int parsa_conf_parse(const char *text, size_t len, const char *path, struct parsa_conf *conf,
 		     char **err);
+
+/* The line of the file that set section's key name; 0 when none did. */
+int parsa_conf_line(const struct parsa_conf *conf, const char *section, const char *name);
 
 /* A configuration file must be a regular file that only its owner can write,
  * owned by root (or, for a program not running as root, by its user). -1 with

@@ -379,6 +379,28 @@ void engine_destroy(struct engine *e)
 	free(e);
 }
 
+void engine_reconfigure(struct engine *e, const struct engine_live *live)
+{
+	struct policy *fresh = policy_create(live->conf), *old;
+
+	/* Built outside the lock; the swap is all a pass or a submission can see. */
+	pthread_mutex_lock(&e->lock);
+	old = e->policy;
+	e->policy = fresh;
+	e->cfg.admin_set = live->admin_set;
+	e->cfg.admin_gid = live->admin_gid;
+	e->cfg.host_timeout_ms = live->host_timeout_ms > 0 ? live->host_timeout_ms : 10000;
+	e->cfg.keep_finished_ms = live->keep_finished_ms > 0 ? live->keep_finished_ms
+							      : ENGINE_KEEP_FINISHED_MS;
+	e->cfg.record_retention_ms = live->record_retention_ms;
+	e->cfg.list_finished_ms = live->list_finished_ms > 0 ? live->list_finished_ms
+							      : ENGINE_LIST_FINISHED_MS;
+	e->cfg.start_bursts_at_once = live->start_bursts_at_once;
+	pthread_cond_broadcast(&e->kick);
+	pthread_mutex_unlock(&e->lock);
+	policy_destroy(old);
+}
+
 void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
 void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
 struct model *engine_model(struct engine *e) { return e->model; }

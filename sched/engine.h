@@ -78,6 +78,23 @@ int engine_start(struct engine *e, char **err);
 void engine_stop(struct engine *e);
 void engine_destroy(struct engine *e);
 
+/* What a reload of parsa.conf may change in a running engine (SIGHUP,
+ * sched/reconf.h); 0 in a duration: its default, as in engine_config. */
+struct engine_live {
+	const struct parsa_conf *conf; /* [teams] and [limits]; NULL: the built-in limits */
+	bool admin_set;
+	gid_t admin_gid;
+	int64_t host_timeout_ms;
+	int64_t keep_finished_ms;
+	int64_t record_retention_ms;
+	int64_t list_finished_ms;
+	bool start_bursts_at_once;
+};
+
+/* Apply live under the lock, at once for the next submission and pass; the
+ * engine keeps no pointer into live->conf. */
+void engine_reconfigure(struct engine *e, const struct engine_live *live);
+
 /* For read-only views: hold the lock while reading the model. */
 void engine_lock(struct engine *e);
 void engine_unlock(struct engine *e);

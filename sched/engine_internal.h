@@ -67,7 +67,7 @@ struct engine {
 	int away_probe_errno;
 	struct spare_folders *spares; /* its own lock; NULL without storage */
 	struct ident_cache *ident;    /* its own lock: names and groups of callers */
-	struct policy *policy;        /* teams and limits; read-only after create */
+	struct policy *policy;        /* teams and limits; protected by lock (SIGHUP swaps it) */
 	struct {                      /* engine_history.c; protected by lock */
 		size_t nloaded;       /* jobs read back for views, held now */
 		int64_t swept_mono;

@@ -1,6 +1,7 @@
 /* parsa-sched: the scheduler daemon. main owns one context: it creates the
  * store, the storage volume, the model, the engine and the API in that order,
- * waits for SIGTERM or SIGINT, and destroys them in reverse. */
+ * waits for SIGTERM or SIGINT (and SIGHUP, which reloads parsa.conf), and
+ * destroys them in reverse. -n checks the configuration and exits. */
 #include "api.h"
 #include "clock.h"
 #include "config.h"
@@ -10,6 +11,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "model.h"
+#include "reconf.h"
 #include "store.h"
 #include "units.h"
 #include "util.h"
@@ -31,6 +33,7 @@
 struct sched {
 	char *config_path;
 	struct parsa_conf conf;
+	struct sched_flags flags; /* what the command line gave; points into the fields below */
 	char *listen;
 	char *munge_socket;
 	char *admin_group;
@@ -63,7 +66,7 @@ static void usage(FILE *out)
 		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
 		"                   [--keep-finished DURATION] [--record-retention DURATION]\n"
 		"                   [--list-finished DURATION] [--web HOST:PORT|off] [-v] [--log-stderr]\n"
-		"                   [--help] [--version]\n"
+		"                   [-n] [--help] [--version]\n"
 		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
 		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
@@ -89,6 +92,8 @@ static void usage(FILE *out)
 		"  --sendmail PATH     the program for notify = mail:... (default /usr/sbin/sendmail)\n"
 		"  --clock-file PATH   a test facility: take the time from PATH (+1h, or a local time;\n"
 		"                      see lib/clock.h) instead of the system clock\n"
+		"  -n, --check     check the configuration (parsa.conf and these flags) and exit:\n"
+		"                  0 and \"configuration OK\", or 1 and each problem\n"
 		"  -v              debug logging\n"
 		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n"
 		"  -h, --help      this text\n"
@@ -129,50 +134,102 @@ static int apply_config(struct sched *s, struct engine_config *cfg, char **err)
 {
 	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
 	const struct parsa_conf *c = &s->conf;
+	struct sched_settings set;
+	int ret = -1;
 
 	if (parsa_conf_load(path, !s->config_path, &s->conf, err) < 0)
 		return -1;
 	if (c->path)
 		log_info("config %s", c->path);
-	take(&s->listen, c->listen);
-	take(&s->munge_socket, c->munge_socket);
-	take(&s->admin_group, c->admin_group);
-	take(&s->state_dir, c->state);
-	take(&s->storage_url, c->storage);
-	take(&s->web_listen, c->web_listen);
-	if (!cfg->host_timeout_ms)
-		cfg->host_timeout_ms = c->host_timeout_ms;
-	if (!cfg->lease_ms)
-		cfg->lease_ms = c->lease_ms;
-	cfg->half_life_ms = c->half_life_ms;
-	if (!cfg->retention_ms)
-		cfg->retention_ms = c->retention_ms;
-	if (!cfg->keep_finished_ms)
-		cfg->keep_finished_ms = c->keep_finished_ms;
-	if (!cfg->record_retention_ms)
-		cfg->record_retention_ms = c->record_retention_ms;
-	if (!cfg->list_finished_ms)
-		cfg->list_finished_ms = c->list_finished_ms;
-	if (c->defer_bursts == 0)
-		cfg->start_bursts_at_once = true;
+	reconf_settings(&s->flags, c, &set);
+	take(&s->listen, set.listen);
+	take(&s->munge_socket, set.munge_socket);
+	take(&s->admin_group, set.admin_group);
+	take(&s->state_dir, set.state_dir);
+	take(&s->storage_url, set.storage_url);
+	take(&s->web_listen, set.web_listen);
+	*cfg = set.cfg;
 	if (s->admin_group) {
-		struct group gr, *res = NULL;
-		char buf[16384];
-
-		if (getgrnam_r(s->admin_group, &gr, buf, sizeof buf, &res) != 0 || !res) {
-			errno = EINVAL;
-			return errprintf(err, "admin group '%s' does not exist on this host (groupadd %s)",
-					 s->admin_group, s->admin_group);
-		}
+		if (reconf_admin_gid(s->admin_group, &cfg->admin_gid, err) < 0)
+			goto out;
 		cfg->admin_set = true;
-		cfg->admin_gid = gr.gr_gid;
 	}
 	/* Anybody who can read the key can forge any uid: a scheduler that takes
 	 * requests from the network refuses to run with a key others can read. */
 	if (s->listen && parsa_conf_check_key(c->munge_key ? c->munge_key : PARSA_MUNGE_KEY_DEFAULT,
 					       !c->munge_key, err) < 0)
-		return -1;
-	return 0;
+		goto out;
+	ret = 0;
+out:
+	reconf_settings_clear(&set);
+	return ret;
+}
+
+/* -n: read and check everything the scheduler would use at start, start
+ * nothing. The exit status. */
+static int check_config(struct sched *s)
+{
+	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
+	struct sched_settings set;
+	char *err = NULL, *report = NULL;
+	int problems;
+
+	if (parsa_conf_load(path, !s->config_path, &s->conf, &err) < 0) {
+		fprintf(stderr, "parsa-sched: %s\n", err);
+		free(err);
+		return 1;
+	}
+	reconf_settings(&s->flags, &s->conf, &set);
+	problems = reconf_check(&set, &report);
+	if (problems == 0)
+		printf("parsa-sched: configuration OK (%s)\n", s->conf.path ? s->conf.path :
+		       "no parsa.conf: the flags and the defaults");
+	else
+		fprintf(stderr, "%sparsa-sched: %d problem%s in the configuration\n", report, problems,
+			problems == 1 ? "" : "s");
+	free(report);
+	reconf_settings_clear(&set);
+	return problems ? 1 : 0;
+}
+
+/* SIGHUP: parsa.conf again, through the same checks as at start. A file that
+ * fails them changes nothing; else what can change live goes to the engine
+ * at once, and the log says what changed and what waits for a restart. */
+static void reload_config(struct sched *s)
+{
+	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
+	struct sched_settings old, fresh;
+	struct parsa_conf conf;
+	struct engine_live live;
+	char *err = NULL, *changes, *line, *save = NULL;
+
+	log_info("got SIGHUP: reading the configuration again");
+	if (parsa_conf_load(path, !s->config_path, &conf, &err) < 0) {
+		log_warnx("reload: %s; the configuration is unchanged", err ? err : path);
+		free(err);
+		return;
+	}
+	reconf_settings(&s->flags, &s->conf, &old);
+	reconf_settings(&s->flags, &conf, &fresh);
+	changes = reconf_diff(&old, &fresh, &live, &err);
+	if (!changes) {
+		log_warnx("reload: %s: %s; the configuration is unchanged", conf.path ? conf.path : path,
+			  err ? err : "cannot apply");
+		free(err);
+		parsa_conf_free(&conf);
+		goto out;
+	}
+	engine_reconfigure(s->engine, &live);
+	if (!*changes)
+		log_info("reload: %s: nothing changed", conf.path ? conf.path : "no parsa.conf");
+	for (line = strtok_r(changes, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_info("reload: %s", line);
+	free(changes);
+	parsa_conf_free(&s->conf);
+	s->conf = conf;
+out:
+	reconf_settings_clear(&old);
+	reconf_settings_clear(&fresh);
 }
 
 /* The web page: a reader of the history of its own, the server, and
@@ -227,6 +284,7 @@ int main(int argc, char **argv)
 		{ "record-retention", required_argument, NULL, 'D' },
 		{ "list-finished", required_argument, NULL, 'I' },
 		{ "web", required_argument, NULL, 'w' },
+		{ "check", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -236,9 +294,9 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	char *err = NULL;
 	int64_t load_ms;
-	int opt, sig, status = 1;
+	int opt, sig, status = 1, check_only = 0;
 
-	while ((opt = getopt_long(argc, argv, "vh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "vhn", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			free(s.state_dir);
@@ -261,6 +319,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			s.verbose = 1;
+			break;
+		case 'n':
+			check_only = 1;
 			break;
 		case 'e':
 			s.log_stderr = 1;
@@ -340,6 +401,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_init("parsa-sched", s.log_stderr, s.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	s.flags = (struct sched_flags){ .listen = s.listen, .munge_socket = s.munge_socket,
+					.admin_group = s.admin_group, .state_dir = s.state_dir,
+					.storage_url = s.storage_url, .web_listen = s.web_listen,
+					.durations = cfg };
+	if (check_only) {
+		status = check_config(&s);
+		goto out;
+	}
 	if (apply_config(&s, &cfg, &err) < 0)
 		goto fail;
 	if (!s.state_dir)
@@ -354,6 +423,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	mem_one_arena(MEM_LARGE);
@@ -416,6 +486,11 @@ int main(int argc, char **argv)
 			continue;
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
+		/* Here, not in a handler: the main thread takes the signals
+		 * with sigwait, and the engine takes the new settings under
+		 * its own lock. */
+		if (sig == SIGHUP)
+			reload_config(&s);
 	}
 	log_info("got %s: stopping", strsignal(sig));
 	status = 0;
