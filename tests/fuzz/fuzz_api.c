@@ -1,11 +1,13 @@
 /* libFuzzer harness for what the scheduler's API reads of a request before
  * the engine acts (sched/api_args.c, sched/api_ctl.c): the body as JSON, the
  * ctl commands of jobs, hosts and schedules with their arguments, and the
- * whole numbers of paths and queries. The runner messages are fuzz_proto's,
- * a submission's spec fuzz_spec's. Promises: a command is taken (0) or
- * refused with EINVAL and a message; a number is taken only when it is all
- * digits. */
+ * whole numbers of paths and queries; and, on the client's side
+ * (lib/api_client.c), the error an answer carries. The runner messages are
+ * fuzz_proto's, a submission's spec fuzz_spec's. Promises: a command is
+ * taken (0) or refused with EINVAL and a message; a number is taken only
+ * when it is all digits; an answer always gives an error text. */
 #include "api_args.h"
+#include "api_client.h"
 #include "engine.h"
 #include "schedules.h"
 
@@ -74,5 +76,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_command(check);
 	}
 	json_decref(body);
+	/* The bytes as an error answer's body, as every client reads it. */
+	{
+		struct api_reply reply = { .status = 400, .len = size, .cap = size + 1 };
+		char *msg;
+
+		reply.body = malloc(size + 1);
+		if (!reply.body)
+			abort();
+		memcpy(reply.body, data, size);
+		reply.body[size] = '\0';
+		msg = api_reply_error(&reply);
+		if (!msg)
+			abort();
+		free(msg);
+		free(reply.body);
+	}
 	return 0;
 }
