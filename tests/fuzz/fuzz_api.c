@@ -9,14 +9,13 @@
 #include "api_args.h"
 #include "api_client.h"
 #include "engine.h"
+#include "fuzz.h"
 #include "schedules.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_command(const char *command)
 {
@@ -27,13 +26,10 @@ static void check_command(const char *command)
 		char *err = NULL;
 
 		errno = 0;
-		if (checks[i](command, &err) < 0) {
-			if (errno != EINVAL || !err || !*err)
-				abort();
-		} else if (err) {
+		if (checks[i](command, &err) < 0)
+			fuzz_refused(err);
+		else if (err)
 			abort();
-		}
-		free(err);
 	}
 }
 
@@ -55,11 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The bytes as a path segment or a ctl file's line. */
 	if (size <= 256) {
-		text = malloc(size + 1);
-		if (!text)
-			abort();
-		memcpy(text, data, size);
-		text[size] = '\0';
+		text = fuzz_text(data, size);
 		check_number(text);
 		check_command(text);
 		free(text);
@@ -81,11 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct api_reply reply = { .status = 400, .len = size, .cap = size + 1 };
 		char *msg;
 
-		reply.body = malloc(size + 1);
-		if (!reply.body)
-			abort();
-		memcpy(reply.body, data, size);
-		reply.body[size] = '\0';
+		reply.body = fuzz_text(data, size);
 		msg = api_reply_error(&reply);
 		if (!msg)
 			abort();

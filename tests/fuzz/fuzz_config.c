@@ -4,13 +4,12 @@
  * through (limits from 1 to 10^9, names of name characters, absolute
  * paths), and frees cleanly. */
 #include "config.h"
+#include "fuzz.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 

@@ -2,14 +2,13 @@
  * and parsa.conf write them. Besides no crash: a refusal is EINVAL or
  * ERANGE; a duration printed by format_duration() reads back the same; a
  * size printed by format_size() reads back within its one decimal. */
+#include "fuzz.h"
 #include "units.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_size(const char *text)
 {
@@ -53,11 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Longer than any value a person writes: the parsers see C strings. */
 	if (size > 256)
 		return 0;
-	text = malloc(size + 1);
-	if (!text)
-		abort();
-	memcpy(text, data, size);
-	text[size] = '\0';
+	text = fuzz_text(data, size);
 	check_size(text);
 	check_duration(text);
 	free(text);
