@@ -34,13 +34,15 @@ static inline void fuzz_refused(char *err)
 	free(err);
 }
 
-/* Defines LLVMFuzzerInitialize (libFuzzer's, and replay.c's) to set TZ. */
+/* Defines LLVMFuzzerInitialize (libFuzzer's, and replay.c's) to set TZ:
+ * UTC, or $PARSA_FUZZ_TZ to try a zone with clock changes by hand. */
 #define FUZZ_IN_UTC \
 	int LLVMFuzzerInitialize(int *argc, char ***argv) \
 	{ \
+		const char *zone = getenv("PARSA_FUZZ_TZ"); \
 		(void)argc; \
 		(void)argv; \
-		setenv("TZ", "UTC", 1); \
+		setenv("TZ", zone && *zone ? zone : "UTC", 1); \
 		tzset(); \
 		return 0; \
 	}

@@ -16,8 +16,10 @@
 FUZZ_IN_UTC
 
 /* Moments around which the next run is asked: 2026-01-01, a leap day, the
- * last minute of a year, the epoch. */
-static const int64_t moments[] = { 1767225600000LL, 1709164800123LL, 1798761599000LL, 0 };
+ * last minute of a year, the epoch, and half an hour before the clock
+ * changes of Europe (2026-03-29) and the US (2026-11-01), for PARSA_FUZZ_TZ. */
+static const int64_t moments[] = { 1767225600000LL, 1709164800123LL, 1798761599000LL, 0,
+				   1774744200000LL, 1793511000000LL };
 
 static void check_every(const struct every *e)
 {
