@@ -192,46 +192,6 @@ static int check_config(struct sched *s)
 	return problems ? 1 : 0;
 }
 
-/* SIGHUP: parsa.conf again, through the same checks as at start. A file that
- * fails them changes nothing; else what can change live goes to the engine
- * at once, and the log says what changed and what waits for a restart. */
-static void reload_config(struct sched *s)
-{
-	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
-	struct sched_settings old, fresh;
-	struct parsa_conf conf;
-	struct engine_live live;
-	char *err = NULL, *changes, *line, *save = NULL;
-
-	log_info("got SIGHUP: reading the configuration again");
-	if (parsa_conf_load(path, !s->config_path, &conf, &err) < 0) {
-		log_warnx("reload: %s; the configuration is unchanged", err ? err : path);
-		free(err);
-		return;
-	}
-	reconf_settings(&s->flags, &s->conf, &old);
-	reconf_settings(&s->flags, &conf, &fresh);
-	changes = reconf_diff(&old, &fresh, &live, &err);
-	if (!changes) {
-		log_warnx("reload: %s: %s; the configuration is unchanged", conf.path ? conf.path : path,
-			  err ? err : "cannot apply");
-		free(err);
-		parsa_conf_free(&conf);
-		goto out;
-	}
-	engine_reconfigure(s->engine, &live);
-	if (!*changes)
-		log_info("reload: %s: nothing changed", conf.path ? conf.path : "no parsa.conf");
-	for (line = strtok_r(changes, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		log_info("reload: %s", line);
-	free(changes);
-	parsa_conf_free(&s->conf);
-	s->conf = conf;
-out:
-	reconf_settings_clear(&old);
-	reconf_settings_clear(&fresh);
-}
-
 /* The web page: a reader of the history of its own, the server, and
  * DIR/web.url (written whole, then renamed) for `parsa up` to announce. */
 static int start_web(struct sched *s, char **err)
@@ -260,6 +220,112 @@ out:
 	free(tmp);
 	free(text);
 	return ret;
+}
+
+static void stop_web(struct sched *s)
+{
+	if (s->web_file)
+		unlink(s->web_file);
+	free(s->web_file);
+	s->web_file = NULL;
+	web_destroy(s->web);
+	s->web = NULL;
+}
+
+static bool web_wanted(const char *address)
+{
+	return address && strcmp(address, "off") != 0;
+}
+
+/* SIGHUP's [web] listen: the page moves to want (NULL or "off": none). Where
+ * it cannot listen, it comes back where it was. */
+static void reload_web(struct sched *s, const char *want)
+{
+	char *was = s->web_listen, *err = NULL;
+
+	stop_web(s);
+	s->web_listen = want ? xstrdup(want) : NULL;
+	if (!web_wanted(want)) {
+		log_info("reload: the web page stopped");
+	} else if (start_web(s, &err) == 0) {
+		log_info("reload: the web page is now on %s", web_url(s->web));
+	} else {
+		log_warnx("reload: [web] listen = %s: %s; the page stays %s%s", want, err,
+			  web_wanted(was) ? "on " : "off", web_wanted(was) ? was : "");
+		free(err);
+		err = NULL;
+		stop_web(s);
+		free(s->web_listen);
+		s->web_listen = was;
+		was = NULL;
+		if (web_wanted(s->web_listen) && start_web(s, &err) < 0) {
+			log_warnx("reload: the web page cannot come back on %s: %s", s->web_listen, err);
+			free(err);
+			stop_web(s);
+		}
+	}
+	free(was);
+}
+
+static bool same_address(const char *a, const char *b)
+{
+	return web_wanted(a) == web_wanted(b) && (!web_wanted(a) || strcmp(a, b) == 0);
+}
+
+/* SIGHUP: parsa.conf again, through the same checks as at start and -n. A
+ * file that fails them changes nothing; else what can change live goes to
+ * the engine (and the web page moves) at once, and the log says what changed
+ * and what waits for a restart. */
+static void reload_config(struct sched *s)
+{
+	const char *path = s->config_path ? s->config_path : PARSA_CONF_DEFAULT;
+	struct sched_settings old, fresh;
+	struct parsa_conf conf;
+	struct engine_live live;
+	char *err = NULL, *report = NULL, *changes, *line, *save = NULL;
+	int problems;
+
+	log_info("got SIGHUP: reading the configuration again");
+	if (parsa_conf_load(path, !s->config_path, &conf, &err) < 0) {
+		log_warnx("reload: %s; the configuration is unchanged", err ? err : path);
+		free(err);
+		return;
+	}
+	reconf_settings(&s->flags, &s->conf, &old);
+	reconf_settings(&s->flags, &conf, &fresh);
+	/* What -n finds wrong refuses the whole file, as at start. */
+	problems = reconf_check(&fresh, &report);
+	if (problems) {
+		for (line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			log_warnx("reload: %s", line);
+		log_warnx("reload: %d problem%s: the configuration is unchanged", problems,
+			  problems == 1 ? "" : "s");
+		free(report);
+		parsa_conf_free(&conf);
+		goto out;
+	}
+	free(report);
+	changes = reconf_diff(&old, &fresh, &live, &err);
+	if (!changes) {
+		log_warnx("reload: %s: %s; the configuration is unchanged", conf.path ? conf.path : path,
+			  err ? err : "cannot apply");
+		free(err);
+		parsa_conf_free(&conf);
+		goto out;
+	}
+	engine_reconfigure(s->engine, &live);
+	if (!same_address(old.web_listen, fresh.web_listen))
+		reload_web(s, fresh.web_listen);
+	if (!*changes)
+		log_info("reload: %s: nothing changed", conf.path ? conf.path : "no parsa.conf");
+	for (line = strtok_r(changes, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_info("reload: %s", line);
+	free(changes);
+	parsa_conf_free(&s->conf);
+	s->conf = conf;
+out:
+	reconf_settings_clear(&old);
+	reconf_settings_clear(&fresh);
 }
 
 int main(int argc, char **argv)
@@ -467,7 +533,7 @@ int main(int argc, char **argv)
 	if (!s.records)
 		goto fail;
 	/* Before the API: its socket says "ready", and by then web.url is there. */
-	if (s.web_listen && strcmp(s.web_listen, "off") != 0 && start_web(&s, &err) < 0)
+	if (web_wanted(s.web_listen) && start_web(&s, &err) < 0)
 		goto fail;
 	s.api = api_create_with_records(s.socket_path, s.engine, s.records, &err);
 	if (!s.api)
@@ -502,9 +568,7 @@ out:
 	if (s.engine)
 		engine_stop(s.engine);
 	api_destroy(s.api);
-	if (s.web_file)
-		unlink(s.web_file);
-	web_destroy(s.web);
+	stop_web(&s);
 	records_close(s.records);
 	engine_destroy(s.engine);
 	clock_destroy(s.clock);
@@ -527,6 +591,5 @@ out:
 	free(s.storage_url);
 	free(s.db_path);
 	free(s.web_listen);
-	free(s.web_file);
 	return status;
 }

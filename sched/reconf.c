@@ -273,6 +273,12 @@ static const char *or_none(const char *s)
 	return s ? s : "(none)";
 }
 
+/* No page is "off", whether the file says so or says nothing. */
+static const char *web_address(const char *listen)
+{
+	return listen ? listen : "off";
+}
+
 /* A duration of the engine for the log: 0 is the default. */
 static void ms_text(int64_t ms, char *buf, size_t len)
 {
@@ -292,7 +298,6 @@ static void diff_restart(const struct sched_settings *old, const struct sched_se
 		{ "sched", "state", offsetof(struct sched_settings, state_dir) },
 		{ "cluster", "munge_socket", offsetof(struct sched_settings, munge_socket) },
 		{ "cluster", "storage", offsetof(struct sched_settings, storage_url) },
-		{ "web", "listen", offsetof(struct sched_settings, web_listen) },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
@@ -457,6 +462,10 @@ char *reconf_diff(const struct sched_settings *old, const struct sched_settings 
 		return NULL;
 	}
 	diff_restart(old, fresh, out);
+	/* main moves the page itself (it owns the server), also off and on. */
+	if (!same_string(web_address(old->web_listen), web_address(fresh->web_listen)))
+		fprintf(out, "[web] listen: %s -> %s\n", web_address(old->web_listen),
+			web_address(fresh->web_listen));
 	diff_durations(old, fresh, out);
 	if (!same_string(old->admin_group, fresh->admin_group))
 		fprintf(out, "[cluster] admin_group: %s -> %s\n", or_none(old->admin_group),

@@ -1,8 +1,8 @@
 /* parsa-sched's settings as parsa.conf and the flags make them, after the
  * parse: `parsa-sched -n` checks everything the scheduler would use at start
- * (as `sshd -t` does), and SIGHUP's reload compares a new file with the
- * running one, applies what can change live and names what needs a restart.
- * Both only read the files; main applies the result. */
+ * (as `sshd -t` does); SIGHUP's reload runs the same check, then compares the
+ * new file with the running one, saying what changes live and what needs a
+ * restart. Both only read; main applies the result. */
 #ifndef PARSA_RECONF_H
 #define PARSA_RECONF_H
 
