@@ -3,6 +3,7 @@
  * squeue and scancel scripts first in PATH, with the wrapper itself run by sh
  * as a compute node would. */
 #include "executor_slurm.h"
+#include "slurm_host.h"
 #include "slurm_run.h"
 #include "slurm_wrapper.h"
 #include "tap.h"
@@ -84,6 +85,8 @@ static void test_pure(void)
 	char *p, *w;
 	int64_t t0, t1;
 	int code = -1;
+	struct slurm_partition_use use;
+	struct slurm_cpu_split split;
 
 	a.env = env;
 	a.nenv = 2;
@@ -121,11 +124,28 @@ static void test_pure(void)
 	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
 	w = read_file(p, 1 << 16, NULL);
 	ok(w != NULL, "sinfo fixture");
-	is_int(slurm_usable_cpus(w ? w : "", NULL), 12, "the default partition's CPUs up: allocated + idle, every line");
-	is_int(slurm_usable_cpus(w ? w : "", "debug"), 12, "named");
-	is_int(slurm_usable_cpus(w ? w : "", "gpu"), -1, "a partition sinfo does not show");
-	is_int(slurm_usable_cpus("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
-				 "long"), 0, "a partition that is down has none");
+	is_int(slurm_partition_use_parse(w ? w : "", NULL, &use), 0, "the default partition");
+	ok(use.usable == 12 && use.alloc == 9, "its CPUs up: allocated + idle, every line (%ld, %ld allocated)",
+	   use.usable, use.alloc);
+	is_int(slurm_partition_use_parse(w ? w : "", "debug", &use), 0, "named");
+	is_int(use.usable, 12, "the same");
+	is_int(slurm_partition_use_parse(w ? w : "", "gpu", &use), -1, "a partition sinfo does not show");
+	is_int(slurm_partition_use_parse("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
+					 "long", &use), 0, "a partition that is down");
+	ok(use.usable == 0 && use.alloc == 0, "has none");
+	/* 8 up, 6 allocated of which 2 are parsa's: others hold 4. */
+	use = (struct slurm_partition_use){ .usable = 8, .alloc = 6 };
+	slurm_cpu_split(&use, 2, 8, &split);
+	ok(split.outside == 4 && split.outside_eff == 4, "uncapped: all of the others' CPUs are outside load");
+	slurm_cpu_split(&use, 2, 6, &split);
+	ok(split.outside == 4 && split.outside_eff == 2, "capped at 6: the 2 above the cap go to the others first");
+	slurm_cpu_split(&use, 2, 2, &split);
+	ok(split.outside == 4 && split.outside_eff == 0, "capped at 2: the others leave it whole");
+	use = (struct slurm_partition_use){ .usable = 8, .alloc = 8 };
+	slurm_cpu_split(&use, 0, 4, &split);
+	ok(split.outside == 8 && split.outside_eff == 4, "a full partition leaves nothing");
+	slurm_cpu_split(&use, 10, 8, &split);
+	ok(split.outside == 0 && split.outside_eff == 0, "parsa's figure newer than sinfo's: never negative");
 	free(w);
 	free(p);
 }
@@ -144,6 +164,7 @@ static void test_cycle(void)
 	struct seen seen = { 0 };
 	struct executor *e;
 	struct executor_job *j, *j2, *j3;
+	struct executor_facts facts;
 	struct executor_start req;
 	struct slurm_rpc_counts c;
 	struct exec_status st;
@@ -176,12 +197,31 @@ static void test_cycle(void)
 	free(text);
 	is_int(executor_tick(e, now) > 0, 1, "a deadline while a job is watched");
 
+	ok(executor_facts(e, &facts) && facts.pending == 1 && facts.running == 0 && facts.last_poll_ms == 0 &&
+	   facts.partition && strcmp(facts.partition, "debug") == 0, "facts: one pending, no poll yet");
 	set_squeue("101|101|101|N/A|PENDING|Priority||parsa-t1\n");
 	executor_tick(e, now + 2000);
-	is_int(seen.calls, 0, "queued: nothing to say");
+	ok(seen.calls == 1 && seen.last.state == EXEC_STARTING && seen.last.reason &&
+	   strcmp(seen.last.reason, "Priority") == 0, "queued: still starting, with Slurm's reason");
+	executor_facts(e, &facts);
+	ok(facts.last_poll_ms > 0 && facts.last_poll_ms <= time_now_ms() && !facts.poll_error,
+	   "facts: the poll's time, no error");
+	seen.calls = 0;
 	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
 	executor_tick(e, now + 4000);
 	ok(seen.calls == 1 && seen.last.state == EXEC_RUNNING && seen.owner == &owner1, "running");
+	executor_facts(e, &facts);
+	ok(facts.pending == 0 && facts.running == 1, "facts: one running");
+	/* squeue fails once: the facts say why, and keep the last good poll. */
+	text = xasprintf("%s/squeue.txt", tmp);
+	unlink(text);
+	free(text);
+	executor_tick(e, now + 5000);
+	executor_facts(e, &facts);
+	ok(facts.poll_error && strstr(facts.poll_error, "squeue (status 1)") && facts.last_poll_ms > 0 &&
+	   facts.poll_error[strlen(facts.poll_error) - 1] != '\n', "facts: the poll error (%s)",
+	   facts.poll_error ? facts.poll_error : "none");
+	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
 	/* The node runs the wrapper; it ends with 3. */
 	cmd = xasprintf("SLURM_JOB_ID=101 TMPDIR=%s sh %s/wrapper.sh", tmp, dir);
 	is_int(WEXITSTATUS(system(cmd)), 3, "the wrapper exits with the stage's code");
@@ -239,7 +279,7 @@ static void test_cycle(void)
 	ok(seen.calls == 2 && seen.owner == &owner3 && seen.last.signal == SIGKILL && seen.last.reason &&
 	   strstr(seen.last.reason, "lost"), "gone from squeue without an exit file: lost after the grace time");
 	executor_slurm_counts(e, &c);
-	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 5, "calls counted: %lu sbatch %lu squeue %lu scancel",
+	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 6, "calls counted: %lu sbatch %lu squeue %lu scancel",
 	   (unsigned long)c.sbatch, (unsigned long)c.squeue, (unsigned long)c.scancel);
 	executor_release(e, j2);
 
