@@ -84,7 +84,6 @@ static void emit(struct instances *t, enum instance_event_kind kind, int64_t id,
 		t->cfg.on_event(t->cfg.arg, &ev);
 }
 
-/* An instance that ran: its event carries its times, cores and GPUs. */
 /* The id of the instance's job where the scheduler shows it: a Slurm job's;
  * a local supervisor's pid is this runner's business. NULL: none. */
 static const char *outside_id(const struct instances *t, const struct instance *in)
@@ -97,6 +96,7 @@ static const char *outside_id(const struct instances *t, const struct instance *
 	return id && *id ? id : NULL;
 }
 
+/* An instance that ran: its event carries its times, cores, GPUs and Slurm job. */
 static void emit_ran(struct instances *t, struct instance *in, struct instance_event *ev)
 {
 	ev->slurm_job = outside_id(t, in);

@@ -113,8 +113,6 @@ static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 		while (len > 0 && (se->poll_error[len - 1] == '\n' || se->poll_error[len - 1] == ' '))
 			se->poll_error[--len] = '\0';
 		log_warnx("%s", se->poll_error);
-	}
-	if (!ok) {
 		free(jobs);
 		jobs = NULL;
 		*n = 0;

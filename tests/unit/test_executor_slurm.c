@@ -3,6 +3,7 @@
  * squeue and scancel scripts first in PATH, with the wrapper itself run by sh
  * as a compute node would. */
 #include "executor_slurm.h"
+#include "proto.h"
 #include "slurm_host.h"
 #include "slurm_run.h"
 #include "slurm_wrapper.h"
@@ -471,6 +472,61 @@ static void test_budget(void)
 	free(err);
 }
 
+static void set_sinfo(const char *text)
+{
+	char *path = xasprintf("%s/sinfo.txt", tmp);
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+/* The runner's view of its partition (slurm_host.h): what it offers, when
+ * it asks sinfo again, what the heartbeat says. */
+static void test_host(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t9", .partition = "debug", .lost_grace_ms = 1000 };
+	struct heartbeat hb = { .outside_cores = -1, .outside_cpu_pct = -1 };
+	struct slurm_host *sh = slurm_host_create("debug", 6);
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	char *path;
+
+	set_sinfo("debug*|up|0/8/0/8|1000|2|idle|n[1-2]\n");
+	is_int(slurm_host_offer(sh, 2, 0), 6, "host: 8 CPUs up, the cap of 6 offered");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.kind && strcmp(hb.executor.kind, "slurm") == 0 && strcmp(hb.executor.partition, "debug") == 0 &&
+	   hb.executor.pending == 0 && hb.executor.running == 0 && hb.executor.cpus_up == 8 &&
+	   hb.executor.cpus_outside == 0 && hb.outside_cores == 0 && hb.outside_cpu_pct == 0,
+	   "host: the heartbeat's facts, nothing outside");
+	/* Others take 4 of the 5 allocated (1 is parsa's): 2 of them above the cap. */
+	set_sinfo("debug*|up|5/3/0/8|1000|2|mixed|n[1-2]\n");
+	ok(!slurm_host_refresh(sh, 1, 1000), "host: sinfo not asked again before 30 s");
+	slurm_host_heartbeat(sh, e, &hb);
+	is_int(hb.executor.cpus_outside, 0, "host: so nothing changed");
+	ok(!slurm_host_refresh(sh, 1, SLURM_HOST_SINFO_MS), "host: asked after 30 s, the same CPUs up");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.cpus_outside == 4 && hb.outside_cores == 2 && hb.outside_cpu_pct > 33.3 &&
+	   hb.outside_cpu_pct < 33.4 && hb.parsa_cpu_pct > 16.6 && hb.parsa_cpu_pct < 16.7,
+	   "host: 4 CPUs are other users', 2 of them eat into the 6 offered (%.1f%% outside)", hb.outside_cpu_pct);
+	set_sinfo("debug*|up|0/4/4/8|1000|2|mixed|n[1-2]\n");
+	ok(slurm_host_refresh(sh, 0, 2 * SLURM_HOST_SINFO_MS), "host: a node drained: register again");
+	is_int(slurm_host_offer(sh, 2, 2 * SLURM_HOST_SINFO_MS + 1), 4, "host: with the 4 CPUs left");
+	path = xasprintf("%s/sinfo.txt", tmp);
+	unlink(path);
+	free(path);
+	ok(!slurm_host_refresh(sh, 0, 4 * SLURM_HOST_SINFO_MS), "host: sinfo failing changes nothing");
+	slurm_host_heartbeat(sh, e, &hb);
+	is_int(hb.executor.cpus_up, 4, "host: the last answer is kept");
+	set_sinfo("debug*|down|0/8/0/8|1000|2|idle|n[1-2]\n");
+	ok(!slurm_host_refresh(sh, 0, 5 * SLURM_HOST_SINFO_MS), "host: a partition down keeps the registered CPUs");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.cpus_up == 0 && hb.outside_cores == 4 && hb.outside_cpu_pct == 100,
+	   "host: and all of them are outside load meanwhile");
+	slurm_host_destroy(sh);
+	executor_destroy(e);
+}
+
 int main(void)
 {
 	char *path, *cmd;
@@ -498,6 +554,9 @@ int main(void)
 	cmd = xasprintf("printf '%%s\\n' \"$@\" >%s/scancel.args\n", tmp);
 	write_script("scancel", cmd);
 	free(cmd);
+	cmd = xasprintf("cat %s/sinfo.txt\n", tmp);
+	write_script("sinfo", cmd);
+	free(cmd);
 	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	free(path);
@@ -505,6 +564,7 @@ int main(void)
 	test_cycle();
 	test_refused();
 	test_budget();
+	test_host();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmp);
