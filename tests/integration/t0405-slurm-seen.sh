@@ -95,11 +95,15 @@ check "scontrol knows the job as completed" slurm_job_is "$sid" COMPLETED
 check "why no longer speaks of Slurm" sh -c "! grep -q 'in Slurm' '$MNT/jobs/$id/why'"
 
 # Live capacity: slurm2 fronts the same partition with a CPU limit, so other
-# users' Slurm jobs are its outside load. A full partition places nothing.
+# users' Slurm jobs are its outside load. A full partition places nothing;
+# once it is free again (sinfo asked again at once by SIGHUP, as an operator
+# may) the instance is placed.
 start_runner slurm2 --executor slurm --slurm-partition debug --cpu-limit 95 -v
 full=$(slurm_as parsa-other sbatch --parsable -J full -c 2 -o /dev/null --chdir=/tmp --wrap 'sleep 600') ||
 	fail "cannot submit the partition's filler"
 wait_for "the filler runs" 30 slurm_job_is "$full" RUNNING
+# sinfo comes every 30 s (slurm1 showed it above); SIGHUP asks at once.
+kill -HUP "${DAEMON_PID[runner-slurm2]}"
 wait_for "slurm2 sees the partition full of other users' jobs" 45 \
 	grep -qx "slurm cpus: 2 up, 2 held by other users' jobs" "$MNT/hosts/slurm2/status"
 cat >"$TEST_DIR/small.conf" <<'SPEC'
@@ -116,5 +120,7 @@ check "its instance waits in parsa's queue" grep -qx 'state: queued' "$MNT/jobs/
 check "why says slurm2's outside load holds it" grep -q 'slurm2: .*outside' "$MNT/jobs/$sm/why"
 log "why: $(tr '\n' ';' <"$MNT/jobs/$sm/why")"
 scancel "$full" || fail "cannot cancel the filler"
+wait_for "the filler is gone" 30 sh -c "! squeue --noheader -j '$full' -t RUNNING,COMPLETING -o %A 2>/dev/null | grep -q ."
+kill -HUP "${DAEMON_PID[runner-slurm2]}"
 wait_job "$sm" 90 succeeded
 pass "placed once sinfo showed the partition free again"
