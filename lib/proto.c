@@ -180,9 +180,46 @@ json_t *heartbeat_instances_to_json(const struct heartbeat_entry *entries, size_
 			json_object_set_new(item, "progress", json_pack("{s:f,s:f}", "done", e->progress_done,
 									 "total", e->progress_total));
 		usage_to_json(item, &e->usage);
+		if (e->slurm_job && *e->slurm_job)
+			json_object_set_new(item, "slurm_job", json_string(e->slurm_job));
+		if (e->slurm_reason && *e->slurm_reason)
+			json_object_set_new(item, "slurm_reason", json_string(e->slurm_reason));
 		json_array_append_new(list, item);
 	}
 	return list;
+}
+
+static json_t *executor_to_json(const struct heartbeat_executor *x)
+{
+	json_t *obj = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "kind", x->kind,
+				"partition", x->partition ? x->partition : "",
+				"pending", (json_int_t)x->pending, "running", (json_int_t)x->running,
+				"last_poll_ms", (json_int_t)x->last_poll_ms,
+				"cpus_up", (json_int_t)x->cpus_up, "cpus_outside", (json_int_t)x->cpus_outside);
+
+	if (obj && x->poll_error)
+		json_object_set_new(obj, "poll_error", json_string(x->poll_error));
+	return obj;
+}
+
+/* A kind is one word, as the views print it; anything else is ignored. */
+static void executor_from_json(const json_t *obj, struct heartbeat_executor *x)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+
+	*x = (struct heartbeat_executor){ .pending = -1, .running = -1, .cpus_up = -1, .cpus_outside = -1 };
+	if (!kind || !proto_safe_name(kind))
+		return;
+	x->kind = kind;
+	x->partition = string_or(obj, "partition", "");
+	x->pending = number_or(obj, "pending", -1);
+	x->running = number_or(obj, "running", -1);
+	x->last_poll_ms = number_or(obj, "last_poll_ms", 0);
+	x->poll_error = json_string_value(json_object_get(obj, "poll_error"));
+	x->cpus_up = number_or(obj, "cpus_up", -1);
+	x->cpus_outside = number_or(obj, "cpus_outside", -1);
+	if (x->last_poll_ms < 0)
+		x->last_poll_ms = 0;
 }
 
 json_t *heartbeat_to_json(const struct heartbeat *hb)
@@ -206,6 +243,8 @@ json_t *heartbeat_to_json(const struct heartbeat *hb)
 		json_object_set_new(body, "storage_reason",
 				    json_string(hb->storage_reason ? hb->storage_reason : ""));
 	}
+	if (hb->executor.kind)
+		json_object_set_new(body, "executor", executor_to_json(&hb->executor));
 	json_object_set_new(body, "instances", heartbeat_instances_to_json(hb->instances, hb->ninstances));
 	return body;
 }
@@ -231,6 +270,7 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 	if (hb->storage_down_since < 0)
 		hb->storage_down_since = 0;
 	hb->storage_reason = hb->storage_down_since ? string_or(json, "storage_reason", "") : NULL;
+	executor_from_json(json_object_get(json, "executor"), &hb->executor);
 	entries = xcalloc(json_array_size(list) + 1, sizeof *entries);
 	json_array_foreach(list, i, item) {
 		const json_t *progress = json_object_get(item, "progress");
@@ -242,6 +282,8 @@ void heartbeat_from_json(const json_t *json, struct heartbeat *hb)
 		e->progress_done = real_or_zero(progress, "done");
 		e->progress_total = real_or_zero(progress, "total");
 		usage_from_json(item, &e->usage);
+		e->slurm_job = json_string_value(json_object_get(item, "slurm_job"));
+		e->slurm_reason = json_string_value(json_object_get(item, "slurm_reason"));
 	}
 	hb->instances = entries;
 }
@@ -552,6 +594,8 @@ json_t *report_to_json(const struct report *r)
 		json_object_set_new(body, "cpu_list", json_string(r->cpu_list));
 	if (r->gpu_list)
 		json_object_set_new(body, "gpu_list", json_string(r->gpu_list));
+	if (r->slurm_job)
+		json_object_set_new(body, "slurm_job", json_string(r->slurm_job));
 	return body;
 }
 
@@ -582,6 +626,7 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 	usage_from_json(json, &r->usage);
 	r->cpu_list = json_string_value(json_object_get(json, "cpu_list"));
 	r->gpu_list = json_string_value(json_object_get(json, "gpu_list"));
+	r->slurm_job = json_string_value(json_object_get(json, "slurm_job"));
 	if (!known) {
 		errno = EINVAL;
 		return errprintf(err, "\"state\" must be running, exited or failed");

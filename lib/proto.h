@@ -70,6 +70,25 @@ struct heartbeat_entry {
 	int pid;
 	double progress_done, progress_total; /* its last progress; total 0: none */
 	struct instance_usage usage;
+	/* Where it runs when that is not this host's own process (a Slurm
+	 * job id "1234" or "1234_7"; NULL: none), and while it waits there
+	 * the executor's word for why (Slurm's reason: "Priority"; NULL when
+	 * it does not wait). */
+	const char *slurm_job;
+	const char *slurm_reason;
+};
+
+/* What a runner that hands its instances to a batch system (runner
+ * --executor slurm) says of it with each heartbeat: a local runner sends
+ * none. Counts are -1 when not known. */
+struct heartbeat_executor {
+	const char *kind;                /* "slurm"; NULL: no such object */
+	const char *partition;           /* "" when Slurm's default */
+	int64_t pending, running;        /* this runner's jobs in Slurm */
+	int64_t last_poll_ms;            /* wall clock of the last query that answered; 0: none */
+	const char *poll_error;          /* the last query's error; NULL when it answered */
+	int64_t cpus_up;                 /* the partition's usable CPUs (sinfo); -1 unknown */
+	int64_t cpus_outside;            /* of which other users' jobs hold; -1 unknown */
 };
 
 /* The host's live use split in two: what parsa's instances use and what the
@@ -88,6 +107,7 @@ struct heartbeat {
 	 * too old to tell) and why (NULL when it answers). */
 	int64_t storage_down_since;
 	const char *storage_reason;
+	struct heartbeat_executor executor;
 	const struct heartbeat_entry *instances;
 	size_t ninstances;
 };
@@ -180,6 +200,7 @@ struct report {
 	struct instance_usage usage;     /* exited: the totals; -1 when not given */
 	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
 	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
+	const char *slurm_job;           /* its Slurm job id ("1234_7"); NULL: not a Slurm job */
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

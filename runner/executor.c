@@ -88,6 +88,14 @@ void executor_poll(struct executor *e, int64_t now_ms)
 		e->ops->poll(e, now_ms);
 }
 
+bool executor_facts(const struct executor *e, struct executor_facts *f)
+{
+	if (!e->ops->facts)
+		return false;
+	e->ops->facts(e, f);
+	return true;
+}
+
 int64_t executor_tick(struct executor *e, int64_t now_ms)
 {
 	return e->ops->tick ? e->ops->tick(e, now_ms) : -1;

@@ -23,6 +23,7 @@
 #define PARSA_RUNNER_EXECUTOR_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,7 +33,8 @@ struct executor_job;  /* one instance in one executor; each implementation defin
 
 enum exec_state {
 	EXEC_STARTING,   /* handed over; not known yet whether it got going (reason:
-			  * why it waits, e.g. Slurm's "Priority"; may be NULL) */
+			  * why it waits, e.g. Slurm's "Priority"; may be NULL). May be
+			  * reported again while it waits, with the reason of now */
 	EXEC_RUNNING,    /* it runs (locally: it reached exec) */
 	EXEC_FAILED,     /* it could not be started: reason */
 	EXEC_EXITED,     /* it ended: exit_code or signal (and a reason where one is known:
@@ -54,6 +56,17 @@ struct exec_status {
 };
 
 void exec_status_clear(struct exec_status *st);
+
+/* What an executor that hands instances to a batch system says of itself,
+ * for the heartbeat (the scheduler shows it in hosts/<h>/status, the web
+ * page and /metrics). The strings are valid until the next call on the
+ * executor. */
+struct executor_facts {
+	const char *partition;     /* NULL: the batch system's default */
+	int64_t pending, running;  /* its jobs there that wait, that run */
+	int64_t last_poll_ms;      /* wall clock of the last query that answered; 0 none */
+	const char *poll_error;    /* why the last query failed; NULL when it answered */
+};
 
 /* Called by the executor when what it knows of a job changed, with the job's
  * owner (as given to start or reattach), what it knows now (only valid during
@@ -121,6 +134,8 @@ struct executor_ops {
 	 * query and scancel per poll cycle). Returns the next deadline
 	 * (monotonic ms), or -1 for none. */
 	int64_t (*tick)(struct executor *e, int64_t now_ms);
+	/* Optional: fill f (executor_facts above); a local executor has none. */
+	void (*facts)(const struct executor *e, struct executor_facts *f);
 
 	/* The end has been reported: remove what the executor keeps of the job
 	 * (DIR). The handle stays valid until release. */
@@ -159,6 +174,8 @@ size_t executor_fds(struct executor *e, int *fds, size_t max);
 void executor_ready(struct executor *e, int fd, int64_t now_ms);
 void executor_poll(struct executor *e, int64_t now_ms);
 int64_t executor_tick(struct executor *e, int64_t now_ms);
+/* false (f untouched) for an executor without facts. */
+bool executor_facts(const struct executor *e, struct executor_facts *f);
 void executor_forget(struct executor *e, struct executor_job *j);
 void executor_release(struct executor *e, struct executor_job *j);
 

@@ -435,7 +435,24 @@ static void slurm_destroy(struct executor *e)
 	free(se->qos);
 	free(se->map_from);
 	free(se->map_to);
+	free(se->poll_error);
 	free(se);
+}
+
+static void slurm_facts(const struct executor *e, struct executor_facts *f)
+{
+	const struct slurm_executor *se = (const struct slurm_executor *)e;
+
+	*f = (struct executor_facts){ .partition = se->partition, .last_poll_ms = se->last_poll_ms,
+				      .poll_error = se->poll_error };
+	for (const struct executor_job *j = se->jobs; j; j = j->next) {
+		if (j->ended || !j->job_id)
+			continue;
+		if (j->running)
+			f->running++;
+		else
+			f->pending++;
+	}
 }
 
 static const struct executor_ops slurm_ops = {
@@ -449,6 +466,7 @@ static const struct executor_ops slurm_ops = {
 	.set_stop = slurm_set_stop,
 	.stop_reason = slurm_stop_reason,
 	.tick = slurm_poll_tick,
+	.facts = slurm_facts,
 	.forget = slurm_forget,
 	.release = slurm_release,
 };

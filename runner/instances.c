@@ -48,6 +48,8 @@ struct instance {
 	int64_t counted_cpu_ms;   /* how much of use.now.cpu_ms is in the table's total;
 				   * -1: nothing yet (reattached: its first sample is the base) */
 	int64_t host_started_ms;  /* wall clock at exec, from its executor */
+	char *wait_reason;        /* while starting: why its executor says it waits
+				   * (Slurm's "Priority"); NULL: none said */
 };
 
 struct finished {
@@ -82,9 +84,22 @@ static void emit(struct instances *t, enum instance_event_kind kind, int64_t id,
 		t->cfg.on_event(t->cfg.arg, &ev);
 }
 
-/* An instance that ran: its event carries its times, cores and GPUs. */
+/* The id of the instance's job where the scheduler shows it: a Slurm job's;
+ * a local supervisor's pid is this runner's business. NULL: none. */
+static const char *outside_id(const struct instances *t, const struct instance *in)
+{
+	const char *id;
+
+	if (!in->job || strcmp(executor_name(t->ex), "slurm") != 0)
+		return NULL;
+	id = executor_job_id(t->ex, in->job);
+	return id && *id ? id : NULL;
+}
+
+/* An instance that ran: its event carries its times, cores, GPUs and Slurm job. */
 static void emit_ran(struct instances *t, struct instance *in, struct instance_event *ev)
 {
+	ev->slurm_job = outside_id(t, in);
 	ev->id = in->a->id;
 	ev->attempt = in->a->attempt;
 	ev->started_ms = in->host_started_ms;
@@ -168,6 +183,7 @@ static void instance_free(struct instances *t, struct instance *in)
 	free(in->scratch);
 	free(in->progress);
 	free(in->stop_reason);
+	free(in->wait_reason);
 	free(in);
 }
 
@@ -368,7 +384,16 @@ static void settle(struct instances *t, struct instance *in, const struct exec_s
 	struct exec_status st = *stp;
 	const struct assignment *a = in->a;
 
+	if (in->state == INST_STARTING && st.state == EXEC_STARTING) {
+		if (!st.reason != !in->wait_reason || (st.reason && strcmp(st.reason, in->wait_reason) != 0)) {
+			free(in->wait_reason);
+			in->wait_reason = st.reason ? xstrdup(st.reason) : NULL;
+		}
+		return;
+	}
 	if (in->state == INST_STARTING && st.state != EXEC_STARTING && st.state != EXEC_FAILED) {
+		free(in->wait_reason);
+		in->wait_reason = NULL;
 		/* Told a little later (instances_tick): an instance that ends before
 		 * then is reported once, its end carrying its pid, which saves the
 		 * scheduler a request and a commit per short instance. */
@@ -675,10 +700,23 @@ size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **o
 		const struct instance *in = t->live[i];
 
 		entries[i] = (struct heartbeat_entry){ .id = in->a->id, .attempt = (int)in->a->attempt,
-						       .pid = (int)in->pid, .usage = in->use.now };
+						       .pid = (int)in->pid, .usage = in->use.now,
+						       .slurm_job = outside_id(t, in),
+						       .slurm_reason = in->state == INST_STARTING ?
+								       in->wait_reason : NULL };
 	}
 	*out = entries;
 	return t->nlive;
+}
+
+long instances_running_cpus(const struct instances *t)
+{
+	long cpus = 0;
+
+	for (size_t i = 0; i < t->nlive; i++)
+		if (t->live[i]->state == INST_RUNNING)
+			cpus += t->live[i]->a->cpus > 0 ? t->live[i]->a->cpus : 1;
+	return cpus;
 }
 
 json_t *instances_list_json(const struct instances *t)

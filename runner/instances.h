@@ -44,6 +44,7 @@ struct instance_event {
 	struct instance_usage usage; /* exited: the totals; else unknown (-1) */
 	const char *cpu_list;        /* running, exited: its cores ("0-1"); NULL: not pinned */
 	const char *gpu_list;        /* its GPUs ("0,1"); NULL or "": none */
+	const char *slurm_job;       /* running, exited: its Slurm job id; NULL: not one */
 };
 
 struct instances_config {
@@ -145,6 +146,9 @@ size_t instances_active(const struct instances *t);
 /* The heartbeat's entries for what runs here: id, attempt, pid and the last
  * sample's usage, no progress yet. Returns how many; the caller frees *out. */
 size_t instances_heartbeat(const struct instances *t, struct heartbeat_entry **out);
+/* The CPUs the instances that run (past their start) asked for, 1 at least
+ * each: with a Slurm executor, what Slurm allocates to them. */
+long instances_running_cpus(const struct instances *t);
 /* The same as the heartbeat's "instances" list (new reference). */
 json_t *instances_list_json(const struct instances *t);
 

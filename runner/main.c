@@ -8,7 +8,7 @@
 #include "api_client.h"
 #include "cgroup.h"
 #include "executor_slurm.h"
-#include "slurm_run.h"
+#include "slurm_host.h"
 #include "clock.h"
 #include "gpus.h"
 #include "hostwin.h"
@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -66,6 +65,7 @@ struct runner {
 	struct volume_watch *volume; /* <mount>/storage: may work start? */
 	int64_t volume_down_since;   /* as last logged; 0 reachable */
 	struct executor *ex;    /* --executor slurm; NULL: local supervisors */
+	struct slurm_host *slurm; /* with it: the partition's CPUs and the facts for heartbeats */
 };
 
 /* Where the instances' supervisors and the undelivered reports are kept: it
@@ -119,27 +119,6 @@ static char *progress_dir_for(const char *run_dir, const char *state, const char
 }
 
 
-/* What a Slurm runner offers: the CPUs sinfo says its partition has up
- * (allocated or idle), capped by --slurm-max-jobs; sinfo failing, the cap,
- * else what this host would offer (cpus). */
-static int slurm_capacity(const struct runner *r, int cpus)
-{
-	int cap = r->cfg.slurm_max_jobs;
-	char *err = NULL;
-	long usable;
-
-	if (slurm_partition_cpus(r->cfg.slurm_partition, &usable, &err) < 0) {
-		log_warnx("cannot ask Slurm for its CPUs: %s; offering %d", err, cap ? cap : cpus);
-		free(err);
-		return cap ? cap : cpus;
-	}
-	if (usable > INT_MAX)
-		usable = INT_MAX;
-	log_info("Slurm partition %s: %ld CPUs up; offering %ld", r->cfg.slurm_partition ? r->cfg.slurm_partition :
-		 "(default)", usable, cap && cap < usable ? (long)cap : usable);
-	return cap && cap < usable ? cap : usable > 0 ? (int)usable : cap ? cap : cpus;
-}
-
 static json_t *registration_body(void *arg)
 {
 	struct runner *r = arg;
@@ -155,8 +134,8 @@ static json_t *registration_body(void *arg)
 		cap.cpus = r->cfg.cpus;
 	/* A Slurm runner offers its partition's CPUs, at most the operator's
 	 * cap, not this host's cores. */
-	if (r->ex)
-		cap.cpus = slurm_capacity(r, cap.cpus);
+	if (r->slurm)
+		cap.cpus = slurm_host_offer(r->slurm, cap.cpus, time_mono_ms());
 	if (r->cfg.mem)
 		cap.mem = r->cfg.mem;
 	if (r->cfg.scratch_size) {
@@ -248,6 +227,9 @@ static json_t *heartbeat_body(void *arg)
 	volume_state(r, &vol);
 	hb.storage_down_since = vol.down_since;
 	hb.storage_reason = vol.down_since > 0 ? vol.reason : NULL;
+	/* A Slurm host's CPU figures are its partition's, not this machine's. */
+	if (r->slurm)
+		slurm_host_heartbeat(r->slurm, r->ex, &hb);
 	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
 		progress_fill(r->progress, entries, hb.ninstances);
@@ -306,6 +288,7 @@ static void on_event(void *arg, const struct instance_event *ev)
 		.started_ms = ev->started_ms, .ended_ms = ev->ended_ms, .usage = ev->usage,
 		.cpu_list = ev->cpu_list && *ev->cpu_list ? ev->cpu_list : NULL,
 		.gpu_list = ev->gpu_list && *ev->gpu_list ? ev->gpu_list : NULL,
+		.slurm_job = ev->slurm_job,
 	};
 
 	report_queue_push(r->reports, ev->id, report_to_json(&report));
@@ -489,6 +472,9 @@ static int run_loop(struct runner *r)
 		t = instances_tick(r->inst, now);
 		if (t >= 0 && t < next)
 			next = t;
+		if (r->slurm && session_registered(r->session) &&
+		    slurm_host_refresh(r->slurm, instances_running_cpus(r->inst), now))
+			session_reregister(r->session);
 		t = check_lease(r, now);
 		if (t >= 0 && t < next)
 			next = t;
@@ -669,6 +655,7 @@ int main(int argc, char **argv)
 		r.ex = executor_slurm_create(&scfg, &err);
 		if (!r.ex)
 			goto fail;
+		r.slurm = slurm_host_create(r.cfg.slurm_partition, r.cfg.slurm_max_jobs);
 		log_info("instances run as Slurm jobs named parsa-%s%s%s", r.cfg.name,
 			 r.cfg.slurm_partition ? " in partition " : "",
 			 r.cfg.slurm_partition ? r.cfg.slurm_partition : "");
@@ -720,6 +707,7 @@ out:
 	session_destroy(r.session);
 	instances_destroy(r.inst);
 	executor_destroy(r.ex);
+	slurm_host_destroy(r.slurm);
 	volume_watch_destroy(r.volume);
 	progress_destroy(r.progress);
 	hostwin_destroy(r.win);

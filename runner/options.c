@@ -409,9 +409,13 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		return errprintf(err, "unexpected argument '%s' (see parsa-runner --help)", argv[optind]);
 	if (apply_file(cfg, seen, err) < 0)
 		return -1;
-	/* This host's own load says nothing of the Slurm cluster's. */
+	/* A Slurm host's CPU figures are its partition's (slurm_host.h): other
+	 * users' jobs there hold parsa's back, as outside load does on any
+	 * host, and only a partition they fill stops it (100 would turn the
+	 * check off). Its memory figures are still this host's, which say
+	 * nothing of the cluster's. */
 	if (cfg->slurm && !seen[0])
-		cfg->cpu_limit = 100;
+		cfg->cpu_limit = 99;
 	if (cfg->slurm && !seen[1])
 		cfg->mem_limit = 100;
 	config_defaults(cfg);

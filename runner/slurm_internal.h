@@ -29,6 +29,8 @@ struct slurm_executor {
 	int64_t interval_ms, next_query_ms;
 	struct slurm_rpc_counts counts;
 	int64_t sbatch_spent_ms;   /* in sbatch since the last tick */
+	int64_t last_poll_ms;      /* wall clock: the last squeue that answered; 0 none */
+	char *poll_error;          /* why the last squeue failed; NULL when it answered */
 	struct executor_job *jobs;
 };
 

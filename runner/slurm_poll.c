@@ -94,15 +94,25 @@ static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 
 	*n = 0;
 	slurm_rpc_counted(se, "squeue", &se->counts.squeue);
+	free(se->poll_error);
+	se->poll_error = NULL;
 	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0)
-		log_warnx("squeue: %s", why);
+		se->poll_error = xasprintf("squeue: %s", why);
 	else if (res.status != 0)
-		log_warnx("squeue (status %d): %s", res.status, res.err);
+		se->poll_error = xasprintf("squeue (status %d): %s", res.status, res.err);
 	else if (slurm_parse_jobs(res.out, false, &jobs, n, &why) < 0)
-		log_warnx("squeue's answer: %s", why);
+		se->poll_error = xasprintf("squeue's answer: %s", why);
 	else
 		ok = 1;
-	if (!ok) {
+	/* Kept for the heartbeat (executor_facts): when Slurm last answered, or why not. */
+	if (ok) {
+		se->last_poll_ms = time_now_ms();
+	} else {
+		size_t len = strlen(se->poll_error);
+
+		while (len > 0 && (se->poll_error[len - 1] == '\n' || se->poll_error[len - 1] == ' '))
+			se->poll_error[--len] = '\0';
+		log_warnx("%s", se->poll_error);
 		free(jobs);
 		jobs = NULL;
 		*n = 0;
@@ -146,6 +156,12 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 	}
 	switch (v.outcome) {
 	case SLURM_QUEUED:
+		if (rec->reason[0] && strcmp(rec->reason, "None") != 0) {
+			/* Each cycle: the instance table shows Slurm's reason of now. */
+			struct exec_status st = { .state = EXEC_STARTING, .reason = (char *)rec->reason };
+
+			executor_report(&se->base, j->owner, &st, now_ms);
+		}
 		return false;
 	case SLURM_RUNNING:
 		if (!j->running) {

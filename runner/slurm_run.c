@@ -2,7 +2,6 @@
  * as launch.c does for a local instance), exec; the parent writes stdin and
  * reads both outputs with poll until the child closes them or the time is up. */
 #include "slurm_run.h"
-#include "slurm_text.h"
 #include "util.h"
 
 #include <errno.h>
@@ -196,47 +195,3 @@ out:
 	return rc;
 }
 
-long slurm_usable_cpus(const char *sinfo_text, const char *partition)
-{
-	char *text = xstrdup(sinfo_text), *save = NULL, *why = NULL;
-	struct slurm_partition_line p;
-	long cpus = -1;
-
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (slurm_sinfo_parse_line(line, &p, &why) < 0) {
-			free(why);
-			why = NULL;
-			continue;
-		}
-		if (partition ? strcmp(p.name, partition) != 0 : !p.is_default)
-			continue;
-		cpus = (cpus < 0 ? 0 : cpus) + (p.up ? p.cpus_alloc + p.cpus_idle : 0);
-	}
-	free(text);
-	return cpus;
-}
-
-int slurm_partition_cpus(const char *partition, long *cpus, char **err)
-{
-	char *argv[] = { "sinfo", "--noheader", "-o", SLURM_SINFO_FORMAT, NULL };
-	struct slurm_run_result res = { 0 };
-	int rc = -1;
-
-	if (slurm_run(argv, NULL, NULL, 30000, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		errno = EIO;
-		errprintf(err, "sinfo (status %d): %s", res.status, res.err);
-		goto out;
-	}
-	*cpus = slurm_usable_cpus(res.out, partition);
-	if (*cpus < 0) {
-		errno = ENOENT;
-		errprintf(err, "sinfo shows no partition %s", partition ? partition : "marked default");
-		goto out;
-	}
-	rc = 0;
-out:
-	slurm_run_result_clear(&res);
-	return rc;
-}

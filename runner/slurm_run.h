@@ -24,12 +24,4 @@ void slurm_run_result_clear(struct slurm_run_result *r);
 int slurm_run(char *const *argv, const char *input, const json_t *identity, int timeout_ms,
 	      struct slurm_run_result *res, char **err);
 
-/* The CPUs a partition can give (allocated + idle: not those of nodes down
- * or drained) in sinfo's answer (SLURM_SINFO_FORMAT); partition NULL: the
- * default one. -1 when no line is that partition's. */
-long slurm_usable_cpus(const char *sinfo_text, const char *partition);
-
-/* The same, asking sinfo. 0, or -1 with errno and *err. */
-int slurm_partition_cpus(const char *partition, long *cpus, char **err);
-
 #endif

@@ -111,6 +111,8 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 	inst->cpu_ms = inst->max_rss = inst->rss = -1;
 	model_set_text(&inst->cpu_list, "");
 	model_set_text(&inst->gpu_list, "");
+	model_set_short(&inst->slurm_job, NULL, 0);
+	model_set_short(&inst->slurm_reason, NULL, 0);
 	engine_set_reason(inst, "");
 	model_set_state(e->model, inst, INST_ASSIGNED);
 	model_set_host(e->model, inst, h);

@@ -147,6 +147,28 @@ static void host_storage(struct host *h, const struct heartbeat *hb)
 	}
 }
 
+/* What a runner that hands its instances to Slurm says of it (shown in the
+ * views; nothing is placed by it). A heartbeat without it: a local host. */
+static void host_executor(struct host *h, const struct heartbeat_executor *x)
+{
+	if (!x->kind) {
+		model_host_executor_free(h->exec);
+		h->exec = NULL;
+		return;
+	}
+	if (!h->exec)
+		h->exec = xcalloc(1, sizeof *h->exec);
+	model_set_short(&h->exec->kind, x->kind, 32);
+	model_set_text(&h->exec->partition, "");
+	model_set_short(&h->exec->partition, x->partition, 128);
+	model_set_short(&h->exec->poll_error, x->poll_error, 512);
+	h->exec->pending = x->pending;
+	h->exec->running = x->running;
+	h->exec->last_poll_ms = x->last_poll_ms;
+	h->exec->cpus_up = x->cpus_up;
+	h->exec->cpus_outside = x->cpus_outside;
+}
+
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)
 {
 	int64_t now = engine_now(e), mono = time_mono_ms();
@@ -162,6 +184,7 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 	h->load1 = hb->load1;
 	host_outside_use(h, hb);
 	host_storage(h, hb);
+	host_executor(h, &hb->executor);
 	if (hb->scratch_free >= 0)
 		h->scratch_free = (uint64_t)hb->scratch_free;
 	h->last_heartbeat_ms = now;
@@ -182,6 +205,11 @@ int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat 
 				inst->progress_ms = now;
 			}
 			inst->rss = he->usage.rss;
+			if (he->slurm_job)
+				model_set_short(&inst->slurm_job, he->slurm_job, 64);
+			/* Only while it waits there: a heartbeat of it running says none. */
+			model_set_short(&inst->slurm_reason, inst->state == INST_ASSIGNED && he->pid <= 0 ?
+					he->slurm_reason : NULL, 256);
 			if (he->usage.max_rss > inst->max_rss)
 				inst->max_rss = he->usage.max_rss;
 			if (he->usage.cpu_ms > inst->cpu_ms)

@@ -232,6 +232,8 @@ void engine_record_report(struct engine *e, struct instance *inst, const struct 
 		model_set_text(&inst->cpu_list, r->cpu_list);
 	if (r->gpu_list)
 		model_set_text(&inst->gpu_list, r->gpu_list);
+	if (r->slurm_job)
+		model_set_short(&inst->slurm_job, r->slurm_job, 64);
 	model_dirty_instance(e->model, inst);
 }
 
@@ -246,6 +248,7 @@ void engine_mark_running(struct engine *e, struct instance *inst, int pid, int64
 		inst->pid = pid;
 	inst->confirmed_mono = mono;
 	inst->missing_mono = 0;
+	model_set_short(&inst->slurm_reason, NULL, 0);
 	if (inst->state == INST_RUNNING) {
 		model_dirty_instance(e->model, inst);
 		return;

@@ -79,6 +79,8 @@ static void instance_free(struct instance *inst)
 	free(inst->reason);
 	free(inst->cpu_list);
 	free(inst->gpu_list);
+	free(inst->slurm_job);
+	free(inst->slurm_reason);
 	free(inst);
 }
 
@@ -118,6 +120,7 @@ static void host_free(struct host *h)
 	free(h->features);
 	free(h->mount);
 	free(h->storage_reason);
+	model_host_executor_free(h->exec);
 	free(h->active);
 	free(h->orphans);
 	free(h);
@@ -402,6 +405,29 @@ void model_job_event(struct model *m, struct job *job, int64_t ms, const char *f
 	job->quiet = false;
 	if (m)
 		model_dirty_job(m, job);
+}
+
+void model_host_executor_free(struct host_executor *x)
+{
+	if (!x)
+		return;
+	free(x->kind);
+	free(x->partition);
+	free(x->poll_error);
+	free(x);
+}
+
+void model_set_short(char **field, const char *text, size_t max)
+{
+	if (!text || !*text) {
+		free(*field);
+		*field = NULL;
+		return;
+	}
+	if (*field && strncmp(*field, text, max) == 0 && strlen(*field) == strnlen(text, max))
+		return;
+	free(*field);
+	*field = xasprintf("%.*s", (int)max, text);
 }
 
 void model_set_text(char **field, const char *text)

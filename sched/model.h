@@ -58,6 +58,11 @@ struct instance {
 	double progress_done;     /* last progress report: DONE of TOTAL (percent: of 100) */
 	double progress_total;    /* 0 = none reported */
 	int64_t progress_ms;      /* when it came */
+	/* From its runner when it runs as a Slurm job (runner --executor
+	 * slurm): the job id ("1234", "1234_7"), and while it waits in Slurm,
+	 * Slurm's reason ("Priority"). NULL: none. */
+	char *slurm_job;
+	char *slurm_reason;
 	/* Queued after a failed attempt (back-off) or a start the volume
 	 * refused: not placed before this time (the engine's clock; 0: at
 	 * once), and rather not on host_name again when another host has room.
@@ -131,6 +136,17 @@ struct job {
 	int64_t touched_mono;     /* when a view last asked for it (loaded ones) */
 };
 
+/* What a runner that hands its instances to a batch system says of it with
+ * its heartbeats (lib/proto.h, struct heartbeat_executor). */
+struct host_executor {
+	char *kind;                  /* "slurm" */
+	char *partition;             /* "": the default one */
+	int64_t pending, running;    /* its jobs there; -1 unknown */
+	int64_t last_poll_ms;        /* the runner's clock: its last query that answered; 0 none */
+	char *poll_error;            /* NULL while its queries answer */
+	int64_t cpus_up, cpus_outside; /* the partition's usable CPUs, and other users'; -1 unknown */
+};
+
 struct host {
 	char *name;
 	int cpus;
@@ -157,6 +173,7 @@ struct host {
 	 * there meanwhile. */
 	int64_t storage_down_since;
 	char *storage_reason;        /* NULL while it answers */
+	struct host_executor *exec;  /* NULL: instances run on the host itself */
 	int reserved_cpus;
 	uint64_t reserved_mem, reserved_scratch;
 	int reserved_gpus;
@@ -231,6 +248,10 @@ void model_set_host(struct model *m, struct instance *inst, struct host *host);
 
 /* Replace a string field of a model object with a copy of text (NULL: ""). */
 void model_set_text(char **field, const char *text);
+/* Replace an optional string field (NULL: none) with a copy of text, cut
+ * to max bytes; NULL or "" clears it. Nothing happens when it is the same. */
+void model_set_short(char **field, const char *text, size_t max);
+void model_host_executor_free(struct host_executor *x);
 
 /* Write-through bookkeeping: mark objects changed, to be written by the next flush. */
 void model_dirty_job(struct model *m, struct job *job);

@@ -1,4 +1,5 @@
 #include "views.h"
+#include "views_exec.h"
 #include "api_client.h"
 #include "escape.h"
 #include "proto.h"
@@ -312,6 +313,7 @@ json_t *views_host_json(const struct host *h, int up)
 		json_object_set_new(live, "outside_cores", json_real(h->outside_cores));
 		json_object_set_new(live, "outside_mem", json_integer((json_int_t)h->outside_mem));
 		json_object_set_new(json, "gpus", json_integer(h->gpus));
+		json_object_set_new(json, "executor", views_host_exec_json(h));
 		json_object_set_new(json_object_get(json, "reserved"), "gpus", json_integer(h->reserved_gpus));
 		json_object_set_new(json, "storage", json_pack("{s:s,s:I,s:o}", "state",
 				    h->storage_down_since > 0 ? "unreachable" : "reachable",
@@ -546,6 +548,7 @@ char *views_instance_status(const struct instance *inst)
 		fprintf(t.f, "progress: %s\n", a);
 	if (*inst->host_name)
 		fprintf(t.f, "host: %s\n", esc(&t, inst->host_name));
+	views_instance_exec_text(t.f, inst);
 	if (inst->pid > 0)
 		fprintf(t.f, "pid: %d\n", inst->pid);
 	if (inst->exit_code >= 0)
@@ -606,6 +609,8 @@ json_t *views_instance_json(const struct instance *inst)
 			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
 	if (json && inst->pid > 0)
 		json_object_set_new(json, "pid", json_integer(inst->pid));
+	if (json)
+		json_object_set_new(json, "slurm_job", inst->slurm_job ? json_string(inst->slurm_job) : json_null());
 	if (json)
 		json_object_set_new(json, "not_before_ms", inst->state == INST_QUEUED &&
 				    inst->not_before_ms > 0 ? json_integer(inst->not_before_ms) : json_null());
@@ -714,11 +719,13 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 	if (c[INST_QUEUED] == 0) {
 		fprintf(t->f, "stage %s: %d running, nothing queued\n", esc(t, ss->name),
 			c[INST_RUNNING] + c[INST_ASSIGNED]);
+		views_why_exec(t->f, stage);
 		why_failing(t, stage);
 		return;
 	}
 	fprintf(t->f, "stage %s: %d queued, %d running\n", esc(t, ss->name), c[INST_QUEUED],
 		c[INST_RUNNING] + c[INST_ASSIGNED]);
+	views_why_exec(t->f, stage);
 	why_failing(t, stage);
 	if (ss->max_running > 0 && c[INST_RUNNING] + c[INST_ASSIGNED] >= ss->max_running &&
 	    job->ending == ENDING_NONE) {
@@ -833,6 +840,7 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 	fprintf(t.f, "live mem: %.0f%% (parsa %.0f%%, outside %.0f%%: %s)\nlive load: %.2f\n",
 		h->mem_pct, share(h->mem_pct, h->outside_mem_pct), h->outside_mem_pct,
 		size(h->outside_mem, a, sizeof a), h->load1);
+	views_host_exec_text(t.f, h, now_ms);
 	if (h->gpus > 0)
 		fprintf(t.f, "gpus: %d, %d reserved\n", h->gpus, h->reserved_gpus);
 	fprintf(t.f, "cpu limit: %d%%\nmem limit: %d%%\n", h->cpu_limit, h->mem_limit);

@@ -192,6 +192,39 @@ void html_th_time(FILE *f, const char *key, int64_t ms)
 	html_td_time(f, ms);
 }
 
+void html_executor(FILE *f, const json_t *x, int64_t now)
+{
+	const char *kind = jstr(x, "kind"), *error = jstr(x, "poll_error");
+	int64_t at = jint(x, "last_poll_ms");
+
+	if (!json_is_object(x))
+		return;
+	fputs("<h2>", f);
+	html_esc(f, kind);
+	fputs("</h2><table class=\"executor\" id=\"executor\"><tr>", f);
+	html_th_td(f, "partition", *jstr(x, "partition") ? jstr(x, "partition") : "(the default one)");
+	fprintf(f, "</tr><tr><th>jobs pending</th><td class=\"pending\">%lld</td></tr>"
+		   "<tr><th>jobs running</th><td class=\"running\">%lld</td></tr>",
+		(long long)jint(x, "pending"), (long long)jint(x, "running"));
+	if (jint(x, "cpus_up") >= 0)
+		fprintf(f, "<tr><th>cpus up</th><td>%lld</td></tr><tr><th>cpus of other users</th><td>%lld</td></tr>",
+			(long long)jint(x, "cpus_up"), (long long)jint(x, "cpus_outside"));
+	fputs("<tr><th>last poll</th><td class=\"last-poll\">", f);
+	if (at > 0) {
+		html_time(f, at);
+		fprintf(f, " (%.0f s ago)", (double)(now > at ? now - at : 0) / 1000.0);
+	} else {
+		fputs("none yet", f);
+	}
+	fputs("</td></tr>", f);
+	if (*error) {
+		fputs("<tr>", f);
+		html_th_td(f, "poll error", error);
+		fputs("</tr>", f);
+	}
+	fputs("</table>", f);
+}
+
 void html_td_state(FILE *f, const char *state)
 {
 	fputs("<td>", f);

@@ -88,6 +88,10 @@ void html_td_state(FILE *f, const char *state);
 /* A key's head cell and its value's cell, for the tables of facts. */
 void html_th_td(FILE *f, const char *key, const char *text);
 void html_th_time(FILE *f, const char *key, int64_t ms);
+/* A Slurm host's facts (views_host_json's "executor"): a table of class and
+ * id "executor" (partition, jobs pending and running there, the last poll
+ * and its age at now, the poll error); nothing for a local host (null). */
+void html_executor(FILE *f, const json_t *x, int64_t now);
 /* The pager of a list: offset, limit and total, links keep the query. */
 void html_pager(struct page *p, const char *path, size_t offset, size_t limit, json_int_t total);
 

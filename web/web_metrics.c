@@ -84,6 +84,46 @@ static void hosts_metrics(FILE *f, const json_t *hosts)
 	}
 }
 
+/* Hosts whose runner hands instances to Slurm (their view's "executor"):
+ * its jobs there and how old its last answer from Slurm is. A local host
+ * has no series here. now: the scheduler's wall clock. */
+static void slurm_host_metrics(FILE *f, const json_t *hosts, int64_t now)
+{
+	static const char *const states[] = { "pending", "running" };
+	const json_t *h, *x;
+	size_t i, n = 0;
+
+	json_array_foreach(hosts, i, h)
+		n += json_is_object(json_object_get(h, "executor"));
+	if (n == 0)
+		return;
+	head(f, "parsa_host_slurm_jobs", "gauge", "The host's jobs in Slurm (runner --executor slurm), by Slurm state.");
+	json_array_foreach(hosts, i, h)
+		for (size_t s = 0; s < ARRAY_LEN(states); s++)
+			if (json_is_object(x = json_object_get(h, "executor"))) {
+				fputs("parsa_host_slurm_jobs{host=\"", f);
+				label(f, jstr(h, "name"));
+				fprintf(f, "\",state=\"%s\"} %lld\n", states[s], (long long)jint(x, states[s]));
+			}
+	head(f, "parsa_host_slurm_last_poll_age_seconds", "gauge",
+	     "Seconds since the host's runner last had an answer from squeue (-1: none yet).");
+	json_array_foreach(hosts, i, h)
+		if (json_is_object(x = json_object_get(h, "executor"))) {
+			int64_t at = jint(x, "last_poll_ms");
+
+			fputs("parsa_host_slurm_last_poll_age_seconds{host=\"", f);
+			label(f, jstr(h, "name"));
+			fprintf(f, "\"} %.3f\n", at > 0 ? (double)(now > at ? now - at : 0) / 1000.0 : -1.0);
+		}
+	head(f, "parsa_host_slurm_poll_failing", "gauge", "1 while the host's runner's last query to Slurm failed.");
+	json_array_foreach(hosts, i, h)
+		if (json_is_object(x = json_object_get(h, "executor"))) {
+			fputs("parsa_host_slurm_poll_failing{host=\"", f);
+			label(f, jstr(h, "name"));
+			fprintf(f, "\"} %d\n", json_is_string(json_object_get(x, "poll_error")));
+		}
+}
+
 static void by_state(FILE *f, const char *name, const char *help, const json_t *counts,
 		     const char *const *states, size_t n)
 {
@@ -171,6 +211,7 @@ void web_page_metrics(struct page *p)
 	head(f, "parsa_build_info", "gauge", "The running parsa-sched's version.");
 	fprintf(f, "parsa_build_info{version=\"%s\"} 1\n", PARSA_VERSION);
 	hosts_metrics(f, hosts);
+	slurm_host_metrics(f, hosts, engine_now_ms(e));
 	by_state(f, "parsa_jobs", "Jobs in the history by state.", json_object_get(totals, "jobs"),
 		 job_states, ARRAY_LEN(job_states));
 	by_state(f, "parsa_instances", "Instances in the history by state.",

@@ -373,6 +373,9 @@ void web_page_host(struct page *p)
 	fputs(" ", f);
 	html_state(f, jstr(json, "state"));
 	fputs("</h1>", f);
+	/* A Slurm host: its partition and jobs there, above the charts (which
+	 * are the partition's CPUs then, as its runner reports them). */
+	html_executor(f, json_object_get(json, "executor"), engine_now_ms(e));
 	usage_chart(f, samples, 1, 2, "CPU %");
 	usage_chart(f, samples, 3, 4, "memory %");
 	json_decref(samples);

@@ -3,6 +3,8 @@
  * squeue and scancel scripts first in PATH, with the wrapper itself run by sh
  * as a compute node would. */
 #include "executor_slurm.h"
+#include "proto.h"
+#include "slurm_host.h"
 #include "slurm_run.h"
 #include "slurm_wrapper.h"
 #include "tap.h"
@@ -84,6 +86,8 @@ static void test_pure(void)
 	char *p, *w;
 	int64_t t0, t1;
 	int code = -1;
+	struct slurm_partition_use use;
+	struct slurm_cpu_split split;
 
 	a.env = env;
 	a.nenv = 2;
@@ -121,11 +125,28 @@ static void test_pure(void)
 	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
 	w = read_file(p, 1 << 16, NULL);
 	ok(w != NULL, "sinfo fixture");
-	is_int(slurm_usable_cpus(w ? w : "", NULL), 12, "the default partition's CPUs up: allocated + idle, every line");
-	is_int(slurm_usable_cpus(w ? w : "", "debug"), 12, "named");
-	is_int(slurm_usable_cpus(w ? w : "", "gpu"), -1, "a partition sinfo does not show");
-	is_int(slurm_usable_cpus("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
-				 "long"), 0, "a partition that is down has none");
+	is_int(slurm_partition_use_parse(w ? w : "", NULL, &use), 0, "the default partition");
+	ok(use.usable == 12 && use.alloc == 9, "its CPUs up: allocated + idle, every line (%ld, %ld allocated)",
+	   use.usable, use.alloc);
+	is_int(slurm_partition_use_parse(w ? w : "", "debug", &use), 0, "named");
+	is_int(use.usable, 12, "the same");
+	is_int(slurm_partition_use_parse(w ? w : "", "gpu", &use), -1, "a partition sinfo does not show");
+	is_int(slurm_partition_use_parse("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
+					 "long", &use), 0, "a partition that is down");
+	ok(use.usable == 0 && use.alloc == 0, "has none");
+	/* 8 up, 6 allocated of which 2 are parsa's: others hold 4. */
+	use = (struct slurm_partition_use){ .usable = 8, .alloc = 6 };
+	slurm_cpu_split(&use, 2, 8, &split);
+	ok(split.outside == 4 && split.outside_eff == 4, "uncapped: all of the others' CPUs are outside load");
+	slurm_cpu_split(&use, 2, 6, &split);
+	ok(split.outside == 4 && split.outside_eff == 2, "capped at 6: the 2 above the cap go to the others first");
+	slurm_cpu_split(&use, 2, 2, &split);
+	ok(split.outside == 4 && split.outside_eff == 0, "capped at 2: the others leave it whole");
+	use = (struct slurm_partition_use){ .usable = 8, .alloc = 8 };
+	slurm_cpu_split(&use, 0, 4, &split);
+	ok(split.outside == 8 && split.outside_eff == 4, "a full partition leaves nothing");
+	slurm_cpu_split(&use, 10, 8, &split);
+	ok(split.outside == 0 && split.outside_eff == 0, "parsa's figure newer than sinfo's: never negative");
 	free(w);
 	free(p);
 }
@@ -144,6 +165,7 @@ static void test_cycle(void)
 	struct seen seen = { 0 };
 	struct executor *e;
 	struct executor_job *j, *j2, *j3;
+	struct executor_facts facts;
 	struct executor_start req;
 	struct slurm_rpc_counts c;
 	struct exec_status st;
@@ -176,12 +198,31 @@ static void test_cycle(void)
 	free(text);
 	is_int(executor_tick(e, now) > 0, 1, "a deadline while a job is watched");
 
+	ok(executor_facts(e, &facts) && facts.pending == 1 && facts.running == 0 && facts.last_poll_ms == 0 &&
+	   facts.partition && strcmp(facts.partition, "debug") == 0, "facts: one pending, no poll yet");
 	set_squeue("101|101|101|N/A|PENDING|Priority||parsa-t1\n");
 	executor_tick(e, now + 2000);
-	is_int(seen.calls, 0, "queued: nothing to say");
+	ok(seen.calls == 1 && seen.last.state == EXEC_STARTING && seen.last.reason &&
+	   strcmp(seen.last.reason, "Priority") == 0, "queued: still starting, with Slurm's reason");
+	executor_facts(e, &facts);
+	ok(facts.last_poll_ms > 0 && facts.last_poll_ms <= time_now_ms() && !facts.poll_error,
+	   "facts: the poll's time, no error");
+	seen.calls = 0;
 	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
 	executor_tick(e, now + 4000);
 	ok(seen.calls == 1 && seen.last.state == EXEC_RUNNING && seen.owner == &owner1, "running");
+	executor_facts(e, &facts);
+	ok(facts.pending == 0 && facts.running == 1, "facts: one running");
+	/* squeue fails once: the facts say why, and keep the last good poll. */
+	text = xasprintf("%s/squeue.txt", tmp);
+	unlink(text);
+	free(text);
+	executor_tick(e, now + 5000);
+	executor_facts(e, &facts);
+	ok(facts.poll_error && strstr(facts.poll_error, "squeue (status 1)") && facts.last_poll_ms > 0 &&
+	   facts.poll_error[strlen(facts.poll_error) - 1] != '\n', "facts: the poll error (%s)",
+	   facts.poll_error ? facts.poll_error : "none");
+	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
 	/* The node runs the wrapper; it ends with 3. */
 	cmd = xasprintf("SLURM_JOB_ID=101 TMPDIR=%s sh %s/wrapper.sh", tmp, dir);
 	is_int(WEXITSTATUS(system(cmd)), 3, "the wrapper exits with the stage's code");
@@ -239,7 +280,7 @@ static void test_cycle(void)
 	ok(seen.calls == 2 && seen.owner == &owner3 && seen.last.signal == SIGKILL && seen.last.reason &&
 	   strstr(seen.last.reason, "lost"), "gone from squeue without an exit file: lost after the grace time");
 	executor_slurm_counts(e, &c);
-	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 5, "calls counted: %lu sbatch %lu squeue %lu scancel",
+	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 6, "calls counted: %lu sbatch %lu squeue %lu scancel",
 	   (unsigned long)c.sbatch, (unsigned long)c.squeue, (unsigned long)c.scancel);
 	executor_release(e, j2);
 
@@ -431,6 +472,61 @@ static void test_budget(void)
 	free(err);
 }
 
+static void set_sinfo(const char *text)
+{
+	char *path = xasprintf("%s/sinfo.txt", tmp);
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+/* The runner's view of its partition (slurm_host.h): what it offers, when
+ * it asks sinfo again, what the heartbeat says. */
+static void test_host(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t9", .partition = "debug", .lost_grace_ms = 1000 };
+	struct heartbeat hb = { .outside_cores = -1, .outside_cpu_pct = -1 };
+	struct slurm_host *sh = slurm_host_create("debug", 6);
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	char *path;
+
+	set_sinfo("debug*|up|0/8/0/8|1000|2|idle|n[1-2]\n");
+	is_int(slurm_host_offer(sh, 2, 0), 6, "host: 8 CPUs up, the cap of 6 offered");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.kind && strcmp(hb.executor.kind, "slurm") == 0 && strcmp(hb.executor.partition, "debug") == 0 &&
+	   hb.executor.pending == 0 && hb.executor.running == 0 && hb.executor.cpus_up == 8 &&
+	   hb.executor.cpus_outside == 0 && hb.outside_cores == 0 && hb.outside_cpu_pct == 0,
+	   "host: the heartbeat's facts, nothing outside");
+	/* Others take 4 of the 5 allocated (1 is parsa's): 2 of them above the cap. */
+	set_sinfo("debug*|up|5/3/0/8|1000|2|mixed|n[1-2]\n");
+	ok(!slurm_host_refresh(sh, 1, 1000), "host: sinfo not asked again before 30 s");
+	slurm_host_heartbeat(sh, e, &hb);
+	is_int(hb.executor.cpus_outside, 0, "host: so nothing changed");
+	ok(!slurm_host_refresh(sh, 1, SLURM_HOST_SINFO_MS), "host: asked after 30 s, the same CPUs up");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.cpus_outside == 4 && hb.outside_cores == 2 && hb.outside_cpu_pct > 33.3 &&
+	   hb.outside_cpu_pct < 33.4 && hb.parsa_cpu_pct > 16.6 && hb.parsa_cpu_pct < 16.7,
+	   "host: 4 CPUs are other users', 2 of them eat into the 6 offered (%.1f%% outside)", hb.outside_cpu_pct);
+	set_sinfo("debug*|up|0/4/4/8|1000|2|mixed|n[1-2]\n");
+	ok(slurm_host_refresh(sh, 0, 2 * SLURM_HOST_SINFO_MS), "host: a node drained: register again");
+	is_int(slurm_host_offer(sh, 2, 2 * SLURM_HOST_SINFO_MS + 1), 4, "host: with the 4 CPUs left");
+	path = xasprintf("%s/sinfo.txt", tmp);
+	unlink(path);
+	free(path);
+	ok(!slurm_host_refresh(sh, 0, 4 * SLURM_HOST_SINFO_MS), "host: sinfo failing changes nothing");
+	slurm_host_heartbeat(sh, e, &hb);
+	is_int(hb.executor.cpus_up, 4, "host: the last answer is kept");
+	set_sinfo("debug*|down|0/8/0/8|1000|2|idle|n[1-2]\n");
+	ok(!slurm_host_refresh(sh, 0, 5 * SLURM_HOST_SINFO_MS), "host: a partition down keeps the registered CPUs");
+	slurm_host_heartbeat(sh, e, &hb);
+	ok(hb.executor.cpus_up == 0 && hb.outside_cores == 4 && hb.outside_cpu_pct == 100,
+	   "host: and all of them are outside load meanwhile");
+	slurm_host_destroy(sh);
+	executor_destroy(e);
+}
+
 int main(void)
 {
 	char *path, *cmd;
@@ -458,6 +554,9 @@ int main(void)
 	cmd = xasprintf("printf '%%s\\n' \"$@\" >%s/scancel.args\n", tmp);
 	write_script("scancel", cmd);
 	free(cmd);
+	cmd = xasprintf("cat %s/sinfo.txt\n", tmp);
+	write_script("sinfo", cmd);
+	free(cmd);
 	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	free(path);
@@ -465,6 +564,7 @@ int main(void)
 	test_cycle();
 	test_refused();
 	test_budget();
+	test_host();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmp);

@@ -495,16 +495,29 @@ static void test_fake_lifecycle(struct executor *e, struct instances *t, const c
 	int64_t now = 1000000;
 	char *dir = xasprintf("%s/instances/41.1", state);
 	const struct recorded *run, *end;
+	struct heartbeat_entry *hb;
+	size_t n;
 
 	is_int(instances_start(t, assignment(41, 1, 141, "f", "true", 0), now), 1, "fake: an assignment starts");
 	is_int(fake_executor_starts(e, 41, 1), 1, "fake: handed to the executor once");
 	ok(exists(dir), "fake: its folder is recorded before the start returns");
+	/* It waits in the executor's queue first: the heartbeat says why. */
+	fake_set(e, 41, 1, status_of(EXEC_STARTING, 0, 0, "Priority"));
+	instances_reap(t, now + 5);
+	n = instances_heartbeat(t, &hb);
+	ok(n == 1 && hb[0].slurm_reason && strcmp(hb[0].slurm_reason, "Priority") == 0 && !hb[0].slurm_job,
+	   "fake: while it waits, the heartbeat gives the executor's reason (no Slurm job id: not Slurm)");
+	free(hb);
+	ok(!find_event(41, 1, INSTANCE_RUNNING), "fake: and nothing is reported");
 	fake_set(e, 41, 1, status_of(EXEC_RUNNING, 0, 0, NULL));
 	instances_reap(t, now + 10);
 	ok(!find_event(41, 1, INSTANCE_RUNNING), "fake: running is told a little later");
 	instances_tick(t, now + 100);
 	run = find_event(41, 1, INSTANCE_RUNNING);
 	ok(run && run->ev.started_ms == 1234567, "fake: then with the executor's start time");
+	n = instances_heartbeat(t, &hb);
+	ok(n == 1 && !hb[0].slurm_reason, "fake: running, no reason any more");
+	free(hb);
 	is_int(instances_start(t, assignment(41, 1, 141, "f", "true", 0), now + 200), 0,
 	       "fake: the same id and attempt is not started again");
 	is_int(fake_executor_starts(e, 41, 1), 1, "fake: the executor saw one start");

@@ -297,6 +297,60 @@ static void test_progress(void)
 	json_decref(json);
 }
 
+/* A Slurm runner's heartbeat: the executor object, each instance's job id
+ * and pending reason; a local runner's has none of them; the start report
+ * carries the job id. */
+static void test_slurm_facts(void)
+{
+	const struct heartbeat_entry entries[] = {
+		{ .id = 5, .attempt = 1, .slurm_job = "1234_7", .slurm_reason = "Priority",
+		  .usage = INSTANCE_USAGE_UNKNOWN },
+		{ .id = 6, .attempt = 1, .pid = 99, .usage = INSTANCE_USAGE_UNKNOWN },
+	};
+	struct heartbeat in = { .scratch_free = -1, .parsa_cpu_pct = -1, .outside_cpu_pct = -1,
+				.parsa_mem_pct = -1, .outside_mem_pct = -1, .outside_cores = -1,
+				.outside_mem = -1, .instances = entries, .ninstances = 2,
+				.executor = { .kind = "slurm", .partition = "debug", .pending = 2, .running = 3,
+					      .last_poll_ms = 1700000000123, .poll_error = "squeue: timed out",
+					      .cpus_up = 8, .cpus_outside = 1 } }, out;
+	struct report r = { .attempt = 1, .kind = REPORT_RUNNING, .slurm_job = "1234_7" }, rout;
+	json_t *json = over_the_wire(heartbeat_to_json(&in)), *bad;
+	char *err = NULL;
+
+	heartbeat_from_json(json, &out);
+	ok(out.executor.kind && strcmp(out.executor.kind, "slurm") == 0 &&
+	   strcmp(out.executor.partition, "debug") == 0 && out.executor.pending == 2 &&
+	   out.executor.running == 3 && out.executor.last_poll_ms == 1700000000123 &&
+	   out.executor.cpus_up == 8 && out.executor.cpus_outside == 1 &&
+	   strcmp(out.executor.poll_error, "squeue: timed out") == 0, "heartbeat: a Slurm host's facts");
+	ok(strcmp(out.instances[0].slurm_job, "1234_7") == 0 &&
+	   strcmp(out.instances[0].slurm_reason, "Priority") == 0, "heartbeat: an instance's job id and reason");
+	ok(!out.instances[1].slurm_job && !out.instances[1].slurm_reason, "heartbeat: none for another");
+	ok(!json_object_get(json_array_get(json_object_get(json, "instances"), 1), "slurm_job"),
+	   "heartbeat: nothing on the wire for it");
+	heartbeat_clear(&out);
+	json_decref(json);
+
+	in.executor = (struct heartbeat_executor){ 0 };
+	json = over_the_wire(heartbeat_to_json(&in));
+	heartbeat_from_json(json, &out);
+	ok(!json_object_get(json, "executor") && !out.executor.kind && out.executor.pending == -1,
+	   "heartbeat: a local host has no executor object");
+	heartbeat_clear(&out);
+	json_decref(json);
+	bad = json_pack("{s:{s:s,s:i}}", "executor", "kind", "slurm\nx", "pending", 1);
+	heartbeat_from_json(bad, &out);
+	ok(!out.executor.kind, "heartbeat: a kind that is not one word is ignored");
+	heartbeat_clear(&out);
+	json_decref(bad);
+
+	json = over_the_wire(report_to_json(&r));
+	ok(report_from_json(json, &rout, &err) == 0 && rout.slurm_job && strcmp(rout.slurm_job, "1234_7") == 0,
+	   "report: the Slurm job id");
+	json_decref(json);
+	free(err);
+}
+
 int main(void)
 {
 	test_registration();
@@ -305,5 +359,6 @@ int main(void)
 	test_assignment();
 	test_report();
 	test_progress();
+	test_slurm_facts();
 	return done_testing();
 }

@@ -42,6 +42,23 @@ static void bar(FILE *f, const char *text)
 	json_decref(c);
 }
 
+/* A Slurm host's facts as its view gives them (text: its partition). */
+static void slurm_facts(FILE *f, const char *text)
+{
+	json_t *x = json_pack("{s:s,s:s,s:i,s:i,s:I,s:i,s:i,s:s}", "kind", "slurm", "partition", text,
+			      "pending", 2, "running", 5, "last_poll_ms", (json_int_t)1000000, "cpus_up", 8,
+			      "cpus_outside", 1, "poll_error", "squeue (status 1): <timeout>");
+
+	html_executor(f, x, 1004000);
+	json_decref(x);
+}
+
+static void local_host(FILE *f, const char *text)
+{
+	(void)text;
+	html_executor(f, json_null(), 0);
+}
+
 static void check(void (*fn)(FILE *, const char *), const char *text, const char *want,
 		  const char *what)
 {
@@ -71,6 +88,16 @@ int main(void)
 	ok(strstr(got, "s-succeeded\" style=\"width:75.0%") && strstr(got, "s-failed\" style=\"width:25.0%"),
 	   "its parts are shares of the whole");
 	free(got);
+	got = written(slurm_facts, "debug<b>");
+	ok(strstr(got, "<h2>slurm</h2><table class=\"executor\" id=\"executor\">") != NULL,
+	   "a Slurm host's facts are a table of their own");
+	ok(strstr(got, "<td>debug&lt;b&gt;</td>") != NULL, "its partition, escaped");
+	ok(strstr(got, "<td class=\"pending\">2</td>") && strstr(got, "<td class=\"running\">5</td>"),
+	   "its jobs pending and running in Slurm");
+	ok(strstr(got, "(4 s ago)") != NULL, "the last poll's age");
+	ok(strstr(got, "<td>squeue (status 1): &lt;timeout&gt;</td>") != NULL, "the poll error, escaped");
+	free(got);
+	check(local_host, "", "", "a local host has no such table");
 
 	ok(route_match("/jobs/*/stages/*/instances/*/log", "/jobs/42/stages/timing/instances/3/log",
 		       buf, sizeof buf, args, 4), "a route with three segments matches");
