@@ -94,8 +94,18 @@ static void test_real_tree(void)
 	is_int(usage_sample(u, t + 1, 1, &err), 0, "a sample of the neighbour alone");
 	usage_last_scan(u, &info);
 	ok(info.read == info.processes, "reads every process the first time (%zu)", info.read);
+	/* A process born on the host between two scans is read once: on a
+	 * busy host (a build beside the test) a scan may meet some, so the
+	 * claim is that some scan of a few reads only the neighbour's tree,
+	 * where without the memory every scan reads every process. */
 	is_int(usage_sample(u, t + 1, 1, &err), 0, "again");
 	usage_last_scan(u, &info);
+	for (int tries = 0; tries < 20 && info.read > 2; tries++) {
+		usleep(20 * 1000);
+		if (usage_sample(u, t + 1, 1, &err) < 0)
+			break;
+		usage_last_scan(u, &info);
+	}
 	ok(info.read <= 2 && info.processes > 3, "then only the neighbour's tree: %zu of %zu read",
 	   info.read, info.processes);
 	is_int(usage_sample(u, t, 2, &err), 0, "a sample of two instances");
