@@ -121,6 +121,12 @@ struct executor_ops {
 	 * query and scancel per poll cycle). Returns the next deadline
 	 * (monotonic ms), or -1 for none. */
 	int64_t (*tick)(struct executor *e, int64_t now_ms);
+	/* Optional, for an executor whose instances may wait in a queue first
+	 * (Slurm's) and which enforces walltime itself: the instance table's
+	 * own walltime kill then counts from when the instance is reported
+	 * running, and comes this long after it (ms), behind the executor's
+	 * limit. Absent: the walltime, counted from the start. */
+	int64_t (*walltime_ms)(const struct executor *e, uint64_t walltime_s);
 
 	/* The end has been reported: remove what the executor keeps of the job
 	 * (DIR). The handle stays valid until release. */
@@ -159,6 +165,8 @@ size_t executor_fds(struct executor *e, int *fds, size_t max);
 void executor_ready(struct executor *e, int fd, int64_t now_ms);
 void executor_poll(struct executor *e, int64_t now_ms);
 int64_t executor_tick(struct executor *e, int64_t now_ms);
+/* The walltime op's answer, or -1 when the executor has none. */
+int64_t executor_walltime_ms(const struct executor *e, uint64_t walltime_s);
 void executor_forget(struct executor *e, struct executor_job *j);
 void executor_release(struct executor *e, struct executor_job *j);
 
