@@ -104,3 +104,40 @@ check "its log is the instance's log, seen through the mount" \
 	grep -q '^squared [123]$' "$MNT/jobs/$vol/stages/square/instances/0/log"
 check "no exit file left among the outputs" \
 	bash -c "! ls -A '$MNT/jobs/$vol/out/square' | grep -q '^\.parsa-exit'"
+
+# --- a runner gone past its lease, then back: its old jobs are scancel'ed ---
+# The scheduler again, with a short lease: the instances of a runner silent
+# past it are requeued (a failed attempt each: retries = 1); when the runner
+# comes back and lists the old attempts it reattached, the scheduler has it
+# cancel them, and Slurm's jobs of the old attempts end CANCELLED.
+stop_daemon sched
+start_sched --lease 3s
+cat >"$TEST_DIR/gone.conf" <<'SPEC'
+[stage gone]
+hosts = slurm1
+instances = 3
+retries = 1
+run = if [ -e "$PARSA_OUT/first.$PARSA_INDEX" ]; then echo "again $PARSA_INDEX" > "$PARSA_OUT/done.$PARSA_INDEX"; exit 0; fi
+	echo "$SLURM_JOB_ID" > "$PARSA_OUT/first.$PARSA_INDEX"; sleep 300
+SPEC
+gone=$(submit_as "$TEST_DIR/gone.conf") || fail "cannot submit"
+wait_for "the three first attempts run in Slurm" 60 \
+	sh -c "[ \$(ls '$MNT/jobs/$gone/out/gone/' 2>/dev/null | grep -c '^first') -eq 3 ]"
+old=$(cat "$MNT/jobs/$gone/out/gone/"first.* | tr '\n' ' ')
+kill -9 "${DAEMON_PID[runner-slurm1]}"
+wait "${DAEMON_PID[runner-slurm1]}" 2>/dev/null
+unset 'DAEMON_PID[runner-slurm1]'
+wait_for "the scheduler gives slurm1 up and requeues its instances" 60 \
+	grep -q 'host slurm1 down' "$MNT/jobs/$gone/events"
+for sid in $old; do
+	check "old job $sid still runs in Slurm while its runner is away" slurm_job_is "$sid" RUNNING
+done
+start_runner slurm1 --executor slurm --slurm-partition debug --slurm-lost-after 20 -v
+wait_job "$gone" 120 succeeded
+pass "the job succeeded on the new attempts"
+for sid in $old; do
+	wait_for "old job $sid cancelled in Slurm" 30 slurm_job_is "$sid" CANCELLED
+done
+pass "the old attempts' Slurm jobs were cancelled when the runner came back ($old)"
+check "each instance finished once on its new attempt" test "$(cat "$MNT/jobs/$gone/out/gone/"done.* | wc -l)" -eq 3
+check "no attempt submitted twice (tags twice: $(twice | tr '\n' ' '))" test -z "$(twice)"
