@@ -441,7 +441,7 @@ void slurm_end_status(const char *id, const struct slurm_verdict *v, bool have_e
 	*reason = NULL;
 	if (have_exit && (code == 0 || !v || !v->ended_by_slurm)) {
 		*exit_code = code;
-	} else if (v && (v->outcome == SLURM_FAILED || (have_exit && v->outcome != SLURM_LOST))) {
+	} else if (v && v->outcome == SLURM_FAILED) {
 		/* Timed out, out of memory, cancelled: killed before (or while)
 		 * the wrapper could say. */
 		*signal = SIGTERM;
