@@ -1,4 +1,5 @@
 #include "proto.h"
+#include "spec.h"
 #include "util.h"
 
 #include <errno.h>
@@ -493,7 +494,8 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	    get_str(json, "item", 0, &a->item, err) < 0 ||
 	    get_str(json, "user", 0, &a->user, err) < 0 ||
 	    get_env(json, a, err) < 0 ||
-	    get_groups(json, a, err) < 0)
+	    get_groups(json, a, err) < 0 ||
+	    spec_slurm_from_json(json_object_get(json, "slurm"), &a->slurm, "assignment", err) < 0)
 		goto fail;
 	/* The stage name becomes part of the scratch and log paths the runner
 	 * creates, possibly as root. */
@@ -524,6 +526,7 @@ void assignment_destroy(struct assignment *a)
 	free(a->env);
 	free(a->user);
 	free(a->groups);
+	spec_slurm_clear(&a->slurm);
 	free(a);
 }
 
@@ -547,6 +550,8 @@ json_t *assignment_to_json(const struct assignment *a)
 			 "groups", groups, "progress_files", (json_int_t)a->progress_files);
 	if (body && a->gpus > 0)
 		json_object_set_new(body, "gpus", json_integer(a->gpus));
+	if (body && spec_slurm_any(&a->slurm))
+		json_object_set_new(body, "slurm", spec_slurm_to_json(&a->slurm));
 	return body;
 }
 

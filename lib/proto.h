@@ -5,6 +5,8 @@
 #ifndef PARSA_PROTO_H
 #define PARSA_PROTO_H
 
+#include "spec.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -169,6 +171,9 @@ struct assignment {
 	char *user;          /* "" when the scheduler did not know the name */
 	gid_t *groups;
 	size_t ngroups;
+	/* The stage's slurm.* keys: a Slurm runner submits with them over its
+	 * own --slurm-partition/account/qos; a local runner ignores them. */
+	struct spec_slurm slurm;
 };
 
 json_t *assignment_to_json(const struct assignment *a);

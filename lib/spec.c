@@ -23,6 +23,7 @@ static void stage_clear(struct spec_stage *st)
 	spec_free_list(st->env, st->nenv);
 	free(st->window);
 	timewin_destroy(st->win);
+	spec_slurm_clear(&st->slurm);
 }
 
 void spec_destroy(struct spec *spec)

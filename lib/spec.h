@@ -27,6 +27,12 @@ enum spec_on_failure {
 	ON_FAILURE_IGNORE,   /* failures are counted; by default every one is tolerated */
 };
 
+/* A stage's Slurm settings (slurm.partition, slurm.account, slurm.qos): each
+ * NULL for the runner's own. Only a runner with --executor slurm reads them. */
+struct spec_slurm {
+	char *partition, *account, *qos;
+};
+
 struct spec_stage {
 	char *name;
 	int line;            /* line of its [stage NAME] header */
@@ -54,6 +60,7 @@ struct spec_stage {
 	long long max_failed;    /* failed instances tolerated; -1 = on_failure's default */
 	bool max_failed_pct;     /* max_failed is a percentage of the stage's instances */
 	int max_running;         /* at most this many instances at once; 0 = no limit */
+	struct spec_slurm slurm;
 };
 
 struct spec {
@@ -93,6 +100,17 @@ size_t spec_stage_max_failed(const struct spec_stage *st, size_t ninst);
 
 /* Index of the stage with this name, or -1. */
 int spec_stage_index(const struct spec *spec, const char *name);
+
+/* One Slurm name (a partition, account or QOS): 1 to 64 letters, digits,
+ * '.', '_' or '-', not starting with '-' (sbatch reads it as one name). */
+bool spec_slurm_value_ok(const char *s);
+bool spec_slurm_any(const struct spec_slurm *s);
+void spec_slurm_clear(struct spec_slurm *s);
+/* {"partition": ..., "account": ..., "qos": ...} with the keys set, NULL
+ * when none is; and back (obj NULL or null: none), checking every value;
+ * -1 with *err ("WHERE.slurm.KEY: ..."). */
+json_t *spec_slurm_to_json(const struct spec_slurm *s);
+int spec_slurm_from_json(const json_t *obj, struct spec_slurm *s, const char *where, char **err);
 
 /* A stable JSON form (what the scheduler stores and status.json shows) and back. */
 json_t *spec_to_json(const struct spec *spec);

@@ -178,6 +178,12 @@ void spec_apply_stage_key(struct parser *p, const struct section *s, struct stag
 void spec_apply_job_key(struct parser *p, const struct section *s, struct spec *spec,
 			const struct entry *e);
 
+/* ---- spec_slurm.c: the slurm.* keys of a stage ---- */
+
+/* slurm.partition, slurm.account or slurm.qos = v into sb's stage, or an
+ * error (an unknown slurm.KEY, a value sbatch would not read as one name). */
+void spec_stage_slurm_key(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v);
+
 /* ---- spec_dag.c: the stage DAG ---- */
 
 /* Resolve the after and foreach names of the n stages of sb (file order),

@@ -475,7 +475,11 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 			}
 		}
 	}
-	if (near)
+	if (stage && (strcmp(e->key, "partition") == 0 || strcmp(e->key, "account") == 0 ||
+		      strcmp(e->key, "qos") == 0 || strncmp(e->key, "slurm_", 6) == 0))
+		spec_report(p, e->line, "unknown key '%s' in %s (did you mean 'slurm.%s'?)", key, where,
+		            strncmp(e->key, "slurm_", 6) == 0 ? e->key + 6 : e->key);
+	else if (near)
 		spec_report(p, e->line, "unknown key '%s' in %s (did you mean '%s'?)", key, where, near);
 	else if (stage && strcmp(e->key, "name") == 0)
 		spec_report(p, e->line, "unknown key 'name' in %s: a stage's name is in its header, [stage NAME]",
@@ -489,7 +493,7 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 	else if (stage)
 		spec_report(p, e->line, "unknown key '%s' in %s: a stage takes run, cpus, mem, disk, scratch, "
 		            "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-		            "max_failed, max_running and env.NAME",
+		            "max_failed, max_running, env.NAME and slurm.partition/account/qos",
 		            key, where);
 	else
 		spec_report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "
@@ -527,6 +531,9 @@ void spec_apply_stage_key(struct parser *p, const struct section *s, struct stag
 
 	if (strncmp(e->key, "env.", 4) == 0) {
 		fn = stage_env;
+	} else if (strncmp(e->key, "slurm.", 6) == 0) {
+		/* Read by a Slurm runner only (spec_slurm.c). */
+		fn = spec_stage_slurm_key;
 	} else {
 		for (size_t k = 0; k < ARRAY_LEN(stage_keys); k++)
 			if (strcmp(e->key, stage_keys[k].name) == 0)

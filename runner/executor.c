@@ -101,6 +101,11 @@ int64_t executor_tick(struct executor *e, int64_t now_ms)
 	return e->ops->tick ? e->ops->tick(e, now_ms) : -1;
 }
 
+int64_t executor_walltime_ms(const struct executor *e, uint64_t walltime_s)
+{
+	return e->ops->walltime_ms ? e->ops->walltime_ms(e, walltime_s) : -1;
+}
+
 void executor_forget(struct executor *e, struct executor_job *j)
 {
 	e->ops->forget(j);

@@ -136,6 +136,12 @@ struct executor_ops {
 	int64_t (*tick)(struct executor *e, int64_t now_ms);
 	/* Optional: fill f (executor_facts above); a local executor has none. */
 	void (*facts)(const struct executor *e, struct executor_facts *f);
+	/* Optional, for an executor whose instances may wait in a queue first
+	 * (Slurm's) and which enforces walltime itself: the instance table's
+	 * own walltime kill then counts from when the instance is reported
+	 * running, and comes this long after it (ms), behind the executor's
+	 * limit. Absent: the walltime, counted from the start. */
+	int64_t (*walltime_ms)(const struct executor *e, uint64_t walltime_s);
 
 	/* The end has been reported: remove what the executor keeps of the job
 	 * (DIR). The handle stays valid until release. */
@@ -176,6 +182,8 @@ void executor_poll(struct executor *e, int64_t now_ms);
 int64_t executor_tick(struct executor *e, int64_t now_ms);
 /* false (f untouched) for an executor without facts. */
 bool executor_facts(const struct executor *e, struct executor_facts *f);
+/* The walltime op's answer, or -1 when the executor has none. */
+int64_t executor_walltime_ms(const struct executor *e, uint64_t walltime_s);
 void executor_forget(struct executor *e, struct executor_job *j);
 void executor_release(struct executor *e, struct executor_job *j);
 

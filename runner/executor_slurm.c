@@ -248,11 +248,17 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	s = (struct slurm_submit){
 		.script = "/dev/stdin", .job_name = se->job_name, .cpus = (int)a->cpus,
 		.mem_mb = (a->mem + (1 << 20) - 1) >> 20, .gpus = (int)a->gpus,
-		.partition = se->partition, .account = se->account, .qos = se->qos,
+		/* Slurm's limit, in minutes rounded up; the instance table's own
+		 * walltime kill stays behind it (slurm_text.h). */
+		.walltime_s = (int64_t)a->walltime_s,
+		/* The stage's slurm.* keys over the runner's options. */
+		.partition = a->slurm.partition ? a->slurm.partition : se->partition,
+		.account = a->slurm.account ? a->slurm.account : se->account,
+		.qos = a->slurm.qos ? a->slurm.qos : se->qos,
 		/* The wrapper appends to the instance's log itself: Slurm's
 		 * --output would truncate a retry's log, and opens it on the node
 		 * before the wrapper could say why it could not. */
-		.log_path = "/dev/null", .chdir = "/tmp",
+		.log_path = "/dev/null", .chdir = "/tmp", .allow_requeue = se->allow_requeue,
 	};
 	argv = slurm_sbatch_argv(&s, &why);
 	if (!argv) {
@@ -455,6 +461,17 @@ static void slurm_facts(const struct executor *e, struct executor_facts *f)
 	}
 }
 
+/* Slurm's --time is whole minutes (rounded up) and slurmctld looks at time
+ * limits every 30 s, then gives KillWait: parsa's kill comes a while after,
+ * for a job Slurm failed to stop. */
+#define WALLTIME_BACKSTOP_MS 90000
+
+static int64_t slurm_walltime_ms(const struct executor *e, uint64_t walltime_s)
+{
+	(void)e;
+	return (int64_t)(walltime_s + 59) / 60 * 60000 + WALLTIME_BACKSTOP_MS;
+}
+
 static const struct executor_ops slurm_ops = {
 	.name = "slurm",
 	.id_label = "slurm job",
@@ -467,6 +484,7 @@ static const struct executor_ops slurm_ops = {
 	.stop_reason = slurm_stop_reason,
 	.tick = slurm_poll_tick,
 	.facts = slurm_facts,
+	.walltime_ms = slurm_walltime_ms,
 	.forget = slurm_forget,
 	.release = slurm_release,
 };
@@ -495,6 +513,7 @@ struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, 
 	se->map_from = dup_or_null(cfg->map_from);
 	se->map_to = dup_or_null(cfg->map_to);
 	se->lost_grace_ms = cfg->lost_grace_ms > 0 ? cfg->lost_grace_ms : 60000;
+	se->allow_requeue = cfg->allow_requeue;
 	se->max_interval_ms = cfg->max_interval_ms >= FAST_INTERVAL_MS ? cfg->max_interval_ms : 10000;
 	se->interval_ms = FAST_INTERVAL_MS;
 	return &se->base;

@@ -5,6 +5,7 @@
 #ifndef PARSA_RUNNER_EXECUTOR_SLURM_H
 #define PARSA_RUNNER_EXECUTOR_SLURM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "executor.h"
@@ -17,6 +18,7 @@ struct executor_slurm_config {
 	const char *map_from, *map_to;
 	int64_t lost_grace_ms;     /* a job gone from squeue without an exit file: lost after this */
 	int64_t max_interval_ms;   /* squeue at most this far apart (1000 while something waits) */
+	bool allow_requeue;        /* sbatch --requeue; else --no-requeue (the default) */
 };
 
 /* NULL with errno and *err. */

@@ -330,7 +330,8 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	}
 	in->state = INST_STARTING;
 	in->started_ms = now_ms;
-	if (a->walltime_s > 0)
+	/* An executor with a queue of its own starts the clock when it runs (settle). */
+	if (a->walltime_s > 0 && executor_walltime_ms(t->ex, a->walltime_s) < 0)
 		in->wall_deadline_ms = clock_mono_ms(t->cfg.clock) + (int64_t)a->walltime_s * 1000;
 	add_live(t, in);
 	log_info("starting job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
@@ -398,6 +399,10 @@ static void settle(struct instances *t, struct instance *in, const struct exec_s
 		 * then is reported once, its end carrying its pid, which saves the
 		 * scheduler a request and a commit per short instance. */
 		in->state = INST_RUNNING;
+		if (a->walltime_s > 0 && st.state == EXEC_RUNNING &&
+		    executor_walltime_ms(t->ex, a->walltime_s) >= 0)
+			in->wall_deadline_ms = clock_mono_ms(t->cfg.clock) +
+					       executor_walltime_ms(t->ex, a->walltime_s);
 		in->pid = st.pid;
 		in->host_started_ms = st.started_ms;
 		in->tell_running_ms = now_ms + RUNNING_REPORT_DELAY_MS;
@@ -596,7 +601,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 	in->host_started_ms = st.started_ms;
 	/* Walltime counts from the real start, which was before we came. */
 	in->started_ms = now_ms - (st.started_ms > 0 ? time_now_ms() - st.started_ms : 0);
-	if (in->a->walltime_s > 0)
+	if (in->a->walltime_s > 0 && executor_walltime_ms(t->ex, in->a->walltime_s) < 0)
 		in->wall_deadline_ms = in->started_ms + clock_offset_ms(t->cfg.clock) +
 				       (int64_t)in->a->walltime_s * 1000;
 	if (t->cfg.on_prepare)

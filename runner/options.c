@@ -56,9 +56,12 @@ static const char usage_text[] =
 	"  --slurm-partition P, --slurm-account A, --slurm-qos Q  sbatch's -p, -A, --qos\n"
 	"  --slurm-max-jobs N  offer at most N CPUs (the host offers what sinfo shows for\n"
 	"                      the partition, allocated + idle, capped by N)\n"
-	"  --slurm-path-map FROM=TO  the mount is at TO on the compute nodes (default: same path)\n"
+	"  --slurm-path-map FROM=TO  the mount (or the storage volume) is at TO on the compute\n"
+	"                      nodes (default: same path)\n"
 	"  --slurm-lost-after SECONDS  a job gone from squeue without its exit file is lost\n"
 	"                      after this (default 60)\n"
+	"  --slurm-requeue     let Slurm requeue a job after a node failure or preemption\n"
+	"                      (default: --no-requeue, and parsa retries it by the stage's retries)\n"
 	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n"
@@ -204,7 +207,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
 	       O_CLOCK, O_GPUS, O_VERSION, O_EXECUTOR, O_S_PART, O_S_ACCT, O_S_QOS, O_S_MAX, O_S_MAP,
-	       O_S_LOST };
+	       O_S_LOST, O_S_REQUEUE };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -231,6 +234,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "slurm-max-jobs", required_argument, NULL, O_S_MAX },
 		{ "slurm-path-map", required_argument, NULL, O_S_MAP },
 		{ "slurm-lost-after", required_argument, NULL, O_S_LOST },
+		{ "slurm-requeue", no_argument, NULL, O_S_REQUEUE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -390,6 +394,9 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			if (parse_duration(optarg, &u) < 0 || u < 1 || u > 24 * 3600)
 				return errprintf(err, "--slurm-lost-after '%s': expected seconds such as 60", optarg);
 			cfg->slurm_lost_ms = (int64_t)u * 1000;
+			break;
+		case O_S_REQUEUE:
+			cfg->slurm_requeue = 1;
 			break;
 		case 'v':
 			cfg->verbose++;

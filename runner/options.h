@@ -34,6 +34,7 @@ struct runner_options {
 	char *slurm_map_from, *slurm_map_to; /* --slurm-path-map FROM=TO */
 	int slurm_max_jobs;     /* --slurm-max-jobs: the CPUs offered; 0: --cpus or detected */
 	int64_t slurm_lost_ms;  /* --slurm-lost-after: gone from squeue, no exit file */
+	int slurm_requeue;      /* --slurm-requeue: sbatch --requeue, else --no-requeue */
 };
 
 /* Fill opts from argv, then the config file, then the defaults. 0; 1 when

@@ -26,6 +26,7 @@ struct slurm_executor {
 	struct executor base;      /* first: the executor's header */
 	char *runner, *job_name, *partition, *account, *qos, *map_from, *map_to;
 	int64_t lost_grace_ms, max_interval_ms;
+	bool allow_requeue;
 	int64_t interval_ms, next_query_ms;
 	struct slurm_rpc_counts counts;
 	int64_t sbatch_spent_ms;   /* in sbatch since the last tick */

@@ -25,25 +25,16 @@ static void report_end(struct executor_job *j, const struct slurm_verdict *v, in
 	struct exec_status st = { .state = EXEC_EXITED, .ended_ms = time_now_ms(), .cpu_ms = -1, .max_rss = -1 };
 	char *text = read_file(j->exit_path, 128, NULL);
 	int64_t t0, t1;
-	int code;
+	int code = 0;
+	bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
 
-	if (text && slurm_exit_parse(text, &code, &t0, &t1) == 0) {
-		st.exit_code = code;
-		/* The node's times: a job that began and ended between two
-		 * squeues was never seen running. */
-		if (t0 > 0) {
-			st.started_ms = t0;
-			st.ended_ms = t1;
-		}
-	} else if (v && v->outcome == SLURM_FAILED) {
-		/* Cancelled, killed or timed out before the wrapper could say. */
-		st.signal = SIGTERM;
-		st.reason = xasprintf("slurm job %s: %s", j->id, v->why);
-	} else {
-		st.signal = SIGKILL;
-		st.reason = v ? xasprintf("lost: slurm job %s: %s, and no exit code", j->id, v->why) :
-			    xasprintf("lost: slurm job %s is gone from squeue and left no exit code", j->id);
+	/* The node's times: a job that began and ended between two squeues
+	 * was never seen running. */
+	if (have && t0 > 0) {
+		st.started_ms = t0;
+		st.ended_ms = t1;
 	}
+	slurm_end_status(j->id, v, have, code, &st.exit_code, &st.signal, &st.reason);
 	free(text);
 	j->ended = true;
 	log_debug("slurm job %s ended: exit %d signal %d%s%s", j->id, st.exit_code, st.signal,

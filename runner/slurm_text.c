@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,8 @@ int slurm_job_verdict(const struct slurm_job *job, struct slurm_verdict *v)
 		return -1;
 	}
 	v->outcome = e->outcome;
+	v->ended_by_slurm = e->outcome == SLURM_LOST ||
+			    (e->outcome == SLURM_FAILED && strcmp(e->name, "FAILED") != 0);
 	if (strcmp(e->name, "PENDING") == 0) {
 		snprintf(v->why, sizeof(v->why), "waiting in Slurm: %s",
 			 says(job->reason) ? job->reason : "queued");
@@ -413,7 +416,9 @@ int slurm_job_verdict(const struct slurm_job *job, struct slurm_verdict *v)
 		if (uid >= 0)
 			snprintf(v->why, sizeof(v->why), "cancelled in Slurm by uid %ld", uid);
 		else
-			snprintf(v->why, sizeof(v->why), "cancelled in Slurm");
+			/* squeue and scontrol do not say by whom; parsa's own
+			 * scancel carries parsa's reason (the instance table's). */
+			snprintf(v->why, sizeof(v->why), "cancelled in Slurm outside parsa");
 	} else if (strcmp(e->name, "COMPLETED") == 0 && job->has_exit &&
 		   (job->exit_code || job->exit_signal)) {
 		/* Slurm says COMPLETED only for 0:0; believe the code if not. */
@@ -426,6 +431,33 @@ int slurm_job_verdict(const struct slurm_job *job, struct slurm_verdict *v)
 			snprintf(v->why, sizeof(v->why), "%s", e->why);
 	}
 	return 0;
+}
+
+void slurm_end_status(const char *id, const struct slurm_verdict *v, bool have_exit, int code,
+		      int *exit_code, int *signal, char **reason)
+{
+	*exit_code = 0;
+	*signal = 0;
+	*reason = NULL;
+	if (have_exit && (code == 0 || !v || !v->ended_by_slurm)) {
+		*exit_code = code;
+	} else if (v && v->outcome == SLURM_FAILED) {
+		/* Timed out, out of memory, cancelled: killed before (or while)
+		 * the wrapper could say. */
+		*signal = SIGTERM;
+		/* "out of memory" first: the scheduler reads it as such. */
+		*reason = strncmp(v->why, "out of memory", 13) == 0 ?
+			  xasprintf("%s, slurm job %s", v->why, id) : xasprintf("slurm job %s: %s", id, v->why);
+	} else {
+		*signal = SIGKILL;
+		if (v && v->why[0])
+			*reason = xasprintf("lost: slurm job %s: %s%s", id, v->why,
+					    have_exit ? "" : ", and no exit code");
+		else if (v)
+			*reason = xasprintf("lost: slurm job %s ended in Slurm and left no exit code", id);
+		else
+			*reason = xasprintf("lost: slurm job %s is gone from squeue and left no exit code", id);
+	}
 }
 
 /* Split [s, s+n) at the next '|' into a field. */

@@ -66,6 +66,9 @@ enum slurm_outcome {
 struct slurm_verdict {
 	enum slurm_outcome outcome;
 	char why[SLURM_TEXT_MAX + 64];
+	/* Slurm ended it (TIMEOUT, OUT_OF_MEMORY, CANCELLED, NODE_FAIL, ...),
+	 * not the stage's command: why says more than an exit code would. */
+	bool ended_by_slurm;
 };
 
 /* Parse one line of SLURM_SQUEUE_FORMAT. 0, or -1 with errno EINVAL and *err
@@ -96,6 +99,18 @@ int slurm_state_outcome(const char *state, enum slurm_outcome *outcome);
  * signal of a failure, who cancelled, "node failure (NODE_FAIL)". 0, or -1
  * with errno EINVAL for an unknown state (v->why then names it). */
 int slurm_job_verdict(const struct slurm_job *job, struct slurm_verdict *v);
+
+/* How an ended instance reads to parsa (an exec_status's exit code, signal
+ * and reason), from the wrapper's exit file (have_exit: it held code) and
+ * what Slurm said last (v; NULL when the job is gone from squeue). The exit
+ * file decides, unless Slurm ended the job itself (v->ended_by_slurm) and the
+ * code is not 0: then Slurm's words are the reason. Without the file: v's
+ * SLURM_FAILED is a SIGTERM with Slurm's words ("slurm job 12: walltime
+ * exceeded in Slurm (TIMEOUT)"), and anything else is lost, a SIGKILL with
+ * a reason that starts with "lost: " (the scheduler retries it by the
+ * stage's retries). *reason is malloc'ed, NULL when the code says all. */
+void slurm_end_status(const char *id, const struct slurm_verdict *v, bool have_exit, int code,
+		      int *exit_code, int *signal, char **reason);
 
 /* One line of SLURM_SINFO_FORMAT. */
 struct slurm_partition_line {

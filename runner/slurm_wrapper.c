@@ -98,10 +98,18 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	free(v);
 	snprintf(num, sizeof num, "%" PRId64, a->cpus);
 	put_export(&buf, &len, "PARSA_CPUS", num);
+	/* The node sees either the parsa mount (it has jobs/ID/stages/) or
+	 * the storage volume itself (--slurm-path-map to a kernel NFS mount of
+	 * the export), where the same log is jobs/ID/log/S/I.log (filesystem.md). */
 	v = xasprintf("%s/jobs/%" PRId64 "/stages/%s/instances/%" PRId64 "/log", node_mount, a->job, a->stage,
 		      a->index);
 	put(&buf, &len, "log=");
 	put_quoted(&buf, &len, v);
+	free(v);
+	v = xasprintf("%s/jobs/%" PRId64 "/log/%s/%" PRId64 ".log", node_mount, a->job, a->stage, a->index);
+	put(&buf, &len, "\n[ -d \"$PARSA_JOBDIR/stages\" ] || {\n\tlog=");
+	put_quoted(&buf, &len, v);
+	put(&buf, &len, "\n\tmkdir -p \"${log%/*}\" 2>/dev/null\n}");
 	free(v);
 	v = slurm_exit_path(node_mount, a);
 	put(&buf, &len, "\nexit_file=");

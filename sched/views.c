@@ -174,7 +174,7 @@ json_t *views_assignment_json(const struct instance *inst)
 		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
 		.env = ss->env, .nenv = ss->nenv, .uid = job->uid, .gid = job->gid,
 		.user = job->user, .groups = job->groups, .ngroups = job->ngroups,
-		.gpus = ss->gpus,
+		.gpus = ss->gpus, .slurm = ss->slurm,
 	};
 
 	return assignment_to_json(&a);

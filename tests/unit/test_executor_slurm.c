@@ -151,6 +151,88 @@ static void test_pure(void)
 	free(p);
 }
 
+/* --slurm-path-map to the storage volume itself (a kernel NFS mount of the
+ * export): no jobs/ID/stages/ there, so the wrapper appends to the log where
+ * the volume keeps it, jobs/ID/log/S/I.log, making its folder. */
+static void test_volume_wrapper(void)
+{
+	struct assignment a = { .id = 5, .attempt = 2, .job = 7, .stage = "st", .index = 3, .item = "",
+				.run = "echo ran in \"$PARSA_OUT\"; exit 4", .cpus = 1 };
+	char *vol = xasprintf("%s/vol", tmp), *w = slurm_wrapper_text(&a, vol), *cmd, *text, *want;
+	FILE *f;
+
+	cmd = xasprintf("mkdir -p %s/jobs/7/out/st", vol);
+	ok(system(cmd) == 0, "a volume with the job's out folder");
+	free(cmd);
+	cmd = xasprintf("%s/wrapper-vol.sh", tmp);
+	f = fopen(cmd, "w");
+	ok(f && fputs(w, f) >= 0 && fclose(f) == 0, "wrapper written");
+	free(cmd);
+	cmd = xasprintf("SLURM_JOB_ID=55 TMPDIR=%s sh %s/wrapper-vol.sh", tmp, tmp);
+	is_int(WEXITSTATUS(system(cmd)), 4, "the wrapper ran the stage on the volume");
+	free(cmd);
+	text = slurp(vol, "jobs/7/log/st/3.log");
+	want = xasprintf("ran in %s/jobs/7/out/st\n", vol);
+	is_str(text, want, "its log is the volume's jobs/7/log/st/3.log");
+	free(text);
+	free(want);
+	text = slurp(vol, "jobs/7/out/st/.parsa-exit.3.2");
+	ok(text && strncmp(text, "4 ", 2) == 0, "the exit file in the stage's out folder");
+	free(text);
+	free(w);
+	free(vol);
+}
+
+static json_t *identity(void);
+
+/* What sbatch gets from the stage: walltime as --time in whole minutes, gpus,
+ * and slurm.partition/account/qos over the runner's own; --requeue only when
+ * the operator allowed it. And the walltime backstop behind Slurm's limit. */
+static void test_overrides(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t3", .partition = "debug", .account = "runners",
+					     .qos = "normal", .allow_requeue = true };
+	struct assignment a = { .id = 30, .attempt = 1, .job = 7, .stage = "st", .index = 1, .item = "",
+				.run = "true", .cpus = 1, .user = "me", .walltime_s = 70, .gpus = 2,
+				.slurm = { .partition = "long", .qos = "high" } };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct seen seen = { 0 };
+	struct executor_job *j;
+	struct executor_start req;
+	char *err = NULL, *dir = xasprintf("%s/state/30.1", tmp), *mount = xasprintf("%s/mnt", tmp), *text;
+	json_t *json = assignment_to_json(&a);
+	int owner;
+
+	executor_set_callback(e, changed, &seen);
+	req = (struct executor_start){ .dir = dir, .assignment = json, .mount = mount, .scratch = tmp,
+				       .identity = identity() };
+	j = executor_start(e, &req, &owner, &err);
+	ok(j != NULL, "started: %s", j ? "" : err);
+	text = slurp(tmp, "sbatch.args");
+	ok(text && strstr(text, "--time=0-00:02:00\n"), "walltime 70 s: --time of 2 minutes");
+	ok(text && strstr(text, "--gres=gpu:2\n"), "gpus: --gres=gpu:2");
+	ok(text && strstr(text, "--partition=long\n") && !strstr(text, "--partition=debug"),
+	   "the stage's partition over the runner's");
+	ok(text && strstr(text, "--qos=high\n") && !strstr(text, "--qos=normal"), "the stage's QOS over the runner's");
+	ok(text && strstr(text, "--account=runners\n"), "the runner's account where the stage names none");
+	ok(text && strstr(text, "--requeue\n") && !strstr(text, "--no-requeue"), "--requeue when allowed");
+	free(text);
+	is_int(executor_walltime_ms(e, 70), 120000 + 90000, "parsa's own kill: Slurm's 2 minutes, and 90 s more");
+	if (j) {
+		executor_forget(e, j);
+		executor_release(e, j);
+	}
+	executor_destroy(e);
+	json_decref(json);
+	free(err);
+	free(dir);
+	free(mount);
+	/* The next tests count job ids from the fake sbatch's first. */
+	text = xasprintf("%s/sbatch.n", tmp);
+	unlink(text);
+	free(text);
+}
+
 static json_t *identity(void)
 {
 	return json_pack("{s:b, s:i, s:i, s:[], s:s, s:s, s:s}", "change", 0, "uid", (int)getuid(), "gid",
@@ -561,6 +643,8 @@ int main(void)
 	setenv("PATH", path, 1);
 	free(path);
 	test_pure();
+	test_volume_wrapper();
+	test_overrides();
 	test_cycle();
 	test_refused();
 	test_budget();

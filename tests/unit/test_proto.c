@@ -212,6 +212,20 @@ static void test_assignment(void)
 	assignment_destroy(out);
 	json_decref(json);
 
+	in.slurm = (struct spec_slurm){ .partition = "gpu", .qos = "long" };
+	json = over_the_wire(assignment_to_json(&in));
+	out = assignment_from_json(json, &err);
+	ok(out && out->slurm.partition && strcmp(out->slurm.partition, "gpu") == 0 && !out->slurm.account &&
+	   out->slurm.qos && strcmp(out->slurm.qos, "long") == 0, "assignment: the stage's slurm keys");
+	assignment_destroy(out);
+	json_decref(json);
+	in.slurm.partition = "a\nb";
+	json = assignment_to_json(&in);
+	ok(!assignment_from_json(json, &err) && err && strstr(err, "slurm.partition"),
+	   "assignment: a partition sbatch would misread is refused");
+	json_decref(json);
+	in.slurm = (struct spec_slurm){ 0 };
+
 	in.stage = "../etc";
 	json = assignment_to_json(&in);
 	ok(!assignment_from_json(json, &err) && err && strstr(err, "stage"), "assignment: unsafe stage refused");

@@ -7,6 +7,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +128,7 @@ static void test_squeue(void)
 	is_int(outcome(j, why, sizeof(why)), SLURM_FAILED, "DEADLINE failed");
 	j = by_name(jobs, n, "parsa-fx-priority", -2);
 	is_int(outcome(j, why, sizeof(why)), SLURM_FAILED, "a pending job cancelled by its user failed");
-	is_str(why, "cancelled in Slurm", "cancelled (squeue does not say by whom)");
+	is_str(why, "cancelled in Slurm outside parsa", "cancelled (squeue does not say by whom)");
 	free(jobs);
 	free(text);
 }
@@ -257,6 +259,69 @@ static void test_states(void)
 	snprintf(j.state, sizeof(j.state), "WEIRD");
 	is_int(slurm_job_verdict(&j, &v), -1, "an unknown state has no verdict");
 	is_str(v.why, "unknown Slurm state 'WEIRD'", "but says which");
+}
+
+/* Every end state to what parsa records: the exit file decides unless Slurm
+ * ended the job; else Slurm's words, and "lost" (retried) for the machinery. */
+static void test_end_status(void)
+{
+	static const struct {
+		const char *state;
+		bool have_exit;
+		int code;
+		int want_code, want_signal;
+		const char *want_reason; /* NULL: none */
+	} cases[] = {
+		{ "COMPLETED", true, 0, 0, 0, NULL },
+		{ "FAILED", true, 7, 7, 0, NULL },
+		{ "FAILED", false, 0, 0, SIGTERM, "slurm job 12: failed in Slurm" },
+		{ "TIMEOUT", false, 0, 0, SIGTERM, "slurm job 12: walltime exceeded in Slurm (TIMEOUT)" },
+		/* The wrapper wrote 143 as Slurm's SIGTERM reached the command. */
+		{ "TIMEOUT", true, 143, 0, SIGTERM, "slurm job 12: walltime exceeded in Slurm (TIMEOUT)" },
+		{ "TIMEOUT", true, 0, 0, 0, NULL },
+		{ "OUT_OF_MEMORY", false, 0, 0, SIGTERM,
+		  "out of memory in Slurm (OUT_OF_MEMORY), slurm job 12" },
+		{ "CANCELLED", false, 0, 0, SIGTERM, "slurm job 12: cancelled in Slurm outside parsa" },
+		{ "DEADLINE", false, 0, 0, SIGTERM, "slurm job 12: its deadline passed in Slurm (DEADLINE)" },
+		{ "NODE_FAIL", false, 0, 0, SIGKILL,
+		  "lost: slurm job 12: its Slurm node failed (NODE_FAIL), and no exit code" },
+		{ "NODE_FAIL", true, 1, 0, SIGKILL, "lost: slurm job 12: its Slurm node failed (NODE_FAIL)" },
+		{ "NODE_FAIL", true, 0, 0, 0, NULL },
+		{ "PREEMPTED", false, 0, 0, SIGKILL,
+		  "lost: slurm job 12: preempted in Slurm (PREEMPTED), and no exit code" },
+		{ "BOOT_FAIL", false, 0, 0, SIGKILL,
+		  "lost: slurm job 12: its Slurm node failed to boot (BOOT_FAIL), and no exit code" },
+		/* COMPLETED with no exit file: the grace passed (slurm_poll.c). */
+		{ "COMPLETED", false, 0, 0, SIGKILL, "lost: slurm job 12 ended in Slurm and left no exit code" },
+	};
+	struct slurm_job j;
+	struct slurm_verdict v;
+	int code, sig;
+	char *reason;
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		memset(&j, 0, sizeof(j));
+		j.cancel_uid = -1;
+		snprintf(j.state, sizeof(j.state), "%s", cases[i].state);
+		is_int(slurm_job_verdict(&j, &v), 0, "%s has a verdict", cases[i].state);
+		slurm_end_status("12", &v, cases[i].have_exit, cases[i].code, &code, &sig, &reason);
+		ok(code == cases[i].want_code && sig == cases[i].want_signal,
+		   "%s%s %d: exit %d signal %d", cases[i].state, cases[i].have_exit ? " with exit file" : "",
+		   cases[i].code, code, sig);
+		if (cases[i].want_reason)
+			is_str(reason, cases[i].want_reason, "%s: the reason", cases[i].state);
+		else
+			ok(reason == NULL, "%s: no reason beyond the code (%s)", cases[i].state,
+			   reason ? reason : "");
+		free(reason);
+	}
+	slurm_end_status("12", NULL, false, 0, &code, &sig, &reason);
+	ok(sig == SIGKILL, "gone from squeue without an exit file: lost");
+	is_str(reason, "lost: slurm job 12 is gone from squeue and left no exit code", "saying so");
+	free(reason);
+	slurm_end_status("12", NULL, true, 3, &code, &sig, &reason);
+	ok(code == 3 && sig == 0 && !reason, "gone from squeue with an exit file: its code");
+	free(reason);
 }
 
 static void test_sinfo(void)
@@ -444,6 +509,7 @@ int main(void)
 	test_squeue();
 	test_scontrol();
 	test_states();
+	test_end_status();
 	test_sinfo();
 	test_split();
 	test_argv();

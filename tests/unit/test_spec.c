@@ -517,7 +517,7 @@ static void test_errors(void)
 	expect_error("[stage warm]\nrun = x\nenvironment.X = 4\n",
 		     "t.conf:3: unknown key 'environment.X' in [stage warm]: a stage takes run, cpus, mem, disk, "
 		     "scratch, instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-		     "max_failed, max_running and env.NAME");
+		     "max_failed, max_running, env.NAME and slurm.partition/account/qos");
 	expect_error("[stage warm]\nrun = x\nenvs.X = 4\n", "t.conf:3: unknown key 'envs.X' in [stage warm] (did you mean 'env.X'?)");
 	expect_error("[stage warm]\nrun = x\nname = w\n",
 		     "t.conf:3: unknown key 'name' in [stage warm]: a stage's name is in its header, [stage NAME]");
@@ -644,7 +644,7 @@ static void test_errors(void)
 	       "t.conf:8: after: unknown stage 'zz' (stages are: a, b)\n"
 	       "t.conf:9: unknown key 'bogus' in [stage b]: a stage takes run, cpus, mem, disk, scratch, "
 	       "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-	       "max_failed, max_running and env.NAME",
+	       "max_failed, max_running, env.NAME and slurm.partition/account/qos",
 	       "all six errors, one per line, in line order");
 	free(err);
 	err = NULL;
@@ -838,6 +838,76 @@ static void test_json(void)
 			  "stages[0].foreach: want \"STAGE/GLOB\"");
 }
 
+/* slurm.partition, slurm.account, slurm.qos: a Slurm runner's sbatch -p, -A
+ * and --qos for the stage; every wrong form named with its line and fix. */
+static void test_slurm_keys(void)
+{
+	struct spec *spec;
+	json_t *j;
+
+	spec = expect_ok("[stage a]\nrun = x\nslurm.partition = gpu\nslurm.account = lab-42\n"
+			 "slurm.qos = long.v2\n[stage b]\nrun = y\n", "the three slurm keys");
+	if (spec) {
+		const struct spec_stage *a = &spec->stages[spec_stage_index(spec, "a")];
+		const struct spec_stage *b = &spec->stages[spec_stage_index(spec, "b")];
+
+		is_str(a->slurm.partition, "gpu", "slurm.partition");
+		is_str(a->slurm.account, "lab-42", "slurm.account");
+		is_str(a->slurm.qos, "long.v2", "slurm.qos");
+		ok(!b->slurm.partition && !b->slurm.account && !b->slurm.qos, "none given: the runner's");
+		j = spec_to_json(spec);
+		ok(j && !json_object_get(json_array_get(json_object_get(j, "stages"),
+							(size_t)spec_stage_index(spec, "b")), "slurm"),
+		   "no slurm object in JSON without slurm keys");
+		json_decref(j);
+	}
+	spec_destroy(spec);
+	round_trip("[stage a]\nrun = x\nslurm.partition = gpu\nslurm.qos = q\n", "slurm keys");
+	spec = expect_ok("[vars]\np = short\n[stage a]\nrun = x\nslurm.partition = ${p}\n", "a slurm key from a var");
+	if (spec)
+		is_str(spec->stages[0].slurm.partition, "short", "expanded");
+	spec_destroy(spec);
+
+	expect_error(STAGE_OK "slurm.partition = gpu,cpu\n",
+		     "t.conf:3: slurm.partition = gpu,cpu: want one Slurm partition name: letters, digits, "
+		     "'.', '_' and '-', at most 64, e.g. slurm.partition = gpu");
+	expect_error(STAGE_OK "slurm.account = a b\n",
+		     "t.conf:3: slurm.account = a b: want one Slurm account name: letters, digits, "
+		     "'.', '_' and '-', at most 64, e.g. slurm.account = lab42");
+	expect_error(STAGE_OK "slurm.qos = -x\n",
+		     "t.conf:3: slurm.qos = -x: want one Slurm QOS name: letters, digits, "
+		     "'.', '_' and '-', at most 64, e.g. slurm.qos = normal");
+	expect_error(STAGE_OK "slurm.qos =\n", "t.conf:3: slurm.qos has no value: give one or remove the line");
+	expect_error(STAGE_OK "slurm.partiton = gpu\n",
+		     "t.conf:3: unknown key 'slurm.partiton' in [stage s] (did you mean 'slurm.partition'?)");
+	expect_error(STAGE_OK "slurm.time = 10\n",
+		     "t.conf:3: unknown key 'slurm.time' in [stage s]: a stage's Slurm keys are slurm.partition, "
+		     "slurm.account and slurm.qos (its time, cpus, mem and gpus come from walltime, cpus, mem "
+		     "and gpus)");
+	expect_error(STAGE_OK "partition = gpu\n",
+		     "t.conf:3: unknown key 'partition' in [stage s] (did you mean 'slurm.partition'?)");
+	expect_error(STAGE_OK "slurm_qos = q\n",
+		     "t.conf:3: unknown key 'slurm_qos' in [stage s] (did you mean 'slurm.qos'?)");
+	expect_error("[job]\nslurm.partition = gpu\n" STAGE_OK,
+		     "t.conf:2: unknown key 'slurm.partition' in [job]: [job] takes name, team, priority, "
+		     "after, start, window, every and notify");
+
+	expect_json_error("{\"name\": \"x\", \"priority\": 0, \"after\": [], \"stages\": [{\"name\": \"a\", "
+			  "\"run\": \"x\", \"line\": 1, \"cpus\": 1, \"mem\": 0, \"disk\": 0, \"scratch\": 0, "
+			  "\"instances\": 1, \"walltime_s\": 0, \"retries\": 0, \"after\": [], \"hosts\": [], "
+			  "\"env\": [], \"foreach\": null, \"slurm\": {\"partition\": \"a\\nb\"}}]}",
+			  "stages[0].slurm.partition: want a Slurm name");
+	expect_json_error("{\"name\": \"x\", \"priority\": 0, \"after\": [], \"stages\": [{\"name\": \"a\", "
+			  "\"run\": \"x\", \"line\": 1, \"cpus\": 1, \"mem\": 0, \"disk\": 0, \"scratch\": 0, "
+			  "\"instances\": 1, \"walltime_s\": 0, \"retries\": 0, \"after\": [], \"hosts\": [], "
+			  "\"env\": [], \"foreach\": null, \"slurm\": {\"nodes\": \"n1\"}}]}",
+			  "stages[0].slurm.nodes: unknown key");
+	ok(spec_slurm_value_ok("a.b_c-9") && !spec_slurm_value_ok("") && !spec_slurm_value_ok("a,b") &&
+	   !spec_slurm_value_ok("a\n") && !spec_slurm_value_ok("-p") &&
+	   !spec_slurm_value_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+	   "Slurm names: no list, no newline, no option, at most 64");
+}
+
 int main(void)
 {
 	test_lab_pipeline();
@@ -847,5 +917,6 @@ int main(void)
 	test_errors();
 	test_order();
 	test_json();
+	test_slurm_keys();
 	return done_testing();
 }
