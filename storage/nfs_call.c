@@ -163,6 +163,7 @@ int rpc_lookup(struct op *op, const struct fhbuf *dir, const char *name, struct 
 	args.what.name = (char *)name;
 	call_init(call, take_lookup);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_LOOKUP);
 	return call_finish(op, call, rpc_nfs3_lookup_async(op->c->rpc, call_cb, &args, call));
 }
 
@@ -174,6 +175,7 @@ int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call)
 	set_fh(&args.object, fh);
 	call_init(call, take_getattr);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_GETATTR);
 	return call_finish(op, call, rpc_nfs3_getattr_async(op->c->rpc, call_cb, &args, call));
 }
 
@@ -187,6 +189,7 @@ int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa)
 	args.new_attributes = *sa;
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_SETATTR);
 	return call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
 }
 

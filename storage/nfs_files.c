@@ -316,6 +316,7 @@ static int ra_issue(struct backend_file *f, uint64_t off, uint32_t csize)
 	set_fh(&args.file, &f->fh);
 	args.offset = off;
 	args.count = csize;
+	rpc_count(f->nb, NFS3_READ);
 	if (rpc_nfs3_read_async(f->c->rpc, read_cb, &args, ch) < 0) {
 		free(ch->buf);
 		free(ch);

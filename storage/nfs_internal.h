@@ -92,6 +92,9 @@ struct nfs_backend {
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
+	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
+	 * (RPC_STATS_MOUNT); NULL unless counted. */
+	_Atomic uint64_t *rpc_counts;
 };
 
 /* One chunk of read-ahead: [off, off + len) of the file. */
@@ -178,6 +181,14 @@ struct conn *conn_get(struct nfs_backend *nb, int64_t deadline, bool fail_fast);
 char *conn_error(struct conn *c, const char *what);
 void conn_put(struct nfs_backend *nb, struct conn *c);
 void conn_as(struct conn *c, const struct backend_cred *cred);
+
+/* ---- nfs_stats.c: requests counted by procedure (PARSA_NFS_RPC_COUNTS) ---- */
+
+#define RPC_STATS_MOUNT 22          /* after NFS3_COMMIT (21): connections mounted */
+#define RPC_STATS_SLOTS 23
+void rpc_stats_open(struct nfs_backend *nb);
+void rpc_stats_close(struct nfs_backend *nb);
+void rpc_count(struct nfs_backend *nb, int proc);
 
 /* ---- nfs_dcache.c: the directory-handle cache (under nb->lock) ---- */
 

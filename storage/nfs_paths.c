@@ -99,6 +99,7 @@ static int do_readdir(struct op *op, void *arg)
 		call.fn = readdir_once;
 		call.fn_arg = &skip;
 		conn_as(op->c, &op->cred);
+		rpc_count(op->nb, NFS3_READDIRPLUS);
 		if (call_finish(op, &call, rpc_nfs3_readdirplus_async(op->c->rpc, call_cb, &args, &call)) < 0)
 			return -1;
 		if (call.stop || call.eof)
@@ -151,6 +152,7 @@ static int do_mkdir(struct op *op, void *arg)
 	args.attributes.mode.set_mode3_u.mode = a->mode & 07777;
 	call_init(&call, take_mkdir);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_MKDIR);
 	rc = call_finish(op, &call, rpc_nfs3_mkdir_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, a)) {
 		struct backend_cred root = { 0, 0 };
@@ -158,6 +160,7 @@ static int do_mkdir(struct op *op, void *arg)
 		sattr_owner(&args.attributes, &cred);
 		call_init(&call, take_mkdir);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_MKDIR);
 		rc = call_finish(op, &call, rpc_nfs3_mkdir_async(op->c->rpc, call_cb, &args, &call));
 	}
 	if (rc < 0 && errno == EEXIST && op->retried) {
@@ -203,6 +206,7 @@ static int do_remove(struct op *op, void *arg)
 		memset(&args, 0, sizeof args);
 		set_fh(&args.object.dir, &dir);
 		args.object.name = (char *)name;
+		rpc_count(op->nb, NFS3_RMDIR);
 		rc = call_finish(op, &call, rpc_nfs3_rmdir_async(op->c->rpc, call_cb, &args, &call));
 		dcache_drop(op->nb, a->path);
 	} else {
@@ -211,6 +215,7 @@ static int do_remove(struct op *op, void *arg)
 		memset(&args, 0, sizeof args);
 		set_fh(&args.object.dir, &dir);
 		args.object.name = (char *)name;
+		rpc_count(op->nb, NFS3_REMOVE);
 		rc = call_finish(op, &call, rpc_nfs3_remove_async(op->c->rpc, call_cb, &args, &call));
 	}
 	/* Our earlier try got no answer but was carried out. */
@@ -265,6 +270,7 @@ static int do_rename(struct op *op, void *arg)
 	args.to.name = (char *)tname;
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_RENAME);
 	rc = call_finish(op, &call, rpc_nfs3_rename_async(op->c->rpc, call_cb, &args, &call));
 	dcache_drop(op->nb, a->path);
 	dcache_drop(op->nb, a->path2);
@@ -319,6 +325,7 @@ static int do_symlink(struct op *op, void *arg)
 	args.symlink.symlink_data = (char *)a->path2;
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_SYMLINK);
 	return call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
 }
 
@@ -348,6 +355,7 @@ static int do_readlink(struct op *op, void *arg)
 	set_fh(&args.symlink, &fh);
 	call_init(&call, take_readlink);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_READLINK);
 	if (call_finish(op, &call, rpc_nfs3_readlink_async(op->c->rpc, call_cb, &args, &call)) < 0)
 		return -1;
 	/* readlink(2): at most size bytes, no terminating NUL. */
@@ -384,6 +392,7 @@ static int do_link(struct op *op, void *arg)
 	args.link.name = (char *)name;
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_LINK);
 	return call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
 }
 
@@ -496,6 +505,7 @@ static int do_statfs(struct op *op, void *arg)
 	set_fh(&args.fsroot, &op->c->root);
 	call_init(&call, take_fsstat);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_FSSTAT);
 	if (call_finish(op, &call, rpc_nfs3_fsstat_async(op->c->rpc, call_cb, &args, &call)) < 0)
 		return -1;
 	memset(a->vfs, 0, sizeof *a->vfs);
@@ -535,6 +545,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 	args.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = a->mode & 07777;
 	call_init(&call, take_create);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_CREATE);
 	rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, &(struct path_args){ .trusted = a->trusted })) {
 		struct backend_cred root = { 0, 0 };
@@ -542,6 +553,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 		sattr_owner(&args.how.createhow3_u.obj_attributes, &cred);
 		call_init(&call, take_create);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_CREATE);
 		rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	}
 	if (rc < 0)
@@ -602,6 +614,7 @@ static int do_mknod(struct op *op, void *arg)
 	sa->mode.set_mode3_u.mode = a->mode & 07777;
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_MKNOD);
 	rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, a)) {
 		struct backend_cred root = { 0, 0 };
@@ -609,6 +622,7 @@ static int do_mknod(struct op *op, void *arg)
 		sattr_owner(sa, &cred);
 		call_init(&call, NULL);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_MKNOD);
 		rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	}
 	return rc;
