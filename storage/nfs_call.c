@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -90,6 +91,24 @@ void take_commit(struct call *call, void *res)
 	memcpy(call->verf, ((COMMIT3res *)res)->COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
 }
 
+/* The handle and attributes of a listed entry, for the stats that follow a
+ * listing (ls -l). */
+static void readdir_remember(struct call *call, const entryplus3 *e)
+{
+	const nfs_fh3 *h = &e->name_handle.post_op_fh3_u.handle;
+	struct fhbuf fh;
+	char *path;
+
+	if (h->data.data_len == 0 || h->data.data_len > NFS3_FHSIZE)
+		return;
+	fh.len = h->data.data_len;
+	memcpy(fh.val, h->data.data_val, fh.len);
+	path = *call->dir ? xasprintf("%s/%s", call->dir, e->name) : xstrdup(e->name);
+	dcache_put_attr(call->nb, path, &fh, &e->name_attributes.post_op_attr_u.attributes,
+			call->seq, call->epoch);
+	free(path);
+}
+
 void take_readdir(struct call *call, void *res)
 {
 	READDIRPLUS3resok *ok = &((READDIRPLUS3res *)res)->READDIRPLUS3res_u.resok;
@@ -110,6 +129,8 @@ void take_readdir(struct call *call, void *res)
 		memset(&st, 0, sizeof st);
 		if (e.name_attributes.attributes_follow)
 			attr_to_stat(&e.name_attributes.post_op_attr_u.attributes, &st);
+		if (call->nb && e.name_attributes.attributes_follow && e.name_handle.handle_follows)
+			readdir_remember(call, &e);
 		st.st_ino = e.fileid;
 		if (call->fn(call->fn_arg, e.name, &st))
 			call->stop = true;
@@ -179,18 +200,30 @@ int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call)
 	return call_finish(op, call, rpc_nfs3_getattr_async(op->c->rpc, call_cb, &args, call));
 }
 
-int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa)
+static void take_setattr(struct call *call, void *res)
+{
+	take_attr(call, &((SETATTR3res *)res)->SETATTR3res_u.resok.obj_wcc.after);
+}
+
+int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa, fattr3 *after)
 {
 	SETATTR3args args;
 	struct call call;
+	int ret;
 
 	memset(&args, 0, sizeof args);
 	set_fh(&args.object, fh);
 	args.new_attributes = *sa;
-	call_init(&call, NULL);
+	call_init(&call, take_setattr);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_SETATTR);
-	return call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
+	ret = call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
+	if (after) {
+		memset(after, 0, sizeof *after);
+		if (ret == 0 && call.have_attr)
+			*after = call.attr;
+	}
+	return ret;
 }
 
 /* ---- attributes ---- */

@@ -35,15 +35,28 @@ static bool created_by_us(struct op *op, struct open_args *a, const struct fhbuf
 	return true;
 }
 
+static int open_found(struct op *op, struct open_args *a, bool size_known);
+
 static int do_open(struct op *op, void *arg)
 {
 	struct open_args *a = arg;
-	int acc = a->flags & O_ACCMODE;
+	bool found = false, size_known = true;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
-	bool found = false;
 
+	if (!(a->flags & O_CREAT)) {
+		switch (dcache_lookup(op->nb, a->path, &a->fh, &a->attr)) {
+		case DCACHE_ABSENT:
+			errno = ENOENT;
+			return -1;
+		case DCACHE_HANDLE_ONLY:
+			size_known = false;
+			/* fall through */
+		case DCACHE_FULL:
+			return open_found(op, a, size_known);
+		}
+	}
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
 	for (int tries = 0; tries < 3 && !found; tries++) {
@@ -86,6 +99,15 @@ static int do_open(struct op *op, void *arg)
 		errno = EEXIST;
 		return -1;
 	}
+	return open_found(op, a, true);
+}
+
+/* An existing file opened: its type checked, and truncated for O_TRUNC
+ * (size_known false: a->attr holds only its type and fileid). */
+static int open_found(struct op *op, struct open_args *a, bool size_known)
+{
+	int acc = a->flags & O_ACCMODE;
+
 	switch (a->attr.type) {
 	case NF3REG:
 		break;
@@ -103,12 +125,12 @@ static int do_open(struct op *op, void *arg)
 		errno = ENXIO;
 		return -1;
 	}
-	if ((a->flags & O_TRUNC) && acc != O_RDONLY && a->attr.size > 0) {
+	if ((a->flags & O_TRUNC) && acc != O_RDONLY && (a->attr.size > 0 || !size_known)) {
 		sattr3 sa;
 
 		memset(&sa, 0, sizeof sa);
 		sa.size.set_it = 1;
-		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa) < 0)
+		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa, NULL) < 0)
 			return -1;
 		a->attr.size = 0;
 		reg_truncated(op->nb, a->attr.fileid, 0);
@@ -132,6 +154,8 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	f->fh = a.fh;
 	whoami(nb, cred, &f->cred);
 	f->reg = reg_open(nb, a.attr.fileid);
+	if (a.created)
+		dcache_put_created(nb, path, &a.fh, &a.attr);
 	f->eof_at = UINT64_MAX;
 	f->pump_fd = -1;
 	*file = f;
@@ -201,6 +225,7 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 	ssize_t ret = -1;
 	size_t done = 0;
 
+	dcache_changed(f->nb);
 	/* Another open file's write of these bytes goes first... */
 	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
 		return -1;
@@ -556,6 +581,7 @@ int vol_ftruncate(struct backend_file *f, off_t size)
 	sattr3 sa;
 	int ret = -1;
 
+	dcache_changed(f->nb);
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
@@ -575,7 +601,7 @@ int vol_ftruncate(struct backend_file *f, off_t size)
 			continue;
 		op.c = f->c;
 		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_setattr(&op, &f->fh, &sa);
+		ret = rpc_setattr(&op, &f->fh, &sa, NULL);
 	} while (ret < 0 && file_retry(f, &pat));
 	if (ret == 0)
 		reg_size(f->nb, f->reg, (uint64_t)size, true);
@@ -593,6 +619,7 @@ static int file_setattr(struct backend_file *f, const struct backend_cred *cred,
 	int ret = -1;
 
 	whoami(f->nb, cred, &op.cred);
+	dcache_changed(f->nb);
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
@@ -603,7 +630,7 @@ static int file_setattr(struct backend_file *f, const struct backend_cred *cred,
 			continue;
 		op.c = f->c;
 		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_setattr(&op, &f->fh, sa);
+		ret = rpc_setattr(&op, &f->fh, sa, NULL);
 	} while (ret < 0 && file_retry(f, &pat));
 out:
 	file_unlock(f);

@@ -41,10 +41,21 @@ struct conn {
 	struct conn *next;      /* idle list */
 };
 
+/* A name in the cache (nfs_dcache.c). */
+enum dcache_state { DCACHE_GONE, DCACHE_HANDLE, DCACHE_MISSING };
+
 struct dcache_entry {
 	char *path;
-	struct fhbuf fh;
-	int64_t expires;
+	enum dcache_state state;
+	struct fhbuf fh;        /* DCACHE_HANDLE: the handle, its type and fileid */
+	ftype3 type;
+	uint64_t fileid;
+	int64_t expires;        /* monotonic ms: the entry's end */
+	bool have_attr;
+	fattr3 attr;
+	int64_t attr_expires;
+	uint64_t epoch;         /* attr_epoch of attr; DCACHE_MISSING: ns_seq it was missed at */
+	uint64_t changed;       /* ns_seq of our last change to this name */
 	struct dcache_entry *next;
 };
 
@@ -81,6 +92,8 @@ struct nfs_backend {
 	char *down_reason;      /* why, while down */
 	struct dcache_entry *dcache[DCACHE_BUCKETS];
 	size_t ndcache;
+	uint64_t ns_seq;        /* counts our changes to names (dcache_forget) */
+	_Atomic uint64_t attr_epoch;    /* moves at our changes that other names may show */
 	pthread_mutex_t reg_lock;
 	struct reg_entry *reg[REG_BUCKETS];  /* protected by reg_lock */
 	pthread_mutex_t pump_lock;           /* guards the pump's fields, here and in files */
@@ -190,12 +203,37 @@ void rpc_stats_open(struct nfs_backend *nb);
 void rpc_stats_close(struct nfs_backend *nb);
 void rpc_count(struct nfs_backend *nb, int proc);
 
-/* ---- nfs_dcache.c: the directory-handle cache (under nb->lock) ---- */
+/* ---- nfs_dcache.c: the cache of names by path (under nb->lock) ---- */
 
+/* A folder's handle. */
 bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh);
+/* What is known of path: DCACHE_FULL (handle and attributes), DCACHE_HANDLE
+ * (the handle; of attr only type and fileid), DCACHE_ABSENT (missing just
+ * now) or DCACHE_MISS (ask the server). */
+enum { DCACHE_MISS, DCACHE_HANDLE_ONLY, DCACHE_FULL, DCACHE_ABSENT };
+int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fattr3 *attr);
 void dcache_clear_locked(struct nfs_backend *nb);
+/* A folder's handle (lookup_dir, mkdir). */
 void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh);
+/* What the server said of path (attr may be NULL) in answer to a request
+ * sent at dcache_seq() seq and dcache_epoch() epoch, read before sending. */
+uint64_t dcache_seq(struct nfs_backend *nb);
+uint64_t dcache_epoch(struct nfs_backend *nb);
+void dcache_put_attr(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+		     const fattr3 *attr, uint64_t seq, uint64_t epoch);
+void dcache_put_missing(struct nfs_backend *nb, const char *path, uint64_t seq);
+/* A file this mount just created and opened: its attributes hold until its
+ * first write, truncate or SETATTR (each calls dcache_changed). */
+void dcache_put_created(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+			const fattr3 *attr);
+/* Our change to the name path (made, removed): it and its folder's
+ * attributes are forgotten. */
+void dcache_forget(struct nfs_backend *nb, const char *path);
+/* Forget path and everything below it (rmdir, rename). */
 void dcache_drop(struct nfs_backend *nb, const char *path);
+/* Our change that other names may show (see nfs_dcache.c): every cached
+ * attribute is stale. */
+void dcache_changed(struct nfs_backend *nb);
 
 /* ---- nfs_call.c: one request, waited for ---- */
 
@@ -220,6 +258,10 @@ struct call {
 	cookie3 cookie;
 	cookieverf3 cookieverf;
 	bool eof;
+	/* READDIRPLUS: the entries go to the cache of names too */
+	struct nfs_backend *nb;
+	const char *dir;
+	uint64_t seq, epoch;
 };
 
 struct op {
@@ -244,7 +286,8 @@ int call_finish(struct op *op, struct call *call, int queued);
 void set_fh(nfs_fh3 *to, const struct fhbuf *fh);
 int rpc_lookup(struct op *op, const struct fhbuf *dir, const char *name, struct call *call);
 int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call);
-int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa);
+/* after: the attributes the reply carries (wcc), when it does (else type 0). */
+int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa, fattr3 *after);
 void attr_to_stat(const fattr3 *a, struct stat *st);
 void sattr_time(set_atime *at, set_mtime *mt, const struct timespec tv[2]);
 bool nfs_time_fits(const struct timespec *t);
@@ -255,7 +298,7 @@ void whoami(struct nfs_backend *nb, const struct backend_cred *cred, struct back
 int check_path(const char *path);
 int lookup_dir(struct op *op, const char *path, struct fhbuf *fh);
 int lookup_parent(struct op *op, const char *path, struct fhbuf *dir, const char **name);
-int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr);
+int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr, bool need_attr);
 int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
 	   int (*fn)(struct op *op, void *arg), void *arg);
 
@@ -273,6 +316,7 @@ void pump_shutdown(struct nfs_backend *nb);
 /* ---- nfs_reg.c: open files by fileid, and the order of writes ---- */
 
 struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid);
+bool reg_is_open(struct nfs_backend *nb, uint64_t fileid);
 void reg_free(struct reg_entry *e);
 void reg_close(struct nfs_backend *nb, struct reg_entry *r);
 void reg_size(struct nfs_backend *nb, struct reg_entry *r, uint64_t end, bool set);
@@ -296,6 +340,7 @@ struct open_args {
 	struct fhbuf fh;
 	fattr3 attr;
 	bool trusted;
+	bool created;           /* do_create made it */
 };
 
 int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const char *name);

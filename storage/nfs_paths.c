@@ -49,7 +49,7 @@ static int do_getattr(struct op *op, void *arg)
 	struct fhbuf fh;
 	fattr3 attr;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, true) < 0)
 		return -1;
 	attr_to_stat_floor(op->nb, &attr, a->st);
 	return 0;
@@ -98,6 +98,10 @@ static int do_readdir(struct op *op, void *arg)
 		call_init(&call, take_readdir);
 		call.fn = readdir_once;
 		call.fn_arg = &skip;
+		call.nb = op->nb;
+		call.dir = a->path;
+		call.seq = dcache_seq(op->nb);
+		call.epoch = dcache_epoch(op->nb);
 		conn_as(op->c, &op->cred);
 		rpc_count(op->nb, NFS3_READDIRPLUS);
 		if (call_finish(op, &call, rpc_nfs3_readdirplus_async(op->c->rpc, call_cb, &args, &call)) < 0)
@@ -176,8 +180,10 @@ static int do_mkdir(struct op *op, void *arg)
 			errno = EEXIST;
 		}
 	}
+	dcache_forget(op->nb, a->path);
 	if (rc == 0 && call.have_fh)
-		dcache_put(op->nb, a->path, &call.fh);
+		dcache_put_attr(op->nb, a->path, &call.fh, call.have_attr ? &call.attr : NULL,
+				dcache_seq(op->nb), dcache_epoch(op->nb));
 	return rc;
 }
 
@@ -188,9 +194,20 @@ int vol_mkdir(struct backend *b, const struct backend_cred *cred, const char *pa
 	return run_op(nfsb(b), cred, do_mkdir, &a);
 }
 
+/* Whether removing path may change what another name shows: a file with
+ * other links (their nlink), or one whose links are not known here. */
+static bool others_may_see(struct nfs_backend *nb, const char *path)
+{
+	struct fhbuf fh;
+	fattr3 attr;
+
+	return dcache_lookup(nb, path, &fh, &attr) != DCACHE_FULL || (attr.type != NF3DIR && attr.nlink > 1);
+}
+
 static int do_remove(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	bool linked = false;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
@@ -198,6 +215,8 @@ static int do_remove(struct op *op, void *arg)
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
+	if (!a->flags)
+		linked = others_may_see(op->nb, a->path);
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
 	if (a->flags) {
@@ -217,6 +236,9 @@ static int do_remove(struct op *op, void *arg)
 		args.object.name = (char *)name;
 		rpc_count(op->nb, NFS3_REMOVE);
 		rc = call_finish(op, &call, rpc_nfs3_remove_async(op->c->rpc, call_cb, &args, &call));
+		dcache_forget(op->nb, a->path);
+		if (linked)
+			dcache_changed(op->nb);
 	}
 	/* Our earlier try got no answer but was carried out. */
 	if (rc < 0 && errno == ENOENT && op->retried)
@@ -256,7 +278,7 @@ static int do_rename(struct op *op, void *arg)
 		return -1;
 	/* NFSv3 has no "do not replace": check first (not atomic, the best it allows). */
 	if (a->flags & RENAME_NOREPLACE) {
-		if (lookup_path(op, a->path2, &fh, &attr) == 0) {
+		if (lookup_path(op, a->path2, &fh, &attr, false) == 0) {
 			errno = EEXIST;
 			return -1;
 		}
@@ -274,6 +296,8 @@ static int do_rename(struct op *op, void *arg)
 	rc = call_finish(op, &call, rpc_nfs3_rename_async(op->c->rpc, call_cb, &args, &call));
 	dcache_drop(op->nb, a->path);
 	dcache_drop(op->nb, a->path2);
+	/* The file renamed (ctime) and the one replaced (nlink) may have other names. */
+	dcache_changed(op->nb);
 	return rc;
 }
 
@@ -310,6 +334,7 @@ static int do_symlink(struct op *op, void *arg)
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
+	int rc;
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
@@ -326,7 +351,9 @@ static int do_symlink(struct op *op, void *arg)
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_SYMLINK);
-	return call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
+	rc = call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
+	dcache_forget(op->nb, a->path);
+	return rc;
 }
 
 int vol_symlink(struct backend *b, const struct backend_cred *cred, const char *target, const char *path)
@@ -345,7 +372,7 @@ static int do_readlink(struct op *op, void *arg)
 	fattr3 attr;
 	size_t n;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
 		return -1;
 	if (attr.type != NF3LNK) {
 		errno = EINVAL;
@@ -384,7 +411,9 @@ static int do_link(struct op *op, void *arg)
 	struct call call;
 	fattr3 attr;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
+	int rc;
+
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
 		return -1;
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &fh);
@@ -393,7 +422,10 @@ static int do_link(struct op *op, void *arg)
 	call_init(&call, NULL);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_LINK);
-	return call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
+	rc = call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
+	dcache_forget(op->nb, a->path2);
+	dcache_changed(op->nb);         /* the file's nlink, under each of its names */
+	return rc;
 }
 
 int vol_link(struct backend *b, const char *from, const char *to)
@@ -408,10 +440,11 @@ static int do_setattr(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
 	struct fhbuf fh;
-	fattr3 attr;
+	fattr3 attr, after;
 	sattr3 sa;
+	int rc;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
 		return -1;
 	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
 		return -1;
@@ -448,10 +481,17 @@ static int do_setattr(struct op *op, void *arg)
 		sattr_time(&sa.atime, &sa.mtime, a->tv);
 		break;
 	}
-	if (rpc_setattr(op, &fh, &sa) < 0)
+	rc = rpc_setattr(op, &fh, &sa, &after);
+	/* Every name of the file shows the change. */
+	dcache_changed(op->nb);
+	if (rc < 0)
 		return -1;
 	if (a->flags == 's')
 		reg_truncated(op->nb, attr.fileid, (uint64_t)a->off);
+	/* What the reply carries answers the stat that follows (the kernel's,
+	 * after tar's utimens, chown and chmod). */
+	if (after.type)
+		dcache_put_attr(op->nb, a->path, &fh, &after, dcache_seq(op->nb), dcache_epoch(op->nb));
 	return 0;
 }
 
@@ -556,6 +596,8 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 		rpc_count(op->nb, NFS3_CREATE);
 		rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	}
+	if (a->path)
+		dcache_forget(op->nb, a->path);
 	if (rc < 0)
 		return -1;
 	if (!call.have_fh) {
@@ -570,6 +612,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 	if (!call.have_attr && rpc_getattr(op, &a->fh, &call) < 0)
 		return -1;
 	a->attr = call.attr;
+	a->created = true;
 	return 0;
 }
 
@@ -625,6 +668,7 @@ static int do_mknod(struct op *op, void *arg)
 		rpc_count(op->nb, NFS3_MKNOD);
 		rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	}
+	dcache_forget(op->nb, a->path);
 	return rc;
 }
 
