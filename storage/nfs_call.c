@@ -42,6 +42,51 @@ static void take_attr(struct call *call, const post_op_attr *a)
 	}
 }
 
+static void take_dir_attr(struct call *call, const wcc_data *w)
+{
+	if (w->after.attributes_follow) {
+		call->dir_attr = w->after.post_op_attr_u.attributes;
+		call->have_dir_attr = true;
+	}
+}
+
+/* The folder's attributes after a change to a name in it. */
+void take_remove(struct call *call, void *res)
+{
+	take_dir_attr(call, &((REMOVE3res *)res)->REMOVE3res_u.resok.dir_wcc);
+}
+
+void take_rmdir(struct call *call, void *res)
+{
+	take_dir_attr(call, &((RMDIR3res *)res)->RMDIR3res_u.resok.dir_wcc);
+}
+
+void take_symlink(struct call *call, void *res)
+{
+	take_dir_attr(call, &((SYMLINK3res *)res)->SYMLINK3res_u.resok.dir_wcc);
+}
+
+void take_mknod(struct call *call, void *res)
+{
+	take_dir_attr(call, &((MKNOD3res *)res)->MKNOD3res_u.resok.dir_wcc);
+}
+
+void take_link(struct call *call, void *res)
+{
+	take_dir_attr(call, &((LINK3res *)res)->LINK3res_u.resok.linkdir_wcc);
+}
+
+void take_rename(struct call *call, void *res)
+{
+	RENAME3resok *ok = &((RENAME3res *)res)->RENAME3res_u.resok;
+
+	take_dir_attr(call, &ok->fromdir_wcc);
+	if (ok->todir_wcc.after.attributes_follow) {
+		call->dir2_attr = ok->todir_wcc.after.post_op_attr_u.attributes;
+		call->have_dir2_attr = true;
+	}
+}
+
 void take_lookup(struct call *call, void *res)
 {
 	LOOKUP3resok *ok = &((LOOKUP3res *)res)->LOOKUP3res_u.resok;
@@ -63,6 +108,7 @@ void take_create(struct call *call, void *res)
 	if (ok->obj.handle_follows)
 		take_fh(call, &ok->obj.post_op_fh3_u.handle);
 	take_attr(call, &ok->obj_attributes);
+	take_dir_attr(call, &ok->dir_wcc);
 }
 
 void take_mkdir(struct call *call, void *res)
@@ -72,6 +118,7 @@ void take_mkdir(struct call *call, void *res)
 	if (ok->obj.handle_follows)
 		take_fh(call, &ok->obj.post_op_fh3_u.handle);
 	take_attr(call, &ok->obj_attributes);
+	take_dir_attr(call, &ok->dir_wcc);
 }
 
 void take_readlink(struct call *call, void *res)
@@ -104,8 +151,7 @@ static void readdir_remember(struct call *call, const entryplus3 *e)
 	fh.len = h->data.data_len;
 	memcpy(fh.val, h->data.data_val, fh.len);
 	path = *call->dir ? xasprintf("%s/%s", call->dir, e->name) : xstrdup(e->name);
-	dcache_put_attr(call->nb, path, &fh, &e->name_attributes.post_op_attr_u.attributes,
-			call->seq, call->epoch);
+	dcache_put_attr(call->nb, path, &fh, &e->name_attributes.post_op_attr_u.attributes, call->at);
 	free(path);
 }
 

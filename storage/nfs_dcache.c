@@ -1,22 +1,25 @@
 /* The NFS backend's cache of names by path, so that a deep path costs one
  * LOOKUP and not one per component, a listing's READDIRPLUS answers the stats
- * that follow it (ls -l), and the calls right after a create (the kernel's
- * getattr, tar's utimens, chown and chmod) find the new file's handle and
- * attributes. Guarded by nb->lock. What an entry holds, and for how long:
+ * that follow it (ls -l), and the calls right after a create or a SETATTR
+ * (the kernel's getattr; tar's utimens, chown and chmod) find the file's
+ * handle and attributes. Guarded by nb->lock. An entry holds:
  * - a handle (folders: DCACHE_TTL_MS; others: ATTR_TTL_MS), with the type
  *   and fileid that never change for it;
- * - the attributes, for ATTR_TTL_MS, the mount's attribute timeout
- *   (fs/ops.c), and only while nb->attr_epoch has not moved: the mount's own
- *   changes that may show on other names move it (a SETATTR, which reaches
- *   every hard link; a link; a rename; an unlink of a file with links; an
- *   open and a close, since an open file's attributes come from the server
- *   and its writes in flight, never from here);
+ * - attributes, for ATTR_TTL_MS, the mount's attribute timeout (fs/ops.c);
  * - or that the name is missing, for ATTR_TTL_MS: the mount itself failed
  *   to find it just now (another machine's create shows after that time, as
  *   its changes to attributes do).
- * The mount's own changes to names drop what they touch (dcache_forget,
- * dcache_drop), leaving a mark with the change's sequence number so that a
- * reply to a LOOKUP sent before the change cannot put the old state back. */
+ * The mount's own changes keep it true:
+ * - to a name (create, remove, rename...): what they touch is dropped, the
+ *   folder's attributes too, leaving a mark with the change's number
+ *   (ns_seq), so that a reply to a request sent before cannot put the old
+ *   state back; a miss holds only while no name changed since;
+ * - to a file's attributes, which every hard link shows: a write, truncate,
+ *   SETATTR, open, close, link or remove of fileid X moves attr_seq and
+ *   notes it in X's bucket (ATTR_BUCKETS, by fileid); a file's attributes
+ *   hold only while its bucket has not moved since they were asked for.
+ *   An open file's attributes are not taken from LOOKUP or READDIRPLUS (its
+ *   writes may be in flight), only from its own create or SETATTR. */
 #include "nfs_internal.h"
 #include "util.h"
 
@@ -24,7 +27,6 @@
 #include <string.h>
 
 #define DCACHE_TTL_MS 2000          /* how long a folder's handle is trusted */
-#define ATTR_TTL_MS 1000            /* attributes, misses, other handles: fs/ops.c's attr_timeout */
 #define DCACHE_MAX 16384
 
 static size_t hash_str(const char *s)
@@ -45,6 +47,20 @@ static struct dcache_entry *find(struct nfs_backend *nb, const char *path)
 		if (strcmp(e->path, path) == 0)
 			break;
 	return e;
+}
+
+/* Under nb->lock: whether attributes of fileid asked at attr_seq seq still
+ * hold (nothing of ours changed them since). */
+static bool attr_unchanged(const struct nfs_backend *nb, uint64_t fileid, uint64_t seq)
+{
+	return nb->attr_bucket[fileid % ATTR_BUCKETS] <= seq && nb->attr_all <= seq;
+}
+
+/* Under nb->lock. */
+static uint64_t bump(struct nfs_backend *nb, uint64_t fileid)
+{
+	nb->attr_bucket[fileid % ATTR_BUCKETS] = ++nb->attr_seq;
+	return nb->attr_seq;
 }
 
 bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh)
@@ -71,12 +87,12 @@ int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fa
 	pthread_mutex_lock(&nb->lock);
 	e = find(nb, path);
 	if (e && e->expires > now) {
-		if (e->state == DCACHE_MISSING && e->epoch == nb->ns_seq) {
+		if (e->state == DCACHE_MISSING && e->seq == nb->ns_seq) {
 			ret = DCACHE_ABSENT;
 		} else if (e->state == DCACHE_HANDLE) {
 			*fh = e->fh;
 			if (e->have_attr && e->attr_expires > now &&
-			    e->epoch == atomic_load(&nb->attr_epoch)) {
+			    (e->type == NF3DIR || attr_unchanged(nb, e->fileid, e->seq))) {
 				*attr = e->attr;
 				ret = DCACHE_FULL;
 			} else {
@@ -152,35 +168,28 @@ static struct dcache_entry *entry(struct nfs_backend *nb, const char *path)
 	return e;
 }
 
-uint64_t dcache_seq(struct nfs_backend *nb)
+struct dcache_stamp dcache_stamp(struct nfs_backend *nb)
 {
-	uint64_t seq;
+	struct dcache_stamp s;
 
 	pthread_mutex_lock(&nb->lock);
-	seq = nb->ns_seq;
+	s.ns = nb->ns_seq;
+	s.attr = nb->attr_seq;
 	pthread_mutex_unlock(&nb->lock);
-	return seq;
+	return s;
 }
 
-uint64_t dcache_epoch(struct nfs_backend *nb)
-{
-	return atomic_load(&nb->attr_epoch);
-}
-
-static void put_entry(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
-		      const fattr3 *attr, uint64_t seq, uint64_t epoch, bool keep_attr)
+/* Under nb->lock: the handle of path, and attr (NULL: none) as of attr_seq
+ * seq unless keep_attr is false, from a request sent at ns_seq ns. */
+static void put_locked(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+		       const fattr3 *attr, uint64_t ns, uint64_t seq, bool keep_attr)
 {
 	int64_t now = time_mono_ms();
-	struct dcache_entry *e;
+	struct dcache_entry *e = entry(nb, path);
 
-	keep_attr = keep_attr && attr && epoch == atomic_load(&nb->attr_epoch);
-	pthread_mutex_lock(&nb->lock);
-	e = entry(nb, path);
-	/* Asked before a change of ours to this name: what came back may be
-	 * what the change undid. */
-	if (e->changed > seq)
-		goto out;
-	if (e->state == DCACHE_HANDLE && attr && (e->type != attr->type || e->fileid != attr->fileid))
+	if (e->changed > ns)
+		return;
+	if (e->state != DCACHE_HANDLE || (attr && (e->type != attr->type || e->fileid != attr->fileid)))
 		e->have_attr = false;
 	e->state = DCACHE_HANDLE;
 	e->fh = *fh;
@@ -189,27 +198,55 @@ static void put_entry(struct nfs_backend *nb, const char *path, const struct fhb
 		e->fileid = attr->fileid;
 	}
 	e->expires = now + (e->type == NF3DIR ? DCACHE_TTL_MS : ATTR_TTL_MS);
-	if (keep_attr) {
+	if (attr && keep_attr && (attr->type == NF3DIR || attr_unchanged(nb, attr->fileid, seq))) {
 		e->attr = *attr;
 		e->have_attr = true;
 		e->attr_expires = now + ATTR_TTL_MS;
-		e->epoch = epoch;
+		e->seq = seq;
 	}
-out:
-	pthread_mutex_unlock(&nb->lock);
 }
 
 void dcache_put_attr(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
-		     const fattr3 *attr, uint64_t seq, uint64_t epoch)
+		     const fattr3 *attr, struct dcache_stamp at)
 {
-	/* An open file's attributes come from the server (nfs_reg.c). */
-	put_entry(nb, path, fh, attr, seq, epoch, !(attr && attr->type == NF3REG && reg_is_open(nb, attr->fileid)));
+	/* An open file's attributes come from the server and its writes. */
+	bool keep = !(attr && attr->type == NF3REG && reg_is_open(nb, attr->fileid));
+
+	pthread_mutex_lock(&nb->lock);
+	put_locked(nb, path, fh, attr, at.ns, at.attr, keep);
+	pthread_mutex_unlock(&nb->lock);
 }
 
-void dcache_put_created(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
-			const fattr3 *attr)
+uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+			 const fattr3 *attr, struct dcache_stamp at)
 {
-	put_entry(nb, path, fh, attr, dcache_seq(nb), dcache_epoch(nb), true);
+	uint64_t seq = 0;
+
+	pthread_mutex_lock(&nb->lock);
+	if (attr->type == NF3DIR) {
+		put_locked(nb, path, fh, attr, nb->ns_seq, nb->attr_seq, true);
+	} else {
+		bool ours = attr_unchanged(nb, attr->fileid, at.attr);
+
+		/* Moved whatever happens: other names of the file asked
+		 * before now hold what the change replaced. */
+		seq = bump(nb, attr->fileid);
+		put_locked(nb, path, fh, attr, nb->ns_seq, seq, ours);
+		if (!ours)
+			seq = 0;
+	}
+	pthread_mutex_unlock(&nb->lock);
+	return seq;
+}
+
+bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq)
+{
+	bool holds;
+
+	pthread_mutex_lock(&nb->lock);
+	holds = seq && attr_unchanged(nb, fileid, seq);
+	pthread_mutex_unlock(&nb->lock);
+	return holds;
 }
 
 void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh)
@@ -227,17 +264,17 @@ void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh
 	pthread_mutex_unlock(&nb->lock);
 }
 
-void dcache_put_missing(struct nfs_backend *nb, const char *path, uint64_t seq)
+void dcache_put_missing(struct nfs_backend *nb, const char *path, struct dcache_stamp at)
 {
 	struct dcache_entry *e;
 
 	pthread_mutex_lock(&nb->lock);
-	/* Only while no change of ours to any name came between (seq). */
-	if (seq == nb->ns_seq) {
+	/* Only while no change of ours to any name came between. */
+	if (at.ns == nb->ns_seq) {
 		e = entry(nb, path);
 		e->state = DCACHE_MISSING;
 		e->have_attr = false;
-		e->epoch = seq;
+		e->seq = at.ns;
 		e->expires = time_mono_ms() + ATTR_TTL_MS;
 	}
 	pthread_mutex_unlock(&nb->lock);
@@ -257,35 +294,72 @@ static void mark_changed(struct nfs_backend *nb, const char *path, bool keep_han
 		e->expires = time_mono_ms() + DCACHE_TTL_MS;
 }
 
-void dcache_forget(struct nfs_backend *nb, const char *path)
+/* Under nb->lock: a name in folder dir_path changed, so did the folder's
+ * attributes (mtime, nlink): the reply's (dir_attr, NULL if none) are taken
+ * when no other change of ours to that folder came between the request
+ * (at) and now, since the order of the two is unknown. */
+static void folder_changed(struct nfs_backend *nb, const char *dir_path, const struct fhbuf *dir,
+			   const fattr3 *dir_attr, struct dcache_stamp at)
+{
+	struct dcache_entry *e = find(nb, dir_path);
+	bool take = dir_attr && dir && (!e || e->changed <= at.ns);
+
+	mark_changed(nb, dir_path, true);
+	if (take)
+		put_locked(nb, dir_path, dir, dir_attr, nb->ns_seq, nb->attr_seq, true);
+}
+
+void dcache_folder_changed(struct nfs_backend *nb, const char *dir_path, const struct fhbuf *dir,
+			   const fattr3 *dir_attr, struct dcache_stamp at)
+{
+	pthread_mutex_lock(&nb->lock);
+	nb->ns_seq++;
+	folder_changed(nb, dir_path, dir, dir_attr, at);
+	pthread_mutex_unlock(&nb->lock);
+}
+
+void dcache_forget(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		   const fattr3 *dir_attr, struct dcache_stamp at)
 {
 	const char *slash = strrchr(path, '/');
+	char *parent = xasprintf("%.*s", slash ? (int)(slash - path) : 0, path);
 
 	pthread_mutex_lock(&nb->lock);
 	nb->ns_seq++;
 	mark_changed(nb, path, false);
-	/* The folder's own attributes (mtime, nlink) changed too. */
-	{
-		char *parent = xasprintf("%.*s", slash ? (int)(slash - path) : 0, path);
+	folder_changed(nb, parent, dir, dir_attr, at);
+	pthread_mutex_unlock(&nb->lock);
+	free(parent);
+}
 
-		mark_changed(nb, parent, true);
-		free(parent);
-	}
+void dcache_touch(struct nfs_backend *nb, const char *path, uint64_t fileid)
+{
+	pthread_mutex_lock(&nb->lock);
+	nb->ns_seq++;
+	mark_changed(nb, path, true);
+	bump(nb, fileid);
 	pthread_mutex_unlock(&nb->lock);
 }
 
-void dcache_changed(struct nfs_backend *nb)
+void dcache_changed(struct nfs_backend *nb, uint64_t fileid)
 {
-	atomic_fetch_add(&nb->attr_epoch, 1);
+	pthread_mutex_lock(&nb->lock);
+	bump(nb, fileid);
+	pthread_mutex_unlock(&nb->lock);
 }
 
-/* Forget path and everything below it (rmdir, rename). */
-void dcache_drop(struct nfs_backend *nb, const char *path)
+void dcache_changed_all(struct nfs_backend *nb)
+{
+	pthread_mutex_lock(&nb->lock);
+	nb->attr_all = ++nb->attr_seq;
+	pthread_mutex_unlock(&nb->lock);
+}
+
+/* Under nb->lock: forget everything below path. */
+static void drop_below(struct nfs_backend *nb, const char *path)
 {
 	size_t n = strlen(path);
 
-	dcache_forget(nb, path);
-	pthread_mutex_lock(&nb->lock);
 	for (size_t i = 0; i < DCACHE_BUCKETS; i++) {
 		struct dcache_entry **pe = &nb->dcache[i];
 
@@ -301,5 +375,22 @@ void dcache_drop(struct nfs_backend *nb, const char *path)
 			}
 		}
 	}
+}
+
+void dcache_drop(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		 const fattr3 *dir_attr, struct dcache_stamp at)
+{
+	dcache_forget(nb, path, dir, dir_attr, at);
+	pthread_mutex_lock(&nb->lock);
+	drop_below(nb, path);
+	pthread_mutex_unlock(&nb->lock);
+}
+
+void dcache_drop_name(struct nfs_backend *nb, const char *path)
+{
+	pthread_mutex_lock(&nb->lock);
+	nb->ns_seq++;
+	mark_changed(nb, path, false);
+	drop_below(nb, path);
 	pthread_mutex_unlock(&nb->lock);
 }

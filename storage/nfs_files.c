@@ -138,6 +138,17 @@ static int open_found(struct op *op, struct open_args *a, bool size_known)
 	return 0;
 }
 
+/* A file just created: its attributes are the create's until something of
+ * ours changes it (a write, a SETATTR, another open: nfs_dcache.c), for the
+ * kernel's getattr that follows the create, by path and by handle. A write
+ * by another open file cannot come before the stamp: nobody knew the file. */
+static void created_attr(struct backend_file *f, const char *path, const struct open_args *a)
+{
+	f->attr = a->attr;
+	f->attr_seq = dcache_put_mine(f->nb, path, &a->fh, &a->attr, dcache_stamp(f->nb));
+	f->attr_expires = time_mono_ms() + ATTR_TTL_MS;
+}
+
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 		    int flags, mode_t mode, struct backend_file **file)
 {
@@ -154,8 +165,11 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	f->fh = a.fh;
 	whoami(nb, cred, &f->cred);
 	f->reg = reg_open(nb, a.attr.fileid);
+	/* Attributes cached before the open (nfs_dcache.c) are not the open
+	 * file's: theirs come from the server and the writes in flight. */
+	dcache_changed(nb, a.attr.fileid);
 	if (a.created)
-		dcache_put_created(nb, path, &a.fh, &a.attr);
+		created_attr(f, path, &a);
 	f->eof_at = UINT64_MAX;
 	f->pump_fd = -1;
 	*file = f;
@@ -225,7 +239,7 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 	ssize_t ret = -1;
 	size_t done = 0;
 
-	dcache_changed(f->nb);
+	dcache_changed(f->nb, f->reg->fileid);
 	/* Another open file's write of these bytes goes first... */
 	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
 		return -1;
@@ -309,6 +323,9 @@ fail:
 	if (done > 0)
 		ret = (ssize_t)done;
 out:
+	/* Again once its requests are in reg: attributes asked after the
+	 * first move but answered before the write are not kept. */
+	dcache_changed(f->nb, f->reg->fileid);
 	file_unlock(f);
 	return ret;
 }
@@ -581,7 +598,7 @@ int vol_ftruncate(struct backend_file *f, off_t size)
 	sattr3 sa;
 	int ret = -1;
 
-	dcache_changed(f->nb);
+	dcache_changed(f->nb, f->reg->fileid);
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
@@ -619,7 +636,7 @@ static int file_setattr(struct backend_file *f, const struct backend_cred *cred,
 	int ret = -1;
 
 	whoami(f->nb, cred, &op.cred);
-	dcache_changed(f->nb);
+	dcache_changed(f->nb, f->reg->fileid);
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
@@ -695,6 +712,10 @@ int vol_fstat(struct backend_file *f, struct stat *st)
 	struct call call;
 	int ret = -1;
 
+	if (f->attr_expires > time_mono_ms() && dcache_attr_holds(f->nb, f->reg->fileid, f->attr_seq)) {
+		attr_to_stat_floor(f->nb, &f->attr, st);
+		return 0;
+	}
 	pthread_mutex_lock(&f->lock);
 	do {
 		if (file_conn(f) < 0)
@@ -763,6 +784,7 @@ int vol_flush(struct backend_file *f)
 
 int vol_close(struct backend_file *f)
 {
+	uint64_t fileid = f->reg->fileid;
 	int ret, saved;
 
 	pthread_mutex_lock(&f->lock);
@@ -781,6 +803,8 @@ int vol_close(struct backend_file *f)
 	pump_forget(f);
 	pthread_mutex_destroy(&f->lock);
 	reg_close(f->nb, f->reg);
+	/* What its writes changed is for the server to say from now on. */
+	dcache_changed(f->nb, fileid);
 	free(f);
 	errno = saved;
 	return ret;

@@ -21,6 +21,8 @@
 #define RA_SLOTS 24                 /* chunks one file may hold */
 #define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
 #define DCACHE_BUCKETS 1024
+#define ATTR_BUCKETS 1024
+#define ATTR_TTL_MS 1000            /* cached attributes: fs/ops.c's attr_timeout */
 #define REG_BUCKETS 256
 #define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
 
@@ -54,7 +56,7 @@ struct dcache_entry {
 	bool have_attr;
 	fattr3 attr;
 	int64_t attr_expires;
-	uint64_t epoch;         /* attr_epoch of attr; DCACHE_MISSING: ns_seq it was missed at */
+	uint64_t seq;           /* attr_seq of attr; DCACHE_MISSING: ns_seq it was missed at */
 	uint64_t changed;       /* ns_seq of our last change to this name */
 	struct dcache_entry *next;
 };
@@ -92,8 +94,10 @@ struct nfs_backend {
 	char *down_reason;      /* why, while down */
 	struct dcache_entry *dcache[DCACHE_BUCKETS];
 	size_t ndcache;
-	uint64_t ns_seq;        /* counts our changes to names (dcache_forget) */
-	_Atomic uint64_t attr_epoch;    /* moves at our changes that other names may show */
+	uint64_t ns_seq;        /* counts our changes to names (nfs_dcache.c) */
+	uint64_t attr_seq;      /* counts our changes to attributes */
+	uint64_t attr_bucket[ATTR_BUCKETS];     /* attr_seq of the last change, by fileid */
+	uint64_t attr_all;      /* attr_seq of the last change to every file */
 	pthread_mutex_t reg_lock;
 	struct reg_entry *reg[REG_BUCKETS];  /* protected by reg_lock */
 	pthread_mutex_t pump_lock;           /* guards the pump's fields, here and in files */
@@ -158,6 +162,11 @@ struct backend_file {
 	int pump_fd;            /* -1: nothing in flight */
 	short pump_events;
 	uint64_t pump_applied;  /* pump_seq of the state in pump_fd/pump_events */
+	/* What fstat answers without asking while dcache_attr_holds(attr_seq):
+	 * the attributes its create left. */
+	fattr3 attr;
+	uint64_t attr_seq;
+	int64_t attr_expires;
 };
 
 static inline struct nfs_backend *nfsb(struct backend *b)
@@ -207,33 +216,51 @@ void rpc_count(struct nfs_backend *nb, int proc);
 
 /* A folder's handle. */
 bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh);
-/* What is known of path: DCACHE_FULL (handle and attributes), DCACHE_HANDLE
- * (the handle; of attr only type and fileid), DCACHE_ABSENT (missing just
- * now) or DCACHE_MISS (ask the server). */
+/* What is known of path: DCACHE_FULL (handle and attributes),
+ * DCACHE_HANDLE_ONLY (the handle; of attr only type and fileid),
+ * DCACHE_ABSENT (missing just now) or DCACHE_MISS (ask the server). */
 enum { DCACHE_MISS, DCACHE_HANDLE_ONLY, DCACHE_FULL, DCACHE_ABSENT };
 int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fattr3 *attr);
 void dcache_clear_locked(struct nfs_backend *nb);
-/* A folder's handle (lookup_dir, mkdir). */
+/* A folder's handle (lookup_dir). */
 void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh);
-/* What the server said of path (attr may be NULL) in answer to a request
- * sent at dcache_seq() seq and dcache_epoch() epoch, read before sending. */
-uint64_t dcache_seq(struct nfs_backend *nb);
-uint64_t dcache_epoch(struct nfs_backend *nb);
+/* Where the cache stood when a request was sent: taken before sending, so
+ * that what the reply says is not kept past a change of ours meanwhile. */
+struct dcache_stamp {
+	uint64_t ns, attr;
+};
+struct dcache_stamp dcache_stamp(struct nfs_backend *nb);
+/* What a LOOKUP or READDIRPLUS said of path (attr may be NULL). */
 void dcache_put_attr(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
-		     const fattr3 *attr, uint64_t seq, uint64_t epoch);
-void dcache_put_missing(struct nfs_backend *nb, const char *path, uint64_t seq);
-/* A file this mount just created and opened: its attributes hold until its
- * first write, truncate or SETATTR (each calls dcache_changed). */
-void dcache_put_created(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
-			const fattr3 *attr);
+		     const fattr3 *attr, struct dcache_stamp at);
+void dcache_put_missing(struct nfs_backend *nb, const char *path, struct dcache_stamp at);
+/* Attributes our own change left (a create's, a SETATTR's reply), the
+ * request sent at at; kept when nothing else of ours changed the file
+ * since. Returns the attr_seq they hold as of (for dcache_attr_holds), 0
+ * when not kept. */
+uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+			 const fattr3 *attr, struct dcache_stamp at);
+bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq);
 /* Our change to the name path (made, removed): it and its folder's
- * attributes are forgotten. */
-void dcache_forget(struct nfs_backend *nb, const char *path);
-/* Forget path and everything below it (rmdir, rename). */
-void dcache_drop(struct nfs_backend *nb, const char *path);
-/* Our change that other names may show (see nfs_dcache.c): every cached
- * attribute is stale. */
-void dcache_changed(struct nfs_backend *nb);
+ * attributes are forgotten; the folder's (handle dir) are dir_attr where
+ * the reply carried them (else NULL), the request sent at at. */
+void dcache_forget(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		   const fattr3 *dir_attr, struct dcache_stamp at);
+/* Forget path and everything below it (rmdir), and its folder's
+ * attributes as dcache_forget. */
+void dcache_drop(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		 const fattr3 *dir_attr, struct dcache_stamp at);
+/* The same without the folder (rename: dcache_folder_changed for each
+ * folder once). */
+void dcache_drop_name(struct nfs_backend *nb, const char *path);
+void dcache_folder_changed(struct nfs_backend *nb, const char *dir_path, const struct fhbuf *dir,
+			   const fattr3 *dir_attr, struct dcache_stamp at);
+/* Our change to the attributes of fileid, known under path. */
+void dcache_touch(struct nfs_backend *nb, const char *path, uint64_t fileid);
+/* Our change to fileid's attributes (every name of it shows it), or to
+ * files we cannot name. */
+void dcache_changed(struct nfs_backend *nb, uint64_t fileid);
+void dcache_changed_all(struct nfs_backend *nb);
 
 /* ---- nfs_call.c: one request, waited for ---- */
 
@@ -261,7 +288,12 @@ struct call {
 	/* READDIRPLUS: the entries go to the cache of names too */
 	struct nfs_backend *nb;
 	const char *dir;
-	uint64_t seq, epoch;
+	struct dcache_stamp at;
+	/* the folder's attributes after a change to a name in it (wcc) */
+	fattr3 dir_attr;
+	bool have_dir_attr;
+	fattr3 dir2_attr;       /* RENAME: the folder it went to */
+	bool have_dir2_attr;
 };
 
 struct op {
@@ -281,6 +313,12 @@ void take_readlink(struct call *call, void *res);
 void take_fsstat(struct call *call, void *res);
 void take_commit(struct call *call, void *res);
 void take_readdir(struct call *call, void *res);
+void take_remove(struct call *call, void *res);
+void take_rmdir(struct call *call, void *res);
+void take_symlink(struct call *call, void *res);
+void take_mknod(struct call *call, void *res);
+void take_link(struct call *call, void *res);
+void take_rename(struct call *call, void *res);
 void call_init(struct call *call, void (*take)(struct call *, void *));
 int call_finish(struct op *op, struct call *call, int queued);
 void set_fh(nfs_fh3 *to, const struct fhbuf *fh);
@@ -341,6 +379,7 @@ struct open_args {
 	fattr3 attr;
 	bool trusted;
 	bool created;           /* do_create made it */
+	struct dcache_stamp at; /* when its CREATE was sent */
 };
 
 int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const char *name);

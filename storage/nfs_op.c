@@ -115,7 +115,7 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr,
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
-	uint64_t seq, epoch;
+	struct dcache_stamp at;
 
 	if (check_path(path) < 0)
 		return -1;
@@ -137,13 +137,12 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr,
 		errno = ENOENT;
 		return -1;
 	}
-	seq = dcache_seq(op->nb);
-	epoch = dcache_epoch(op->nb);
+	at = dcache_stamp(op->nb);
 	if (lookup_parent(op, path, &dir, &name) < 0)
 		return -1;
 	if (rpc_lookup(op, &dir, name, &call) < 0) {
 		if (errno == ENOENT)
-			dcache_put_missing(op->nb, path, seq);
+			dcache_put_missing(op->nb, path, at);
 		return -1;
 	}
 	if (!call.have_fh) {
@@ -154,7 +153,7 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr,
 	if (!call.have_attr && rpc_getattr(op, fh, &call) < 0)
 		return -1;
 	*attr = call.attr;
-	dcache_put_attr(op->nb, path, fh, attr, seq, epoch);
+	dcache_put_attr(op->nb, path, fh, attr, at);
 	return 0;
 }
 

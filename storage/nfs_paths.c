@@ -100,8 +100,7 @@ static int do_readdir(struct op *op, void *arg)
 		call.fn_arg = &skip;
 		call.nb = op->nb;
 		call.dir = a->path;
-		call.seq = dcache_seq(op->nb);
-		call.epoch = dcache_epoch(op->nb);
+		call.at = dcache_stamp(op->nb);
 		conn_as(op->c, &op->cred);
 		rpc_count(op->nb, NFS3_READDIRPLUS);
 		if (call_finish(op, &call, rpc_nfs3_readdirplus_async(op->c->rpc, call_cb, &args, &call)) < 0)
@@ -142,6 +141,7 @@ static int do_mkdir(struct op *op, void *arg)
 	struct path_args *a = arg;
 	struct backend_cred cred = op->cred;
 	MKDIR3args args;
+	struct dcache_stamp at;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
@@ -149,6 +149,7 @@ static int do_mkdir(struct op *op, void *arg)
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
+	at = dcache_stamp(op->nb);
 	memset(&args, 0, sizeof args);
 	set_fh(&args.where.dir, &dir);
 	args.where.name = (char *)name;
@@ -180,10 +181,11 @@ static int do_mkdir(struct op *op, void *arg)
 			errno = EEXIST;
 		}
 	}
-	dcache_forget(op->nb, a->path);
-	if (rc == 0 && call.have_fh)
-		dcache_put_attr(op->nb, a->path, &call.fh, call.have_attr ? &call.attr : NULL,
-				dcache_seq(op->nb), dcache_epoch(op->nb));
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	if (rc == 0 && call.have_fh && call.have_attr)
+		dcache_put_mine(op->nb, a->path, &call.fh, &call.attr, at);
+	else if (rc == 0 && call.have_fh)
+		dcache_put(op->nb, a->path, &call.fh);
 	return rc;
 }
 
@@ -194,30 +196,33 @@ int vol_mkdir(struct backend *b, const struct backend_cred *cred, const char *pa
 	return run_op(nfsb(b), cred, do_mkdir, &a);
 }
 
-/* Whether removing path may change what another name shows: a file with
- * other links (their nlink), or one whose links are not known here. */
-static bool others_may_see(struct nfs_backend *nb, const char *path)
+/* Removing path may change what another name of the file shows (nlink):
+ * tell the cache, unless the file is known to have no other. */
+static void removed_link(struct nfs_backend *nb, int known, const fattr3 *attr)
 {
-	struct fhbuf fh;
-	fattr3 attr;
-
-	return dcache_lookup(nb, path, &fh, &attr) != DCACHE_FULL || (attr.type != NF3DIR && attr.nlink > 1);
+	if (known == DCACHE_FULL && attr->nlink <= 1)
+		return;
+	if (known == DCACHE_FULL || known == DCACHE_HANDLE_ONLY)
+		dcache_changed(nb, attr->fileid);
+	else
+		dcache_changed_all(nb);
 }
 
 static int do_remove(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
-	bool linked = false;
-	struct fhbuf dir;
+	struct dcache_stamp at;
+	struct fhbuf dir, fh;
 	const char *name;
 	struct call call;
-	int rc;
+	fattr3 attr;
+	int rc, known;
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
-	if (!a->flags)
-		linked = others_may_see(op->nb, a->path);
-	call_init(&call, NULL);
+	known = dcache_lookup(op->nb, a->path, &fh, &attr);
+	at = dcache_stamp(op->nb);
+	call_init(&call, a->flags ? take_rmdir : take_remove);
 	conn_as(op->c, &op->cred);
 	if (a->flags) {
 		RMDIR3args args;
@@ -227,7 +232,7 @@ static int do_remove(struct op *op, void *arg)
 		args.object.name = (char *)name;
 		rpc_count(op->nb, NFS3_RMDIR);
 		rc = call_finish(op, &call, rpc_nfs3_rmdir_async(op->c->rpc, call_cb, &args, &call));
-		dcache_drop(op->nb, a->path);
+		dcache_drop(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
 	} else {
 		REMOVE3args args;
 
@@ -236,9 +241,8 @@ static int do_remove(struct op *op, void *arg)
 		args.object.name = (char *)name;
 		rpc_count(op->nb, NFS3_REMOVE);
 		rc = call_finish(op, &call, rpc_nfs3_remove_async(op->c->rpc, call_cb, &args, &call));
-		dcache_forget(op->nb, a->path);
-		if (linked)
-			dcache_changed(op->nb);
+		dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+		removed_link(op->nb, known, &attr);
 	}
 	/* Our earlier try got no answer but was carried out. */
 	if (rc < 0 && errno == ENOENT && op->retried)
@@ -265,6 +269,8 @@ static int do_rename(struct op *op, void *arg)
 	struct path_args *a = arg;
 	struct fhbuf from, to, fh;
 	const char *fname, *tname;
+	char *from_dir, *to_dir;
+	struct dcache_stamp at;
 	RENAME3args args;
 	struct call call;
 	fattr3 attr;
@@ -290,14 +296,22 @@ static int do_rename(struct op *op, void *arg)
 	args.from.name = (char *)fname;
 	set_fh(&args.to.dir, &to);
 	args.to.name = (char *)tname;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_rename);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_RENAME);
 	rc = call_finish(op, &call, rpc_nfs3_rename_async(op->c->rpc, call_cb, &args, &call));
-	dcache_drop(op->nb, a->path);
-	dcache_drop(op->nb, a->path2);
+	dcache_drop_name(op->nb, a->path);
+	dcache_drop_name(op->nb, a->path2);
+	from_dir = xasprintf("%.*s", (int)(fname == a->path ? 0 : fname - 1 - a->path), a->path);
+	to_dir = xasprintf("%.*s", (int)(tname == a->path2 ? 0 : tname - 1 - a->path2), a->path2);
+	dcache_folder_changed(op->nb, from_dir, &from, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	if (strcmp(from_dir, to_dir) != 0)
+		dcache_folder_changed(op->nb, to_dir, &to, call.have_dir2_attr ? &call.dir2_attr : NULL, at);
+	free(from_dir);
+	free(to_dir);
 	/* The file renamed (ctime) and the one replaced (nlink) may have other names. */
-	dcache_changed(op->nb);
+	dcache_changed_all(op->nb);
 	return rc;
 }
 
@@ -330,6 +344,7 @@ static size_t symlink_call_size(const struct fhbuf *dir, const char *name, const
 static int do_symlink(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	SYMLINK3args args;
 	struct fhbuf dir;
 	const char *name;
@@ -348,11 +363,12 @@ static int do_symlink(struct op *op, void *arg)
 	args.symlink.symlink_attributes.mode.set_it = 1;
 	args.symlink.symlink_attributes.mode.set_mode3_u.mode = 0777;
 	args.symlink.symlink_data = (char *)a->path2;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_symlink);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_SYMLINK);
 	rc = call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
-	dcache_forget(op->nb, a->path);
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
 	return rc;
 }
 
@@ -405,12 +421,12 @@ ssize_t vol_readlink(struct backend *b, const char *path, char *buf, size_t size
 static int do_link(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	struct fhbuf fh, dir;
 	const char *name;
 	LINK3args args;
 	struct call call;
 	fattr3 attr;
-
 	int rc;
 
 	if (lookup_path(op, a->path, &fh, &attr, false) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
@@ -419,12 +435,13 @@ static int do_link(struct op *op, void *arg)
 	set_fh(&args.file, &fh);
 	set_fh(&args.link.dir, &dir);
 	args.link.name = (char *)name;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_link);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_LINK);
 	rc = call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
-	dcache_forget(op->nb, a->path2);
-	dcache_changed(op->nb);         /* the file's nlink, under each of its names */
+	dcache_forget(op->nb, a->path2, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	dcache_changed(op->nb, attr.fileid);    /* its nlink, under each of its names */
 	return rc;
 }
 
@@ -439,6 +456,7 @@ int vol_link(struct backend *b, const char *from, const char *to)
 static int do_setattr(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	struct fhbuf fh;
 	fattr3 attr, after;
 	sattr3 sa;
@@ -446,6 +464,8 @@ static int do_setattr(struct op *op, void *arg)
 
 	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
 		return -1;
+	/* Before the wait: a write it does not wait for moves the cache after. */
+	at = dcache_stamp(op->nb);
 	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
 		return -1;
 	memset(&sa, 0, sizeof sa);
@@ -482,17 +502,16 @@ static int do_setattr(struct op *op, void *arg)
 		break;
 	}
 	rc = rpc_setattr(op, &fh, &sa, &after);
-	/* Every name of the file shows the change. */
-	dcache_changed(op->nb);
-	if (rc < 0)
-		return -1;
-	if (a->flags == 's')
+	if (rc == 0 && a->flags == 's')
 		reg_truncated(op->nb, attr.fileid, (uint64_t)a->off);
 	/* What the reply carries answers the stat that follows (the kernel's,
-	 * after tar's utimens, chown and chmod). */
-	if (after.type)
-		dcache_put_attr(op->nb, a->path, &fh, &after, dcache_seq(op->nb), dcache_epoch(op->nb));
-	return 0;
+	 * after tar's utimens, chown and chmod); every name of the file shows
+	 * the change. */
+	if (rc == 0 && after.type)
+		dcache_put_mine(op->nb, a->path, &fh, &after, at);
+	else
+		dcache_touch(op->nb, a->path, attr.fileid);
+	return rc;
 }
 
 int vol_chmod(struct backend *b, const char *path, mode_t mode)
@@ -583,6 +602,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 	args.how.mode = GUARDED;
 	args.how.createhow3_u.obj_attributes.mode.set_it = 1;
 	args.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = a->mode & 07777;
+	a->at = dcache_stamp(op->nb);
 	call_init(&call, take_create);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_CREATE);
@@ -597,7 +617,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 		rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	}
 	if (a->path)
-		dcache_forget(op->nb, a->path);
+		dcache_forget(op->nb, a->path, dir, call.have_dir_attr ? &call.dir_attr : NULL, a->at);
 	if (rc < 0)
 		return -1;
 	if (!call.have_fh) {
@@ -623,6 +643,7 @@ static int do_mknod(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
 	struct backend_cred cred = op->cred;
+	struct dcache_stamp at;
 	MKNOD3args args;
 	struct fhbuf dir;
 	const char *name;
@@ -655,7 +676,8 @@ static int do_mknod(struct op *op, void *arg)
 	}
 	sa->mode.set_it = 1;
 	sa->mode.set_mode3_u.mode = a->mode & 07777;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_mknod);
 	conn_as(op->c, &op->cred);
 	rpc_count(op->nb, NFS3_MKNOD);
 	rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
@@ -663,12 +685,12 @@ static int do_mknod(struct op *op, void *arg)
 		struct backend_cred root = { 0, 0 };
 
 		sattr_owner(sa, &cred);
-		call_init(&call, NULL);
+		call_init(&call, take_mknod);
 		conn_as(op->c, &root);
 		rpc_count(op->nb, NFS3_MKNOD);
 		rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	}
-	dcache_forget(op->nb, a->path);
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
 	return rc;
 }
 

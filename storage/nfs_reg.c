@@ -37,9 +37,6 @@ struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid)
 	}
 	e->refs++;
 	pthread_mutex_unlock(&nb->reg_lock);
-	/* Attributes cached before the open (nfs_dcache.c) are not the open
-	 * file's: theirs come from the server and the writes in flight. */
-	dcache_changed(nb);
 	return e;
 }
 
@@ -75,8 +72,6 @@ void reg_close(struct nfs_backend *nb, struct reg_entry *r)
 		}
 	}
 	pthread_mutex_unlock(&nb->reg_lock);
-	/* What its writes changed is for the server to say from now on. */
-	dcache_changed(nb);
 }
 
 /* floor = max(floor, end), or = end when set (a truncate: what other open
