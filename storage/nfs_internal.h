@@ -1,7 +1,8 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < commit < files). Only for storage/backend_nfs.c and nfs_*.c. */
+ * pump < reg < paths < commit < files; dcache asks reg only whether a file is
+ * open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
