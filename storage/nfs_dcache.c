@@ -7,8 +7,11 @@
  *   and fileid that never change for it;
  * - attributes, for ATTR_TTL_MS, the mount's attribute timeout (fs/ops.c);
  * - or that the name is missing, for ATTR_TTL_MS: the mount itself failed
- *   to find it just now (another machine's create shows after that time, as
- *   its changes to attributes do).
+ *   to find it just now, or it is in a folder the mount made in that time
+ *   and has not made since (another machine's create shows after that
+ *   time, as its changes to attributes do). Every entry made after such a
+ *   folder expires after the folder's knowledge does, so a name the cache
+ *   no longer holds was never made here.
  * The mount's own changes keep it true:
  * - to a name (create, remove, rename...): what they touch is dropped, the
  *   folder's attributes too, leaving a mark with the change's number
@@ -78,6 +81,21 @@ bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh)
 	return found;
 }
 
+/* Under nb->lock: whether path's folder is one we made and know whole. */
+static bool in_known_folder(struct nfs_backend *nb, const char *path, int64_t now)
+{
+	const char *slash = strrchr(path, '/');
+	struct dcache_entry *d;
+	char *parent;
+
+	if (!slash)
+		return false;
+	parent = xasprintf("%.*s", (int)(slash - path), path);
+	d = find(nb, parent);
+	free(parent);
+	return d && d->state == DCACHE_HANDLE && d->type == NF3DIR && d->complete_until > now;
+}
+
 int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fattr3 *attr)
 {
 	int64_t now = time_mono_ms();
@@ -86,6 +104,8 @@ int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fa
 
 	pthread_mutex_lock(&nb->lock);
 	e = find(nb, path);
+	if ((!e || e->expires <= now) && in_known_folder(nb, path, now))
+		ret = DCACHE_ABSENT;
 	if (e && e->expires > now) {
 		if (e->state == DCACHE_MISSING && e->seq == nb->ns_seq) {
 			ret = DCACHE_ABSENT;
@@ -383,6 +403,19 @@ void dcache_drop(struct nfs_backend *nb, const char *path, const struct fhbuf *d
 	dcache_forget(nb, path, dir, dir_attr, at);
 	pthread_mutex_lock(&nb->lock);
 	drop_below(nb, path);
+	pthread_mutex_unlock(&nb->lock);
+}
+
+void dcache_made_folder(struct nfs_backend *nb, const char *path)
+{
+	struct dcache_entry *e;
+
+	pthread_mutex_lock(&nb->lock);
+	/* What an earlier folder of that name held is not this one's. */
+	drop_below(nb, path);
+	e = find(nb, path);
+	if (e && e->state == DCACHE_HANDLE && e->type == NF3DIR)
+		e->complete_until = time_mono_ms() + ATTR_TTL_MS;
 	pthread_mutex_unlock(&nb->lock);
 }
 

@@ -59,6 +59,7 @@ struct dcache_entry {
 	int64_t attr_expires;
 	uint64_t seq;           /* attr_seq of attr; DCACHE_MISSING: ns_seq it was missed at */
 	uint64_t changed;       /* ns_seq of our last change to this name */
+	int64_t complete_until; /* a folder we made: every name in it is known till then */
 	struct dcache_entry *next;
 };
 
@@ -247,6 +248,9 @@ bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq);
  * the reply carried them (else NULL), the request sent at at. */
 void dcache_forget(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
 		   const fattr3 *dir_attr, struct dcache_stamp at);
+/* A folder we just made: empty, so a name in it that the cache does not
+ * hold is missing, for ATTR_TTL_MS (a create's LOOKUP costs nothing). */
+void dcache_made_folder(struct nfs_backend *nb, const char *path);
 /* Forget path and everything below it (rmdir), and its folder's
  * attributes as dcache_forget. */
 void dcache_drop(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,

@@ -141,6 +141,7 @@ static int do_mkdir(struct op *op, void *arg)
 	struct path_args *a = arg;
 	struct backend_cred cred = op->cred;
 	MKDIR3args args;
+	bool made = true;
 	struct dcache_stamp at;
 	struct fhbuf dir;
 	const char *name;
@@ -177,6 +178,7 @@ static int do_mkdir(struct op *op, void *arg)
 		    look.attr.type == NF3DIR && look.attr.uid == cred.uid) {
 			call = look;
 			rc = 0;
+			made = false;
 		} else {
 			errno = EEXIST;
 		}
@@ -186,6 +188,9 @@ static int do_mkdir(struct op *op, void *arg)
 		dcache_put_mine(op->nb, a->path, &call.fh, &call.attr, at);
 	else if (rc == 0 && call.have_fh)
 		dcache_put(op->nb, a->path, &call.fh);
+	/* Made by this request, so empty: tar's creates in it need no LOOKUP. */
+	if (rc == 0 && made && call.have_fh)
+		dcache_made_folder(op->nb, a->path);
 	return rc;
 }
 

@@ -153,8 +153,9 @@ static int stat_err(struct backend *b, const char *path)
 /* The cache of names (nfs_dcache.c) never shows this mount's own changes
  * late: a name it just missed once made, a listed name once removed, a
  * change through one hard link under the other, a write once the file is
- * closed, a SETATTR, a rename, a folder's link count; and another mount's
- * new file once the cache's second is up. */
+ * closed, a SETATTR, a rename, a folder's link count, a name made in a
+ * folder it made; and another mount's new file once the cache's second is
+ * up. */
 static void test_cache(void)
 {
 	const char *url = getenv("PARSA_TEST_NFS_URL");
@@ -219,6 +220,15 @@ static void test_cache(void)
 	ok(backend_rmdir(b, "unit-cache/d") == 0 && backend_getattr(b, "unit-cache", &st) == 0 &&
 	   st.st_nlink == links, "cache: and after the rmdir (%d)", (int)st.st_nlink);
 
+	ok(backend_mkdir(b, &me, "unit-cache/k", 0755) == 0, "cache: a folder made here");
+	is_int(stat_err(b, "unit-cache/k/x"), ENOENT, "cache: a name in it missing");
+	ok(backend_open(b, &me, "unit-cache/k/y", O_WRONLY | O_CREAT, 0644, &f) == 0 && backend_close(b, f) == 0 &&
+	   stat_err(b, "unit-cache/k/y") == 0, "cache: a name made in it there at once");
+	ok(backend_mkdir(other, &me, "unit-cache/k/z", 0755) == 0, "cache: another made by another mount");
+	usleep(1100 * 1000);
+	is_int(stat_err(b, "unit-cache/k/z"), 0, "cache: seen here after a second");
+	ok(backend_rename(b, "unit-cache/k/y", "unit-cache/k/w", 0) == 0 && stat_err(b, "unit-cache/k/w") == 0 &&
+	   stat_err(b, "unit-cache/k/y") == ENOENT, "cache: a rename in it");
 	is_int(stat_err(b, "unit-cache/late"), ENOENT, "cache: missing here");
 	ok(backend_open(other, &me, "unit-cache/late", O_WRONLY | O_CREAT, 0644, &f) == 0 &&
 	   backend_close(other, f) == 0, "cache: made by another mount");
