@@ -43,8 +43,8 @@
  * (an open file's connection, the pump), nfs_reg.c (open files by fileid,
  * the order of writes), nfs_paths.c (operations by path), nfs_commit.c (write
  * requests, kept until answered and until committed), nfs_files.c (open
- * files), nfs_url.c (the URL), nfs_stats.c (requests counted); here, the
- * ops table, create and destroy. */
+ * files), nfs_fattr.c (an open file's attributes), nfs_url.c (the URL),
+ * nfs_stats.c (requests counted); here, the ops table, create and destroy. */
 #include "nfs_internal.h"
 #include "util.h"
 

@@ -1,8 +1,8 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < commit < files; dcache asks reg only whether a file is
- * open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
+ * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
+ * file is open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
@@ -452,19 +452,24 @@ bool kept_over(const struct backend_file *f);
 
 /* ---- nfs_files.c: open files, written behind and read ahead ---- */
 
+/* Under f->lock: let go of the chunks read ahead (nfs_fattr.c too). */
+void ra_drop(struct backend_file *f);
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
 ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf);
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
+int vol_fsync(struct backend_file *f, int datasync);
+int vol_flush(struct backend_file *f);
+int vol_close(struct backend_file *f);
+
+/* ---- nfs_fattr.c: an open file's attributes ---- */
+
 int vol_ftruncate(struct backend_file *f, off_t size);
 int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len);
 int vol_fstat(struct backend_file *f, struct stat *st);
-int vol_fsync(struct backend_file *f, int datasync);
 int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode);
 int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid);
 int vol_futimens(struct backend_file *f, const struct timespec tv[2]);
-int vol_flush(struct backend_file *f);
-int vol_close(struct backend_file *f);
 
 #endif
