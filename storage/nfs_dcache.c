@@ -109,7 +109,8 @@ int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fa
 	if (e && e->expires > now) {
 		if (e->state == DCACHE_MISSING && e->seq == nb->ns_seq) {
 			ret = DCACHE_ABSENT;
-		} else if (e->state == DCACHE_HANDLE) {
+		} else if (e->state == DCACHE_HANDLE && e->type) {
+			/* (A handle put without attributes has no type: ask.) */
 			*fh = e->fh;
 			if (e->have_attr && e->attr_expires > now &&
 			    (e->type == NF3DIR || attr_unchanged(nb, e->fileid, e->seq))) {
