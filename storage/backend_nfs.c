@@ -43,7 +43,8 @@
  * (an open file's connection, the pump), nfs_reg.c (open files by fileid,
  * the order of writes), nfs_paths.c (operations by path), nfs_commit.c (write
  * requests, kept until answered and until committed), nfs_files.c (open
- * files), nfs_url.c (the URL); here, the ops table, create and destroy. */
+ * files), nfs_fattr.c (an open file's attributes), nfs_url.c (the URL),
+ * nfs_stats.c (requests counted); here, the ops table, create and destroy. */
 #include "nfs_internal.h"
 #include "util.h"
 
@@ -74,6 +75,7 @@ static void vol_destroy(struct backend *b)
 	pthread_mutex_destroy(&nb->lock);
 	pthread_mutex_destroy(&nb->reg_lock);
 	pthread_mutex_destroy(&nb->pump_lock);
+	rpc_stats_close(nb);
 	free(nb->down_reason);
 	free(nb->volume);
 	free(nb->url);
@@ -198,6 +200,7 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->reg_lock, NULL);
 	pthread_mutex_init(&nb->pump_lock, NULL);
 	nb->pump_wake = -1;
+	rpc_stats_open(nb);
 	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,
 				  &patience_ms, err) < 0)
 		goto fail;

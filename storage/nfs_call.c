@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -41,6 +42,51 @@ static void take_attr(struct call *call, const post_op_attr *a)
 	}
 }
 
+static void take_dir_attr(struct call *call, const wcc_data *w)
+{
+	if (w->after.attributes_follow) {
+		call->dir_attr = w->after.post_op_attr_u.attributes;
+		call->have_dir_attr = true;
+	}
+}
+
+/* The folder's attributes after a change to a name in it. */
+void take_remove(struct call *call, void *res)
+{
+	take_dir_attr(call, &((REMOVE3res *)res)->REMOVE3res_u.resok.dir_wcc);
+}
+
+void take_rmdir(struct call *call, void *res)
+{
+	take_dir_attr(call, &((RMDIR3res *)res)->RMDIR3res_u.resok.dir_wcc);
+}
+
+void take_symlink(struct call *call, void *res)
+{
+	take_dir_attr(call, &((SYMLINK3res *)res)->SYMLINK3res_u.resok.dir_wcc);
+}
+
+void take_mknod(struct call *call, void *res)
+{
+	take_dir_attr(call, &((MKNOD3res *)res)->MKNOD3res_u.resok.dir_wcc);
+}
+
+void take_link(struct call *call, void *res)
+{
+	take_dir_attr(call, &((LINK3res *)res)->LINK3res_u.resok.linkdir_wcc);
+}
+
+void take_rename(struct call *call, void *res)
+{
+	RENAME3resok *ok = &((RENAME3res *)res)->RENAME3res_u.resok;
+
+	take_dir_attr(call, &ok->fromdir_wcc);
+	if (ok->todir_wcc.after.attributes_follow) {
+		call->dir2_attr = ok->todir_wcc.after.post_op_attr_u.attributes;
+		call->have_dir2_attr = true;
+	}
+}
+
 void take_lookup(struct call *call, void *res)
 {
 	LOOKUP3resok *ok = &((LOOKUP3res *)res)->LOOKUP3res_u.resok;
@@ -62,6 +108,7 @@ void take_create(struct call *call, void *res)
 	if (ok->obj.handle_follows)
 		take_fh(call, &ok->obj.post_op_fh3_u.handle);
 	take_attr(call, &ok->obj_attributes);
+	take_dir_attr(call, &ok->dir_wcc);
 }
 
 void take_mkdir(struct call *call, void *res)
@@ -71,6 +118,7 @@ void take_mkdir(struct call *call, void *res)
 	if (ok->obj.handle_follows)
 		take_fh(call, &ok->obj.post_op_fh3_u.handle);
 	take_attr(call, &ok->obj_attributes);
+	take_dir_attr(call, &ok->dir_wcc);
 }
 
 void take_readlink(struct call *call, void *res)
@@ -88,6 +136,23 @@ void take_fsstat(struct call *call, void *res)
 void take_commit(struct call *call, void *res)
 {
 	memcpy(call->verf, ((COMMIT3res *)res)->COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
+}
+
+/* The handle and attributes of a listed entry, for the stats that follow a
+ * listing (ls -l). */
+static void readdir_remember(struct call *call, const entryplus3 *e)
+{
+	const nfs_fh3 *h = &e->name_handle.post_op_fh3_u.handle;
+	struct fhbuf fh;
+	char *path;
+
+	if (h->data.data_len == 0 || h->data.data_len > NFS3_FHSIZE)
+		return;
+	fh.len = h->data.data_len;
+	memcpy(fh.val, h->data.data_val, fh.len);
+	path = *call->dir ? xasprintf("%s/%s", call->dir, e->name) : xstrdup(e->name);
+	dcache_put_attr(call->nb, path, &fh, &e->name_attributes.post_op_attr_u.attributes, call->at);
+	free(path);
 }
 
 void take_readdir(struct call *call, void *res)
@@ -110,6 +175,8 @@ void take_readdir(struct call *call, void *res)
 		memset(&st, 0, sizeof st);
 		if (e.name_attributes.attributes_follow)
 			attr_to_stat(&e.name_attributes.post_op_attr_u.attributes, &st);
+		if (call->nb && e.name_attributes.attributes_follow && e.name_handle.handle_follows)
+			readdir_remember(call, &e);
 		st.st_ino = e.fileid;
 		if (call->fn(call->fn_arg, e.name, &st))
 			call->stop = true;
@@ -163,6 +230,7 @@ int rpc_lookup(struct op *op, const struct fhbuf *dir, const char *name, struct 
 	args.what.name = (char *)name;
 	call_init(call, take_lookup);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_LOOKUP);
 	return call_finish(op, call, rpc_nfs3_lookup_async(op->c->rpc, call_cb, &args, call));
 }
 
@@ -174,20 +242,34 @@ int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call)
 	set_fh(&args.object, fh);
 	call_init(call, take_getattr);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_GETATTR);
 	return call_finish(op, call, rpc_nfs3_getattr_async(op->c->rpc, call_cb, &args, call));
 }
 
-int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa)
+static void take_setattr(struct call *call, void *res)
+{
+	take_attr(call, &((SETATTR3res *)res)->SETATTR3res_u.resok.obj_wcc.after);
+}
+
+int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa, fattr3 *after)
 {
 	SETATTR3args args;
 	struct call call;
+	int ret;
 
 	memset(&args, 0, sizeof args);
 	set_fh(&args.object, fh);
 	args.new_attributes = *sa;
-	call_init(&call, NULL);
+	call_init(&call, take_setattr);
 	conn_as(op->c, &op->cred);
-	return call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
+	rpc_count(op->nb, NFS3_SETATTR);
+	ret = call_finish(op, &call, rpc_nfs3_setattr_async(op->c->rpc, call_cb, &args, &call));
+	if (after) {
+		memset(after, 0, sizeof *after);
+		if (ret == 0 && call.have_attr)
+			*after = call.attr;
+	}
+	return ret;
 }
 
 /* ---- attributes ---- */

@@ -132,6 +132,7 @@ int queue_write(struct backend_file *f, struct wreq *w, const void *buf)
 	args.data.data_len = w->len;
 	args.data.data_val = (char *)buf;
 	/* libnfs copies the data into the request here. */
+	rpc_count(f->nb, NFS3_WRITE);
 	return rpc_nfs3_write_async(f->c->rpc, write_cb, &args, w);
 }
 
@@ -212,6 +213,7 @@ void commit_behind(struct backend_file *f)
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &f->fh);
 	f->commit_upto = f->kept_seq;
+	rpc_count(f->nb, NFS3_COMMIT);
 	if (rpc_nfs3_commit_async(f->c->rpc, commit_cb, &args, f) == 0)
 		f->committing = 1;
 }
@@ -307,6 +309,7 @@ int file_commit(struct backend_file *f)
 			op.c = f->c;
 			op.deadline = time_mono_ms() + f->nb->timeout_ms;
 			call_init(&call, take_commit);
+			rpc_count(f->nb, NFS3_COMMIT);
 			ret = call_finish(&op, &call, rpc_nfs3_commit_async(f->c->rpc, call_cb, &args, &call));
 		} while (ret < 0 && file_retry(f, &pat));
 		if (ret < 0) {

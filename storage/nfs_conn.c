@@ -173,6 +173,7 @@ struct conn *conn_open(struct nfs_backend *nb, int64_t deadline, char **err)
 		goto fail;
 	}
 	nfs_destroy_url(url);
+	rpc_count(nb, RPC_STATS_MOUNT);
 	if (nfs_mount_async(c->nfs, nb->server, nb->export, async_cb, &r) < 0) {
 		errno = EIO;
 		errprintf(err, "cannot mount %s:%s: %s", nb->server, nb->export, nfs_get_error(c->nfs));

@@ -35,15 +35,28 @@ static bool created_by_us(struct op *op, struct open_args *a, const struct fhbuf
 	return true;
 }
 
+static int open_found(struct op *op, struct open_args *a, bool size_known);
+
 static int do_open(struct op *op, void *arg)
 {
 	struct open_args *a = arg;
-	int acc = a->flags & O_ACCMODE;
+	bool found = false, size_known = true;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
-	bool found = false;
 
+	if (!(a->flags & O_CREAT)) {
+		switch (dcache_lookup(op->nb, a->path, &a->fh, &a->attr)) {
+		case DCACHE_ABSENT:
+			errno = ENOENT;
+			return -1;
+		case DCACHE_HANDLE_ONLY:
+			size_known = false;
+			/* fall through */
+		case DCACHE_FULL:
+			return open_found(op, a, size_known);
+		}
+	}
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
 	for (int tries = 0; tries < 3 && !found; tries++) {
@@ -86,6 +99,15 @@ static int do_open(struct op *op, void *arg)
 		errno = EEXIST;
 		return -1;
 	}
+	return open_found(op, a, true);
+}
+
+/* An existing file opened: its type checked, and truncated for O_TRUNC
+ * (size_known false: a->attr holds only its type and fileid). */
+static int open_found(struct op *op, struct open_args *a, bool size_known)
+{
+	int acc = a->flags & O_ACCMODE;
+
 	switch (a->attr.type) {
 	case NF3REG:
 		break;
@@ -103,17 +125,28 @@ static int do_open(struct op *op, void *arg)
 		errno = ENXIO;
 		return -1;
 	}
-	if ((a->flags & O_TRUNC) && acc != O_RDONLY && a->attr.size > 0) {
+	if ((a->flags & O_TRUNC) && acc != O_RDONLY && (a->attr.size > 0 || !size_known)) {
 		sattr3 sa;
 
 		memset(&sa, 0, sizeof sa);
 		sa.size.set_it = 1;
-		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa) < 0)
+		if (reg_wait_fileid(op->nb, a->attr.fileid) < 0 || rpc_setattr(op, &a->fh, &sa, NULL) < 0)
 			return -1;
 		a->attr.size = 0;
 		reg_truncated(op->nb, a->attr.fileid, 0);
 	}
 	return 0;
+}
+
+/* A file just created: its attributes are the create's until something of
+ * ours changes it (a write, a SETATTR, another open: nfs_dcache.c), for the
+ * kernel's getattr that follows the create, by path and by handle. A write
+ * by another open file cannot come before the stamp: nobody knew the file. */
+static void created_attr(struct backend_file *f, const char *path, const struct open_args *a)
+{
+	f->attr = a->attr;
+	f->attr_seq = dcache_put_mine(f->nb, path, &a->fh, &a->attr, dcache_stamp(f->nb));
+	f->attr_expires = time_mono_ms() + ATTR_TTL_MS;
 }
 
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
@@ -132,6 +165,11 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	f->fh = a.fh;
 	whoami(nb, cred, &f->cred);
 	f->reg = reg_open(nb, a.attr.fileid);
+	/* Attributes cached before the open (nfs_dcache.c) are not the open
+	 * file's: theirs come from the server and the writes in flight. */
+	dcache_changed(nb, a.attr.fileid);
+	if (a.created)
+		created_attr(f, path, &a);
 	f->eof_at = UINT64_MAX;
 	f->pump_fd = -1;
 	*file = f;
@@ -185,7 +223,7 @@ static void ra_let_go(struct backend_file *f, struct chunk *ch)
 }
 
 /* Forget the read-ahead: chunks in flight finish as orphans. */
-static void ra_drop(struct backend_file *f)
+void ra_drop(struct backend_file *f)
 {
 	for (int i = 0; i < f->nra; i++)
 		ra_let_go(f, f->ra[i]);
@@ -201,6 +239,7 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 	ssize_t ret = -1;
 	size_t done = 0;
 
+	dcache_changed(f->nb, f->reg->fileid);
 	/* Another open file's write of these bytes goes first... */
 	if (reg_wait(f->nb, f->reg, f, start, end) < 0)
 		return -1;
@@ -284,6 +323,9 @@ fail:
 	if (done > 0)
 		ret = (ssize_t)done;
 out:
+	/* Again once its requests are in reg: attributes asked after the
+	 * first move but answered before the write are not kept. */
+	dcache_changed(f->nb, f->reg->fileid);
 	file_unlock(f);
 	return ret;
 }
@@ -316,6 +358,7 @@ static int ra_issue(struct backend_file *f, uint64_t off, uint32_t csize)
 	set_fh(&args.file, &f->fh);
 	args.offset = off;
 	args.count = csize;
+	rpc_count(f->nb, NFS3_READ);
 	if (rpc_nfs3_read_async(f->c->rpc, read_cb, &args, ch) < 0) {
 		free(ch->buf);
 		free(ch);
@@ -548,139 +591,6 @@ ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **bu
 	return n;
 }
 
-int vol_ftruncate(struct backend_file *f, off_t size)
-{
-	struct op op = { .nb = f->nb, .cred = f->cred };
-	struct patience pat = { 0 };
-	sattr3 sa;
-	int ret = -1;
-
-	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
-		return -1;
-	pthread_mutex_lock(&f->lock);
-	if (file_drain(f) < 0)
-		goto out;
-	/* Kept writes sent again after the truncate would undo it: commit
-	 * them first (a kernel client writes back and commits too). */
-	if (f->kept && file_commit(f) < 0)
-		goto out;
-	if (f->nra)
-		ra_drop(f);
-	memset(&sa, 0, sizeof sa);
-	sa.size.set_it = 1;
-	sa.size.set_size3_u.size = (uint64_t)size;
-	do {
-		if (file_conn(f) < 0)
-			continue;
-		op.c = f->c;
-		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_setattr(&op, &f->fh, &sa);
-	} while (ret < 0 && file_retry(f, &pat));
-	if (ret == 0)
-		reg_size(f->nb, f->reg, (uint64_t)size, true);
-out:
-	file_unlock(f);
-	return ret;
-}
-
-/* chmod, chown, utimens of an open file: one SETATTR on its handle, after the
- * writes on their way (they would move mtime afterwards), acting as cred. */
-static int file_setattr(struct backend_file *f, const struct backend_cred *cred, const sattr3 *sa)
-{
-	struct op op = { .nb = f->nb };
-	struct patience pat = { 0 };
-	int ret = -1;
-
-	whoami(f->nb, cred, &op.cred);
-	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
-		return -1;
-	pthread_mutex_lock(&f->lock);
-	if (file_drain(f) < 0)
-		goto out;
-	do {
-		if (file_conn(f) < 0)
-			continue;
-		op.c = f->c;
-		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_setattr(&op, &f->fh, sa);
-	} while (ret < 0 && file_retry(f, &pat));
-out:
-	file_unlock(f);
-	return ret;
-}
-
-int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode)
-{
-	sattr3 sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.mode.set_it = 1;
-	sa.mode.set_mode3_u.mode = mode & 07777;
-	return file_setattr(f, cred, &sa);
-}
-
-int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid)
-{
-	sattr3 sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.uid.set_it = uid != (uid_t)-1;
-	sa.uid.set_uid3_u.uid = uid;
-	sa.gid.set_it = gid != (gid_t)-1;
-	sa.gid.set_gid3_u.gid = gid;
-	return file_setattr(f, NULL, &sa);
-}
-
-int vol_futimens(struct backend_file *f, const struct timespec tv[2])
-{
-	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
-	sattr3 sa;
-
-	if (!tv)
-		tv = now;
-	if (!nfs_time_fits(&tv[0]) || !nfs_time_fits(&tv[1])) {
-		errno = EOVERFLOW;
-		return -1;
-	}
-	memset(&sa, 0, sizeof sa);
-	sattr_time(&sa.atime, &sa.mtime, tv);
-	return file_setattr(f, NULL, &sa);
-}
-
-/* NFSv3 has no ALLOCATE (NFSv4.2 does): as Linux's NFSv3 client, which has
- * no fallocate for it, EOPNOTSUPP for every mode; posix_fallocate(3) then
- * writes zeros itself. */
-int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len)
-{
-	(void)f;
-	(void)mode;
-	(void)off;
-	(void)len;
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-int vol_fstat(struct backend_file *f, struct stat *st)
-{
-	struct op op = { .nb = f->nb, .cred = f->cred };
-	struct patience pat = { 0 };
-	struct call call;
-	int ret = -1;
-
-	pthread_mutex_lock(&f->lock);
-	do {
-		if (file_conn(f) < 0)
-			continue;
-		op.c = f->c;
-		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_getattr(&op, &f->fh, &call);
-	} while (ret < 0 && file_retry(f, &pat));
-	if (ret == 0)
-		attr_to_stat_floor(f->nb, &call.attr, st);
-	file_unlock(f);
-	return ret;
-}
-
 int vol_fsync(struct backend_file *f, int datasync)
 {
 	int ret = -1;
@@ -735,6 +645,7 @@ int vol_flush(struct backend_file *f)
 
 int vol_close(struct backend_file *f)
 {
+	uint64_t fileid = f->reg->fileid;
 	int ret, saved;
 
 	pthread_mutex_lock(&f->lock);
@@ -753,6 +664,8 @@ int vol_close(struct backend_file *f)
 	pump_forget(f);
 	pthread_mutex_destroy(&f->lock);
 	reg_close(f->nb, f->reg);
+	/* What its writes changed is for the server to say from now on. */
+	dcache_changed(f->nb, fileid);
 	free(f);
 	errno = saved;
 	return ret;

@@ -1,7 +1,8 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < commit < files). Only for storage/backend_nfs.c and nfs_*.c. */
+ * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
+ * file is open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
@@ -21,6 +22,8 @@
 #define RA_SLOTS 24                 /* chunks one file may hold */
 #define WB_WINDOW (8u << 20)        /* write-behind bytes in flight per file */
 #define DCACHE_BUCKETS 1024
+#define ATTR_BUCKETS 1024
+#define ATTR_TTL_MS 1000            /* cached attributes: fs/ops.c's attr_timeout */
 #define REG_BUCKETS 256
 #define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
 
@@ -41,10 +44,22 @@ struct conn {
 	struct conn *next;      /* idle list */
 };
 
+/* A name in the cache (nfs_dcache.c). */
+enum dcache_state { DCACHE_GONE, DCACHE_HANDLE, DCACHE_MISSING };
+
 struct dcache_entry {
 	char *path;
-	struct fhbuf fh;
-	int64_t expires;
+	enum dcache_state state;
+	struct fhbuf fh;        /* DCACHE_HANDLE: the handle, its type and fileid */
+	ftype3 type;
+	uint64_t fileid;
+	int64_t expires;        /* monotonic ms: the entry's end */
+	bool have_attr;
+	fattr3 attr;
+	int64_t attr_expires;
+	uint64_t seq;           /* attr_seq of attr; DCACHE_MISSING: ns_seq it was missed at */
+	uint64_t changed;       /* ns_seq of our last change to this name */
+	int64_t complete_until; /* a folder we made: every name in it is known till then */
 	struct dcache_entry *next;
 };
 
@@ -81,6 +96,10 @@ struct nfs_backend {
 	char *down_reason;      /* why, while down */
 	struct dcache_entry *dcache[DCACHE_BUCKETS];
 	size_t ndcache;
+	uint64_t ns_seq;        /* counts our changes to names (nfs_dcache.c) */
+	uint64_t attr_seq;      /* counts our changes to attributes */
+	uint64_t attr_bucket[ATTR_BUCKETS];     /* attr_seq of the last change, by fileid */
+	uint64_t attr_all;      /* attr_seq of the last change to every file */
 	pthread_mutex_t reg_lock;
 	struct reg_entry *reg[REG_BUCKETS];  /* protected by reg_lock */
 	pthread_mutex_t pump_lock;           /* guards the pump's fields, here and in files */
@@ -92,6 +111,9 @@ struct nfs_backend {
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
+	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
+	 * (RPC_STATS_MOUNT); NULL unless counted. */
+	_Atomic uint64_t *rpc_counts;
 };
 
 /* One chunk of read-ahead: [off, off + len) of the file. */
@@ -142,6 +164,11 @@ struct backend_file {
 	int pump_fd;            /* -1: nothing in flight */
 	short pump_events;
 	uint64_t pump_applied;  /* pump_seq of the state in pump_fd/pump_events */
+	/* What fstat answers without asking while dcache_attr_holds(attr_seq):
+	 * the attributes its create left. */
+	fattr3 attr;
+	uint64_t attr_seq;
+	int64_t attr_expires;
 };
 
 static inline struct nfs_backend *nfsb(struct backend *b)
@@ -179,12 +206,66 @@ char *conn_error(struct conn *c, const char *what);
 void conn_put(struct nfs_backend *nb, struct conn *c);
 void conn_as(struct conn *c, const struct backend_cred *cred);
 
-/* ---- nfs_dcache.c: the directory-handle cache (under nb->lock) ---- */
+/* ---- nfs_stats.c: requests counted by procedure (PARSA_NFS_RPC_COUNTS) ---- */
 
+#define RPC_STATS_MOUNT 22          /* after NFS3_COMMIT (21): connections mounted */
+#define RPC_STATS_SLOTS 23
+void rpc_stats_open(struct nfs_backend *nb);
+void rpc_stats_close(struct nfs_backend *nb);
+void rpc_count(struct nfs_backend *nb, int proc);
+
+/* ---- nfs_dcache.c: the cache of names by path (under nb->lock) ---- */
+
+/* A folder's handle. */
 bool dcache_get(struct nfs_backend *nb, const char *path, struct fhbuf *fh);
+/* What is known of path: DCACHE_FULL (handle and attributes),
+ * DCACHE_HANDLE_ONLY (the handle; of attr only type and fileid),
+ * DCACHE_ABSENT (missing just now) or DCACHE_MISS (ask the server). */
+enum { DCACHE_MISS, DCACHE_HANDLE_ONLY, DCACHE_FULL, DCACHE_ABSENT };
+int dcache_lookup(struct nfs_backend *nb, const char *path, struct fhbuf *fh, fattr3 *attr);
 void dcache_clear_locked(struct nfs_backend *nb);
+/* A folder's handle (lookup_dir). */
 void dcache_put(struct nfs_backend *nb, const char *path, const struct fhbuf *fh);
-void dcache_drop(struct nfs_backend *nb, const char *path);
+/* Where the cache stood when a request was sent: taken before sending, so
+ * that what the reply says is not kept past a change of ours meanwhile. */
+struct dcache_stamp {
+	uint64_t ns, attr;
+};
+struct dcache_stamp dcache_stamp(struct nfs_backend *nb);
+/* What a LOOKUP or READDIRPLUS said of path (attr may be NULL). */
+void dcache_put_attr(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+		     const fattr3 *attr, struct dcache_stamp at);
+void dcache_put_missing(struct nfs_backend *nb, const char *path, struct dcache_stamp at);
+/* Attributes our own change left (a create's, a SETATTR's reply), the
+ * request sent at at; kept when nothing else of ours changed the file
+ * since. Returns the attr_seq they hold as of (for dcache_attr_holds), 0
+ * when not kept. */
+uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
+			 const fattr3 *attr, struct dcache_stamp at);
+bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq);
+/* Our change to the name path (made, removed): it and its folder's
+ * attributes are forgotten; the folder's (handle dir) are dir_attr where
+ * the reply carried them (else NULL), the request sent at at. */
+void dcache_forget(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		   const fattr3 *dir_attr, struct dcache_stamp at);
+/* A folder we just made: empty, so a name in it that the cache does not
+ * hold is missing, for ATTR_TTL_MS (a create's LOOKUP costs nothing). */
+void dcache_made_folder(struct nfs_backend *nb, const char *path);
+/* Forget path and everything below it (rmdir), and its folder's
+ * attributes as dcache_forget. */
+void dcache_drop(struct nfs_backend *nb, const char *path, const struct fhbuf *dir,
+		 const fattr3 *dir_attr, struct dcache_stamp at);
+/* The same without the folder (rename: dcache_folder_changed for each
+ * folder once). */
+void dcache_drop_name(struct nfs_backend *nb, const char *path);
+void dcache_folder_changed(struct nfs_backend *nb, const char *dir_path, const struct fhbuf *dir,
+			   const fattr3 *dir_attr, struct dcache_stamp at);
+/* Our change to the attributes of fileid, known under path. */
+void dcache_touch(struct nfs_backend *nb, const char *path, uint64_t fileid);
+/* Our change to fileid's attributes (every name of it shows it), or to
+ * files we cannot name. */
+void dcache_changed(struct nfs_backend *nb, uint64_t fileid);
+void dcache_changed_all(struct nfs_backend *nb);
 
 /* ---- nfs_call.c: one request, waited for ---- */
 
@@ -209,6 +290,15 @@ struct call {
 	cookie3 cookie;
 	cookieverf3 cookieverf;
 	bool eof;
+	/* READDIRPLUS: the entries go to the cache of names too */
+	struct nfs_backend *nb;
+	const char *dir;
+	struct dcache_stamp at;
+	/* the folder's attributes after a change to a name in it (wcc) */
+	fattr3 dir_attr;
+	bool have_dir_attr;
+	fattr3 dir2_attr;       /* RENAME: the folder it went to */
+	bool have_dir2_attr;
 };
 
 struct op {
@@ -228,12 +318,19 @@ void take_readlink(struct call *call, void *res);
 void take_fsstat(struct call *call, void *res);
 void take_commit(struct call *call, void *res);
 void take_readdir(struct call *call, void *res);
+void take_remove(struct call *call, void *res);
+void take_rmdir(struct call *call, void *res);
+void take_symlink(struct call *call, void *res);
+void take_mknod(struct call *call, void *res);
+void take_link(struct call *call, void *res);
+void take_rename(struct call *call, void *res);
 void call_init(struct call *call, void (*take)(struct call *, void *));
 int call_finish(struct op *op, struct call *call, int queued);
 void set_fh(nfs_fh3 *to, const struct fhbuf *fh);
 int rpc_lookup(struct op *op, const struct fhbuf *dir, const char *name, struct call *call);
 int rpc_getattr(struct op *op, const struct fhbuf *fh, struct call *call);
-int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa);
+/* after: the attributes the reply carries (wcc), when it does (else type 0). */
+int rpc_setattr(struct op *op, const struct fhbuf *fh, const sattr3 *sa, fattr3 *after);
 void attr_to_stat(const fattr3 *a, struct stat *st);
 void sattr_time(set_atime *at, set_mtime *mt, const struct timespec tv[2]);
 bool nfs_time_fits(const struct timespec *t);
@@ -244,7 +341,7 @@ void whoami(struct nfs_backend *nb, const struct backend_cred *cred, struct back
 int check_path(const char *path);
 int lookup_dir(struct op *op, const char *path, struct fhbuf *fh);
 int lookup_parent(struct op *op, const char *path, struct fhbuf *dir, const char **name);
-int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr);
+int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr, bool need_attr);
 int run_op(struct nfs_backend *nb, const struct backend_cred *cred,
 	   int (*fn)(struct op *op, void *arg), void *arg);
 
@@ -262,6 +359,7 @@ void pump_shutdown(struct nfs_backend *nb);
 /* ---- nfs_reg.c: open files by fileid, and the order of writes ---- */
 
 struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid);
+bool reg_is_open(struct nfs_backend *nb, uint64_t fileid);
 void reg_free(struct reg_entry *e);
 void reg_close(struct nfs_backend *nb, struct reg_entry *r);
 void reg_size(struct nfs_backend *nb, struct reg_entry *r, uint64_t end, bool set);
@@ -285,6 +383,8 @@ struct open_args {
 	struct fhbuf fh;
 	fattr3 attr;
 	bool trusted;
+	bool created;           /* do_create made it */
+	struct dcache_stamp at; /* when its CREATE was sent */
 };
 
 int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const char *name);
@@ -352,19 +452,24 @@ bool kept_over(const struct backend_file *f);
 
 /* ---- nfs_files.c: open files, written behind and read ahead ---- */
 
+/* Under f->lock: let go of the chunks read ahead (nfs_fattr.c too). */
+void ra_drop(struct backend_file *f);
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
 ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf);
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
+int vol_fsync(struct backend_file *f, int datasync);
+int vol_flush(struct backend_file *f);
+int vol_close(struct backend_file *f);
+
+/* ---- nfs_fattr.c: an open file's attributes ---- */
+
 int vol_ftruncate(struct backend_file *f, off_t size);
 int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len);
 int vol_fstat(struct backend_file *f, struct stat *st);
-int vol_fsync(struct backend_file *f, int datasync);
 int vol_fchmod(struct backend_file *f, const struct backend_cred *cred, mode_t mode);
 int vol_fchown(struct backend_file *f, uid_t uid, gid_t gid);
 int vol_futimens(struct backend_file *f, const struct timespec tv[2]);
-int vol_flush(struct backend_file *f);
-int vol_close(struct backend_file *f);
 
 #endif

@@ -106,12 +106,16 @@ int lookup_parent(struct op *op, const char *path, struct fhbuf *dir, const char
 	return ret;
 }
 
-/* Handle and attributes of path itself, not following a final symlink. */
-int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr)
+/* Handle and attributes of path itself, not following a final symlink,
+ * from the cache of names where it knows them (nfs_dcache.c). need_attr
+ * false: the caller wants of attr only the type and fileid, which a cached
+ * handle has. A name the server says is missing is remembered as such. */
+int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr, bool need_attr)
 {
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
+	struct dcache_stamp at;
 
 	if (check_path(path) < 0)
 		return -1;
@@ -122,8 +126,25 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr)
 		*attr = call.attr;
 		return 0;
 	}
-	if (lookup_parent(op, path, &dir, &name) < 0 || rpc_lookup(op, &dir, name, &call) < 0)
+	switch (dcache_lookup(op->nb, path, fh, attr)) {
+	case DCACHE_FULL:
+		return 0;
+	case DCACHE_HANDLE_ONLY:
+		if (!need_attr)
+			return 0;
+		break;
+	case DCACHE_ABSENT:
+		errno = ENOENT;
 		return -1;
+	}
+	at = dcache_stamp(op->nb);
+	if (lookup_parent(op, path, &dir, &name) < 0)
+		return -1;
+	if (rpc_lookup(op, &dir, name, &call) < 0) {
+		if (errno == ENOENT)
+			dcache_put_missing(op->nb, path, at);
+		return -1;
+	}
 	if (!call.have_fh) {
 		errno = EIO;
 		return -1;
@@ -132,8 +153,7 @@ int lookup_path(struct op *op, const char *path, struct fhbuf *fh, fattr3 *attr)
 	if (!call.have_attr && rpc_getattr(op, fh, &call) < 0)
 		return -1;
 	*attr = call.attr;
-	if (attr->type == NF3DIR)
-		dcache_put(op->nb, path, fh);
+	dcache_put_attr(op->nb, path, fh, attr, at);
 	return 0;
 }
 

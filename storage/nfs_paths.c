@@ -49,7 +49,7 @@ static int do_getattr(struct op *op, void *arg)
 	struct fhbuf fh;
 	fattr3 attr;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, true) < 0)
 		return -1;
 	attr_to_stat_floor(op->nb, &attr, a->st);
 	return 0;
@@ -98,7 +98,11 @@ static int do_readdir(struct op *op, void *arg)
 		call_init(&call, take_readdir);
 		call.fn = readdir_once;
 		call.fn_arg = &skip;
+		call.nb = op->nb;
+		call.dir = a->path;
+		call.at = dcache_stamp(op->nb);
 		conn_as(op->c, &op->cred);
+		rpc_count(op->nb, NFS3_READDIRPLUS);
 		if (call_finish(op, &call, rpc_nfs3_readdirplus_async(op->c->rpc, call_cb, &args, &call)) < 0)
 			return -1;
 		if (call.stop || call.eof)
@@ -137,6 +141,8 @@ static int do_mkdir(struct op *op, void *arg)
 	struct path_args *a = arg;
 	struct backend_cred cred = op->cred;
 	MKDIR3args args;
+	bool made = true;
+	struct dcache_stamp at;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
@@ -144,6 +150,7 @@ static int do_mkdir(struct op *op, void *arg)
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
+	at = dcache_stamp(op->nb);
 	memset(&args, 0, sizeof args);
 	set_fh(&args.where.dir, &dir);
 	args.where.name = (char *)name;
@@ -151,6 +158,7 @@ static int do_mkdir(struct op *op, void *arg)
 	args.attributes.mode.set_mode3_u.mode = a->mode & 07777;
 	call_init(&call, take_mkdir);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_MKDIR);
 	rc = call_finish(op, &call, rpc_nfs3_mkdir_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, a)) {
 		struct backend_cred root = { 0, 0 };
@@ -158,6 +166,7 @@ static int do_mkdir(struct op *op, void *arg)
 		sattr_owner(&args.attributes, &cred);
 		call_init(&call, take_mkdir);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_MKDIR);
 		rc = call_finish(op, &call, rpc_nfs3_mkdir_async(op->c->rpc, call_cb, &args, &call));
 	}
 	if (rc < 0 && errno == EEXIST && op->retried) {
@@ -169,12 +178,19 @@ static int do_mkdir(struct op *op, void *arg)
 		    look.attr.type == NF3DIR && look.attr.uid == cred.uid) {
 			call = look;
 			rc = 0;
+			made = false;
 		} else {
 			errno = EEXIST;
 		}
 	}
-	if (rc == 0 && call.have_fh)
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	if (rc == 0 && call.have_fh && call.have_attr)
+		dcache_put_mine(op->nb, a->path, &call.fh, &call.attr, at);
+	else if (rc == 0 && call.have_fh)
 		dcache_put(op->nb, a->path, &call.fh);
+	/* Made by this request, so empty: tar's creates in it need no LOOKUP. */
+	if (rc == 0 && made && call.have_fh)
+		dcache_made_folder(op->nb, a->path);
 	return rc;
 }
 
@@ -185,17 +201,33 @@ int vol_mkdir(struct backend *b, const struct backend_cred *cred, const char *pa
 	return run_op(nfsb(b), cred, do_mkdir, &a);
 }
 
+/* Removing path may change what another name of the file shows (nlink):
+ * tell the cache, unless the file is known to have no other. */
+static void removed_link(struct nfs_backend *nb, int known, const fattr3 *attr)
+{
+	if (known == DCACHE_FULL && attr->nlink <= 1)
+		return;
+	if (known == DCACHE_FULL || known == DCACHE_HANDLE_ONLY)
+		dcache_changed(nb, attr->fileid);
+	else
+		dcache_changed_all(nb);
+}
+
 static int do_remove(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
-	struct fhbuf dir;
+	struct dcache_stamp at;
+	struct fhbuf dir, fh;
 	const char *name;
 	struct call call;
-	int rc;
+	fattr3 attr;
+	int rc, known;
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
-	call_init(&call, NULL);
+	known = dcache_lookup(op->nb, a->path, &fh, &attr);
+	at = dcache_stamp(op->nb);
+	call_init(&call, a->flags ? take_rmdir : take_remove);
 	conn_as(op->c, &op->cred);
 	if (a->flags) {
 		RMDIR3args args;
@@ -203,15 +235,19 @@ static int do_remove(struct op *op, void *arg)
 		memset(&args, 0, sizeof args);
 		set_fh(&args.object.dir, &dir);
 		args.object.name = (char *)name;
+		rpc_count(op->nb, NFS3_RMDIR);
 		rc = call_finish(op, &call, rpc_nfs3_rmdir_async(op->c->rpc, call_cb, &args, &call));
-		dcache_drop(op->nb, a->path);
+		dcache_drop(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
 	} else {
 		REMOVE3args args;
 
 		memset(&args, 0, sizeof args);
 		set_fh(&args.object.dir, &dir);
 		args.object.name = (char *)name;
+		rpc_count(op->nb, NFS3_REMOVE);
 		rc = call_finish(op, &call, rpc_nfs3_remove_async(op->c->rpc, call_cb, &args, &call));
+		dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+		removed_link(op->nb, known, &attr);
 	}
 	/* Our earlier try got no answer but was carried out. */
 	if (rc < 0 && errno == ENOENT && op->retried)
@@ -238,6 +274,8 @@ static int do_rename(struct op *op, void *arg)
 	struct path_args *a = arg;
 	struct fhbuf from, to, fh;
 	const char *fname, *tname;
+	char *from_dir, *to_dir;
+	struct dcache_stamp at;
 	RENAME3args args;
 	struct call call;
 	fattr3 attr;
@@ -251,7 +289,7 @@ static int do_rename(struct op *op, void *arg)
 		return -1;
 	/* NFSv3 has no "do not replace": check first (not atomic, the best it allows). */
 	if (a->flags & RENAME_NOREPLACE) {
-		if (lookup_path(op, a->path2, &fh, &attr) == 0) {
+		if (lookup_path(op, a->path2, &fh, &attr, false) == 0) {
 			errno = EEXIST;
 			return -1;
 		}
@@ -263,11 +301,22 @@ static int do_rename(struct op *op, void *arg)
 	args.from.name = (char *)fname;
 	set_fh(&args.to.dir, &to);
 	args.to.name = (char *)tname;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_rename);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_RENAME);
 	rc = call_finish(op, &call, rpc_nfs3_rename_async(op->c->rpc, call_cb, &args, &call));
-	dcache_drop(op->nb, a->path);
-	dcache_drop(op->nb, a->path2);
+	dcache_drop_name(op->nb, a->path);
+	dcache_drop_name(op->nb, a->path2);
+	from_dir = xasprintf("%.*s", (int)(fname == a->path ? 0 : fname - 1 - a->path), a->path);
+	to_dir = xasprintf("%.*s", (int)(tname == a->path2 ? 0 : tname - 1 - a->path2), a->path2);
+	dcache_folder_changed(op->nb, from_dir, &from, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	if (strcmp(from_dir, to_dir) != 0)
+		dcache_folder_changed(op->nb, to_dir, &to, call.have_dir2_attr ? &call.dir2_attr : NULL, at);
+	free(from_dir);
+	free(to_dir);
+	/* The file renamed (ctime) and the one replaced (nlink) may have other names. */
+	dcache_changed_all(op->nb);
 	return rc;
 }
 
@@ -300,10 +349,12 @@ static size_t symlink_call_size(const struct fhbuf *dir, const char *name, const
 static int do_symlink(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	SYMLINK3args args;
 	struct fhbuf dir;
 	const char *name;
 	struct call call;
+	int rc;
 
 	if (lookup_parent(op, a->path, &dir, &name) < 0)
 		return -1;
@@ -317,9 +368,13 @@ static int do_symlink(struct op *op, void *arg)
 	args.symlink.symlink_attributes.mode.set_it = 1;
 	args.symlink.symlink_attributes.mode.set_mode3_u.mode = 0777;
 	args.symlink.symlink_data = (char *)a->path2;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_symlink);
 	conn_as(op->c, &op->cred);
-	return call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
+	rpc_count(op->nb, NFS3_SYMLINK);
+	rc = call_finish(op, &call, rpc_nfs3_symlink_async(op->c->rpc, call_cb, &args, &call));
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	return rc;
 }
 
 int vol_symlink(struct backend *b, const struct backend_cred *cred, const char *target, const char *path)
@@ -338,7 +393,7 @@ static int do_readlink(struct op *op, void *arg)
 	fattr3 attr;
 	size_t n;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
 		return -1;
 	if (attr.type != NF3LNK) {
 		errno = EINVAL;
@@ -348,6 +403,7 @@ static int do_readlink(struct op *op, void *arg)
 	set_fh(&args.symlink, &fh);
 	call_init(&call, take_readlink);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_READLINK);
 	if (call_finish(op, &call, rpc_nfs3_readlink_async(op->c->rpc, call_cb, &args, &call)) < 0)
 		return -1;
 	/* readlink(2): at most size bytes, no terminating NUL. */
@@ -370,21 +426,28 @@ ssize_t vol_readlink(struct backend *b, const char *path, char *buf, size_t size
 static int do_link(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	struct fhbuf fh, dir;
 	const char *name;
 	LINK3args args;
 	struct call call;
 	fattr3 attr;
+	int rc;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
 		return -1;
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &fh);
 	set_fh(&args.link.dir, &dir);
 	args.link.name = (char *)name;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_link);
 	conn_as(op->c, &op->cred);
-	return call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
+	rpc_count(op->nb, NFS3_LINK);
+	rc = call_finish(op, &call, rpc_nfs3_link_async(op->c->rpc, call_cb, &args, &call));
+	dcache_forget(op->nb, a->path2, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
+	dcache_changed(op->nb, attr.fileid);    /* its nlink, under each of its names */
+	return rc;
 }
 
 int vol_link(struct backend *b, const char *from, const char *to)
@@ -398,12 +461,16 @@ int vol_link(struct backend *b, const char *from, const char *to)
 static int do_setattr(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
+	struct dcache_stamp at;
 	struct fhbuf fh;
-	fattr3 attr;
+	fattr3 attr, after;
 	sattr3 sa;
+	int rc;
 
-	if (lookup_path(op, a->path, &fh, &attr) < 0)
+	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
 		return -1;
+	/* Before the wait: a write it does not wait for moves the cache after. */
+	at = dcache_stamp(op->nb);
 	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
 		return -1;
 	memset(&sa, 0, sizeof sa);
@@ -439,11 +506,17 @@ static int do_setattr(struct op *op, void *arg)
 		sattr_time(&sa.atime, &sa.mtime, a->tv);
 		break;
 	}
-	if (rpc_setattr(op, &fh, &sa) < 0)
-		return -1;
-	if (a->flags == 's')
+	rc = rpc_setattr(op, &fh, &sa, &after);
+	if (rc == 0 && a->flags == 's')
 		reg_truncated(op->nb, attr.fileid, (uint64_t)a->off);
-	return 0;
+	/* What the reply carries answers the stat that follows (the kernel's,
+	 * after tar's utimens, chown and chmod); every name of the file shows
+	 * the change. */
+	if (rc == 0 && after.type)
+		dcache_put_mine(op->nb, a->path, &fh, &after, at);
+	else
+		dcache_touch(op->nb, a->path, attr.fileid);
+	return rc;
 }
 
 int vol_chmod(struct backend *b, const char *path, mode_t mode)
@@ -496,6 +569,7 @@ static int do_statfs(struct op *op, void *arg)
 	set_fh(&args.fsroot, &op->c->root);
 	call_init(&call, take_fsstat);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_FSSTAT);
 	if (call_finish(op, &call, rpc_nfs3_fsstat_async(op->c->rpc, call_cb, &args, &call)) < 0)
 		return -1;
 	memset(a->vfs, 0, sizeof *a->vfs);
@@ -533,8 +607,10 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 	args.how.mode = GUARDED;
 	args.how.createhow3_u.obj_attributes.mode.set_it = 1;
 	args.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = a->mode & 07777;
+	a->at = dcache_stamp(op->nb);
 	call_init(&call, take_create);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_CREATE);
 	rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, &(struct path_args){ .trusted = a->trusted })) {
 		struct backend_cred root = { 0, 0 };
@@ -542,8 +618,11 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 		sattr_owner(&args.how.createhow3_u.obj_attributes, &cred);
 		call_init(&call, take_create);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_CREATE);
 		rc = call_finish(op, &call, rpc_nfs3_create_async(op->c->rpc, call_cb, &args, &call));
 	}
+	if (a->path)
+		dcache_forget(op->nb, a->path, dir, call.have_dir_attr ? &call.dir_attr : NULL, a->at);
 	if (rc < 0)
 		return -1;
 	if (!call.have_fh) {
@@ -558,6 +637,7 @@ int do_create(struct op *op, struct open_args *a, const struct fhbuf *dir, const
 	if (!call.have_attr && rpc_getattr(op, &a->fh, &call) < 0)
 		return -1;
 	a->attr = call.attr;
+	a->created = true;
 	return 0;
 }
 
@@ -568,6 +648,7 @@ static int do_mknod(struct op *op, void *arg)
 {
 	struct path_args *a = arg;
 	struct backend_cred cred = op->cred;
+	struct dcache_stamp at;
 	MKNOD3args args;
 	struct fhbuf dir;
 	const char *name;
@@ -600,17 +681,21 @@ static int do_mknod(struct op *op, void *arg)
 	}
 	sa->mode.set_it = 1;
 	sa->mode.set_mode3_u.mode = a->mode & 07777;
-	call_init(&call, NULL);
+	at = dcache_stamp(op->nb);
+	call_init(&call, take_mknod);
 	conn_as(op->c, &op->cred);
+	rpc_count(op->nb, NFS3_MKNOD);
 	rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	if (rc < 0 && may_create_for(op, a)) {
 		struct backend_cred root = { 0, 0 };
 
 		sattr_owner(sa, &cred);
-		call_init(&call, NULL);
+		call_init(&call, take_mknod);
 		conn_as(op->c, &root);
+		rpc_count(op->nb, NFS3_MKNOD);
 		rc = call_finish(op, &call, rpc_nfs3_mknod_async(op->c->rpc, call_cb, &args, &call));
 	}
+	dcache_forget(op->nb, a->path, &dir, call.have_dir_attr ? &call.dir_attr : NULL, at);
 	return rc;
 }
 

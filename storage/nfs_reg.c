@@ -40,6 +40,16 @@ struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid)
 	return e;
 }
 
+bool reg_is_open(struct nfs_backend *nb, uint64_t fileid)
+{
+	bool open;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	open = reg_find(nb, fileid) != NULL;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return open;
+}
+
 void reg_free(struct reg_entry *e)
 {
 	inflight_destroy(e->writes);

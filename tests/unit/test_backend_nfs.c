@@ -3,7 +3,8 @@
  * is made whatever the server's state, says it is unreachable and why, and
  * that a call fails at once without patience and after it with one. With PARSA_TEST_NFS_URL
  * set to a volume on a real server (t0208 starts nfs-ganesha and runs this
- * binary so), the ops NFSv3 cannot do as POSIX says too (special_ops.h);
+ * binary so), the ops NFSv3 cannot do as POSIX says too (special_ops.h),
+ * and that its cache of names keeps up with its own changes;
  * the rest of the backend runs in the storage tests, t02NN. */
 #include "backend.h"
 #include "special_ops.h"
@@ -134,6 +135,110 @@ static void test_kept(void)
 	backend_destroy(b);
 }
 
+static int count_entry(void *arg, const char *name, const struct stat *st)
+{
+	(void)name;
+	(void)st;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int stat_err(struct backend *b, const char *path)
+{
+	struct stat st;
+
+	return backend_getattr(b, path, &st) == 0 ? 0 : errno;
+}
+
+/* The cache of names (nfs_dcache.c) never shows this mount's own changes
+ * late: a name it just missed once made, a listed name once removed, a
+ * change through one hard link under the other, a write once the file is
+ * closed, a SETATTR, a rename, a folder's link count, a name made in a
+ * folder it made; and another mount's new file once the cache's second is
+ * up. */
+static void test_cache(void)
+{
+	const char *url = getenv("PARSA_TEST_NFS_URL");
+	struct backend_cred me = { geteuid(), getegid() };
+	struct timespec tv[2] = { { 1000, 0 }, { 2000, 0 } };
+	struct backend_file *f = NULL;
+	struct backend *b, *other;
+	char *err = NULL;
+	struct stat st;
+	nlink_t links;
+	int n = 0;
+
+	if (!url || !*url)
+		return;
+	b = backend_create(url, &err);
+	other = b ? backend_create(url, &err) : NULL;
+	if (!b || !other) {
+		ok(0, "%s opens twice: %s", url, err ? err : "");
+		free(err);
+		if (b)
+			backend_destroy(b);
+		return;
+	}
+	backend_remove_tree(b, "unit-cache");
+	ok(backend_mkdir(b, &me, "unit-cache", 0755) == 0, "cache: a folder");
+	is_int(stat_err(b, "unit-cache/x"), ENOENT, "cache: a name missing");
+	ok(backend_open(b, &me, "unit-cache/x", O_WRONLY | O_CREAT, 0644, &f) == 0 && backend_close(b, f) == 0,
+	   "cache: made");
+	is_int(stat_err(b, "unit-cache/x"), 0, "cache: the miss is forgotten at once");
+	ok(backend_readdir(b, "unit-cache", count_entry, &n) == 0 && n == 1, "cache: listed (%d)", n);
+	ok(backend_unlink(b, "unit-cache/x") == 0, "cache: a listed name removed");
+	is_int(stat_err(b, "unit-cache/x"), ENOENT, "cache: and gone at once");
+
+	ok(backend_open(b, &me, "unit-cache/a", O_WRONLY | O_CREAT, 0644, &f) == 0 &&
+	   backend_pwrite(b, f, "abc", 3, 0) == 3 && backend_close(b, f) == 0, "cache: a file of 3 bytes");
+	ok(backend_getattr(b, "unit-cache/a", &st) == 0 && st.st_size == 3 && st.st_nlink == 1,
+	   "cache: its size once closed (%lld)", (long long)st.st_size);
+	ok(backend_link(b, "unit-cache/a", "unit-cache/b") == 0, "cache: a hard link");
+	ok(backend_getattr(b, "unit-cache/a", &st) == 0 && st.st_nlink == 2, "cache: nlink 2 under the first name");
+	ok(backend_chmod(b, "unit-cache/b", 0600) == 0, "cache: chmod through the link");
+	ok(backend_getattr(b, "unit-cache/a", &st) == 0 && (st.st_mode & 07777) == 0600,
+	   "cache: the mode under the first name (%o)", st.st_mode & 07777);
+	ok(backend_open(b, &me, "unit-cache/b", O_WRONLY, 0, &f) == 0 &&
+	   backend_pwrite(b, f, "x", 1, 100) == 1 && backend_getattr(b, "unit-cache/a", &st) == 0 &&
+	   st.st_size == 101, "cache: a write in flight shows under the other name (%lld)", (long long)st.st_size);
+	ok(f && backend_close(b, f) == 0 && backend_getattr(b, "unit-cache/a", &st) == 0 && st.st_size == 101,
+	   "cache: and once closed (%lld)", (long long)st.st_size);
+	ok(backend_utimens(b, "unit-cache/a", tv) == 0 && backend_getattr(b, "unit-cache/b", &st) == 0 &&
+	   st.st_mtim.tv_sec == 2000, "cache: times set through one name show under the other");
+	ok(backend_truncate(b, "unit-cache/b", 1) == 0 && backend_getattr(b, "unit-cache/a", &st) == 0 &&
+	   st.st_size == 1, "cache: a truncate too");
+	ok(backend_rename(b, "unit-cache/a", "unit-cache/z", 0) == 0, "cache: renamed");
+	is_int(stat_err(b, "unit-cache/a"), ENOENT, "cache: the old name gone");
+	ok(backend_getattr(b, "unit-cache/z", &st) == 0 && st.st_size == 1, "cache: the new name there");
+	ok(backend_unlink(b, "unit-cache/z") == 0 && backend_getattr(b, "unit-cache/b", &st) == 0 &&
+	   st.st_nlink == 1, "cache: removing one link shows under the other (nlink %d)", (int)st.st_nlink);
+
+	ok(backend_getattr(b, "unit-cache", &st) == 0, "cache: the folder");
+	links = st.st_nlink;
+	ok(backend_mkdir(b, &me, "unit-cache/d", 0755) == 0 && backend_getattr(b, "unit-cache", &st) == 0 &&
+	   st.st_nlink == links + 1, "cache: its nlink after a mkdir (%d, was %d)", (int)st.st_nlink, (int)links);
+	ok(backend_rmdir(b, "unit-cache/d") == 0 && backend_getattr(b, "unit-cache", &st) == 0 &&
+	   st.st_nlink == links, "cache: and after the rmdir (%d)", (int)st.st_nlink);
+
+	ok(backend_mkdir(b, &me, "unit-cache/k", 0755) == 0, "cache: a folder made here");
+	is_int(stat_err(b, "unit-cache/k/x"), ENOENT, "cache: a name in it missing");
+	ok(backend_open(b, &me, "unit-cache/k/y", O_WRONLY | O_CREAT, 0644, &f) == 0 && backend_close(b, f) == 0 &&
+	   stat_err(b, "unit-cache/k/y") == 0, "cache: a name made in it there at once");
+	ok(backend_mkdir(other, &me, "unit-cache/k/z", 0755) == 0, "cache: another made by another mount");
+	usleep(1100 * 1000);
+	is_int(stat_err(b, "unit-cache/k/z"), 0, "cache: seen here after a second");
+	ok(backend_rename(b, "unit-cache/k/y", "unit-cache/k/w", 0) == 0 && stat_err(b, "unit-cache/k/w") == 0 &&
+	   stat_err(b, "unit-cache/k/y") == ENOENT, "cache: a rename in it");
+	is_int(stat_err(b, "unit-cache/late"), ENOENT, "cache: missing here");
+	ok(backend_open(other, &me, "unit-cache/late", O_WRONLY | O_CREAT, 0644, &f) == 0 &&
+	   backend_close(other, f) == 0, "cache: made by another mount");
+	usleep(1100 * 1000);
+	is_int(stat_err(b, "unit-cache/late"), 0, "cache: seen here after a second");
+	ok(backend_remove_tree(b, "unit-cache") == 0, "cache: cleaned up");
+	backend_destroy(other);
+	backend_destroy(b);
+}
+
 #define NOBODY "nfs://127.0.0.1/nothing?nfsport=1&mountport=1&timeout=3"
 
 /* Nobody listens on this port: the backend is made all the same, at once,
@@ -249,5 +354,6 @@ int main(void)
 	test_patience();
 	test_special();
 	test_kept();
+	test_cache();
 	return done_testing();
 }
