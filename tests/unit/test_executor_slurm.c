@@ -218,6 +218,7 @@ static void test_overrides(void)
 				       .identity = identity() };
 	j = executor_start(e, &req, &owner, &err);
 	ok(j != NULL, "started: %s", j ? "" : err);
+	executor_tick(e, time_mono_ms() + 1000);
 	text = slurp(tmp, "sbatch.args");
 	ok(text && strstr(text, "--time=0-00:02:00\n"), "walltime 70 s: --time of 2 minutes");
 	ok(text && strstr(text, "--gres=gpu:2\n"), "gpus: --gres=gpu:2");
@@ -784,6 +785,7 @@ int main(void)
 	free(cmd);
 	cmd = xasprintf("cat %s/sinfo.txt\n", tmp);
 	write_script("sinfo", cmd);
+	free(cmd);
 	cmd = xasprintf("cat %s/slurm/scontrol-config.txt\n", PARSA_FIXTURES);
 	write_script("scontrol", cmd);
 	free(cmd);
