@@ -10,8 +10,9 @@
  * which belongs to the executor: start writes DIR/assignment.json and, before
  * it returns, whatever a restarted runner needs to find the instance again or
  * to know it was never handed over (the local one: its supervisor's status; a
- * Slurm one: the job id sbatch gave, or, when start only queues it for the
- * cycle's one sbatch --array, the unique job name squeue finds it by). An
+ * Slurm one queues it for the cycle's sbatch --array: its DIR has no batch
+ * tag yet, which says "never handed over"; the tag goes in before sbatch,
+ * the job id after, executor_slurm.c). An
  * instance is reported running only after that, so a start the runner reports
  * is never one the next runner cannot find, nor submits again.
  *

@@ -1,15 +1,16 @@
-/* The Slurm executor (executor_slurm.h). start writes DIR/assignment.json and
- * DIR/wrapper.sh, submits the wrapper with sbatch as the instance's user (the
- * script on stdin, so that the user needs no access to the runner's state
- * folder; tagged --comment=parsa:<DIR's name>) and records the job id in
- * DIR/slurm_job before it returns. A start Slurm refuses for now, or one past
- * the cycle's sbatch budget, waits in the executor (id "") and tick submits
- * it. tick runs one `squeue --name=parsa-<runner>` for every job of this
- * runner, every second while a job waits to start or something changed,
- * backing off to max_interval_ms while all run; ended jobs' exit codes come
- * from the wrapper's exit file on the volume. Signals become one batched
- * scancel per cycle. */
+/* The Slurm executor (executor_slurm.h). start writes DIR/assignment.json,
+ * DIR/mount and DIR/wrapper.sh and queues the instance (id ""): a runner
+ * killed now finds no slurm_batch in DIR, so nothing was handed to Slurm.
+ * Within GATHER_MS the cycle's tick (slurm_submit.c) groups the queued starts
+ * that can share an sbatch into job arrays, writes each batch's tag in its
+ * members' DIR/slurm_batch before sbatch, and the array job id and task in
+ * DIR/slurm_job after; reattach finds a job by the one, else by the other
+ * (squeue's comment column). One `squeue --name=parsa-<runner>` per cycle
+ * watches every job of this runner (slurm_poll.c); ended jobs' exit codes
+ * come from the wrapper's exit file on the volume. Signals become one
+ * batched scancel per cycle. */
 #include "log.h"
+#include "slurm_batch.h"
 #include "slurm_internal.h"
 #include "slurm_run.h"
 #include "slurm_text.h"
@@ -31,13 +32,13 @@ static char *path_in(const char *dir, const char *name)
 	return xasprintf("%s/%s", dir, name);
 }
 
-static int write_text(const char *dir, const char *name, const char *text)
+int slurm_write_text(const char *dir, const char *name, const char *text, bool sync)
 {
 	char *path = path_in(dir, name), *tmp = xasprintf("%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	int rc = -1;
 
-	if (f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0) {
+	if (f && fputs(text, f) >= 0 && fflush(f) == 0 && (!sync || fsync(fileno(f)) == 0)) {
 		fclose(f);
 		f = NULL;
 		rc = rename(tmp, path);
@@ -54,12 +55,13 @@ static int write_text(const char *dir, const char *name, const char *text)
 void slurm_rpc_counted(struct slurm_executor *se, const char *what, uint64_t *counter)
 {
 	(*counter)++;
-	log_debug("slurm: %s (calls so far: sbatch %" PRIu64 ", squeue %" PRIu64 ", scancel %" PRIu64 ")", what,
-		  se->counts.sbatch, se->counts.squeue, se->counts.scancel);
+	log_debug("slurm: %s (calls so far: sbatch %" PRIu64 ", squeue %" PRIu64 ", scancel %" PRIu64
+		  ", scontrol %" PRIu64 ")", what, se->counts.sbatch, se->counts.squeue, se->counts.scancel,
+		  se->counts.scontrol);
 }
 
 static struct executor_job *job_add(struct slurm_executor *se, const char *dir, const char *exit_path,
-				    uint64_t job_id, void *owner)
+				    uint64_t job_id, long task, void *owner)
 {
 	struct executor_job *j = xcalloc(1, sizeof *j);
 
@@ -68,55 +70,14 @@ static struct executor_job *job_add(struct slurm_executor *se, const char *dir, 
 	j->dir = xstrdup(dir);
 	j->exit_path = xstrdup(exit_path);
 	j->job_id = job_id;
+	j->task = task;
 	if (job_id)
-		snprintf(j->id, sizeof j->id, "%" PRIu64, job_id);
+		slurm_format_ref(job_id, task, j->id, sizeof j->id);
 	j->next = se->jobs;
 	if (se->jobs)
 		se->jobs->prev = j;
 	se->jobs = j;
 	return j;
-}
-
-/* The instance's tag in Slurm: parsa:<id>.<attempt>, DIR's own name. */
-static char *tag_of(const char *dir)
-{
-	const char *base = strrchr(dir, '/');
-	static char tag[96];
-
-	snprintf(tag, sizeof tag, "parsa:%s", base ? base + 1 : dir);
-	return tag;
-}
-
-/* The job of DIR's instance when sbatch took it but the runner did not live
- * to record its id: squeue's comment column. 0 when none is there. */
-static uint64_t find_tagged(struct slurm_executor *se, const char *dir)
-{
-	char *name = xasprintf("--name=%s", se->job_name);
-	char *argv[] = { "squeue", "--noheader", "-t", "all", name, "-o", "%A|%k", NULL };
-	struct slurm_run_result res = { 0 };
-	const char *tag = tag_of(dir);
-	uint64_t found = 0;
-	char *why = NULL;
-
-	slurm_rpc_counted(se, "squeue for a tag", &se->counts.squeue);
-	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0 || res.status != 0) {
-		log_warnx("squeue: %s", why ? why : res.err);
-	} else {
-		for (char *line = res.out, *next, *bar; line && *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			bar = strchr(line, '|');
-			if (bar && strcmp(bar + 1, tag) == 0) {
-				*bar = '\0';
-				found = strtoull(line, NULL, 10);
-			}
-		}
-	}
-	slurm_run_result_clear(&res);
-	free(why);
-	free(name);
-	return found;
 }
 
 static void slurm_release(struct executor_job *j);
@@ -125,7 +86,8 @@ static void slurm_forget(struct executor_job *j);
 /* DIR and what start wrote there. */
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = { "assignment.json", "mount", "wrapper.sh", "slurm_job", "stop" };
+	static const char *const files[] = { "assignment.json", "mount", "wrapper.sh", "slurm_batch", "slurm_job",
+					     "stop" };
 
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char *path = path_in(dir, files[i]);
@@ -141,69 +103,33 @@ void slurm_drop_submission(struct executor_job *j)
 	slurm_argv_free(j->argv);
 	free(j->script);
 	json_decref(j->identity);
+	free(j->key);
 	j->argv = NULL;
 	j->script = NULL;
 	j->identity = NULL;
+	j->key = NULL;
 }
 
-int slurm_submit_job(struct executor_job *j, bool *retry, char **err)
+/* What must be equal for two starts to share an sbatch: its options and the
+ * user it runs as, whatever else start may pass to sbatch one day. */
+static char *key_of(char *const *argv, const json_t *identity)
 {
-	struct slurm_executor *se = j->se;
-	struct slurm_run_result res = { 0 };
-	uint64_t job_id = j->retry_ms ? find_tagged(se, j->dir) : 0;
-	char *why = NULL, idtext[32];
-	int64_t t0 = time_mono_ms();
-	int rc = -1, ran;
+	char *id = json_dumps(identity, JSON_COMPACT | JSON_SORT_KEYS), *key = xstrdup("");
 
-	*retry = false;
-	if (!job_id) {
-		slurm_rpc_counted(se, "sbatch", &se->counts.sbatch);
-		ran = slurm_run(j->argv, j->script, j->identity, SBATCH_TIMEOUT_MS, &res, &why);
-		se->sbatch_spent_ms += time_mono_ms() - t0;
-		if (ran < 0) {
-			errprintf(err, "sbatch: %s", why);
-			goto out;
-		}
-		if (res.status != 0 || slurm_parse_sbatch_id(res.out, &job_id) < 0) {
-			char *text = squeeze_blanks(res.err[0] ? res.err : res.out);
-			enum slurm_refusal r = slurm_sbatch_refusal(res.err);
-			size_t len = strlen(text);
+	for (size_t i = 0; argv[i]; i++) {
+		char *k = xasprintf("%s%s\x1f", key, argv[i]);
 
-			/* Its lines as one: the log's and the status's reason. */
-			for (char *c = text; *c; c++)
-				if (*c == '\n')
-					*c = ' ';
-			while (len > 0 && text[len - 1] == ' ')
-				text[--len] = '\0';
-
-			*retry = r == SLURM_REFUSED_BUSY || r == SLURM_REFUSED_LIMIT || res.status > 128;
-			/* slurm_run's child says 126 when it could not become the
-			 * user, 127 when there is no sbatch to exec. */
-			if (!*text && (res.status == 126 || res.status == 127))
-				errprintf(err, "sbatch did not run: %s", res.status == 126 ?
-					  "cannot switch to the instance's user" : "no sbatch in the runner's PATH");
-			else
-				errprintf(err, "sbatch refused it (status %d): %s", res.status, text);
-			free(text);
-			goto out;
-		}
+		free(key);
+		key = k;
 	}
-	j->job_id = job_id;
-	snprintf(j->id, sizeof j->id, "%" PRIu64, job_id);
-	snprintf(idtext, sizeof idtext, "%" PRIu64 "\n", job_id);
-	if (write_text(j->dir, "slurm_job", idtext) < 0)
-		/* It runs; a runner restarted now finds it by its tag. */
-		log_warn("slurm job %" PRIu64 ": cannot record it in %s", job_id, j->dir);
-	slurm_drop_submission(j);
-	/* Something waits: look soon. */
-	se->interval_ms = FAST_INTERVAL_MS;
-	if (se->next_query_ms == 0 || se->next_query_ms > time_mono_ms() + FAST_INTERVAL_MS)
-		se->next_query_ms = time_mono_ms() + FAST_INTERVAL_MS;
-	rc = 0;
-out:
-	slurm_run_result_clear(&res);
-	free(why);
-	return rc;
+	{
+		char *k = xasprintf("%s\x1e%s", key, id ? id : "");
+
+		free(key);
+		key = k;
+	}
+	free(id);
+	return key;
 }
 
 static struct executor_job *slurm_start(struct executor *e, const struct executor_start *req, void *owner,
@@ -215,7 +141,7 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	char *node_mount = slurm_map_path(req->mount, se->map_from, se->map_to);
 	char *script = NULL, *exit_path = NULL, **argv = NULL, *why = NULL;
 	struct slurm_submit s;
-	bool retry = false;
+	size_t last;
 
 	if (!a) {
 		char *e2 = *err;
@@ -234,9 +160,13 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	unlink(exit_path);
 	{
 		char *text = json_dumps(req->assignment, JSON_COMPACT);
-		int rc = write_text(req->dir, "assignment.json", text) < 0 ||
-			 write_text(req->dir, "mount", req->mount) < 0 ? -1 :
-			 write_text(req->dir, "wrapper.sh", script);
+		/* Not synced one by one (three fsyncs a start were most of a
+		 * 1,000-instance fan-out's submit time): the one syncfs before
+		 * the batch's sbatch makes them durable with its tag. Lost
+		 * before that, DIR has no slurm_batch: never handed to Slurm. */
+		int rc = slurm_write_text(req->dir, "assignment.json", text, false) < 0 ||
+			 slurm_write_text(req->dir, "mount", req->mount, false) < 0 ? -1 :
+			 slurm_write_text(req->dir, "wrapper.sh", script, false);
 
 		free(text);
 		if (rc < 0) {
@@ -266,40 +196,23 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 		goto out;
 	}
 	/* Without a script argument sbatch reads stdin: a user cannot open
-	 * /dev/stdin once the uid changed (its /proc/self is not theirs). In
-	 * its place the instance's tag, by which a runner killed before it
-	 * recorded the job id finds the job (find_tagged). */
-	for (size_t i = 0; argv[i]; i++) {
-		if (!argv[i + 1] && strcmp(argv[i], s.script) == 0) {
-			free(argv[i]);
-			argv[i] = xasprintf("--comment=%s", tag_of(req->dir));
-			break;
-		}
-	}
-	j = job_add(se, req->dir, exit_path, 0, owner);
+	 * /dev/stdin once the uid changed (its /proc/self is not theirs). The
+	 * batch's --array and --comment take its place (slurm_submit.c). */
+	for (last = 0; argv[last + 1]; last++)
+		;
+	free(argv[last]);
+	argv[last] = NULL;
+	j = job_add(se, req->dir, exit_path, 0, -1, owner);
+	j->key = key_of(argv, req->identity);
 	j->argv = argv;
 	j->script = script;
 	j->identity = json_incref(req->identity);
 	argv = NULL;
 	script = NULL;
-	if (se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
-		/* Submitted at the next tick, at once (executor.h: a start may queue). */
-		log_debug("%s: queued for the next cycle's sbatch calls", req->dir);
-	} else if (slurm_submit_job(j, &retry, &why) < 0) {
-		if (!retry) {
-			errprintf(err, "cannot start: %s", why);
-			/* Nothing in Slurm: nothing for a next runner to find. */
-			slurm_forget(j);
-			slurm_release(j);
-			j = NULL;
-			errno = EINVAL;
-			goto out;
-		}
-		/* Slurm is busy or at a limit: the start waits (executor.h). */
-		log_warnx("%s; trying again in %d s", why, RETRY_FIRST_MS / 1000);
-		j->retry_ms = RETRY_FIRST_MS;
-		j->retry_at_ms = time_mono_ms() + j->retry_ms;
-	}
+	/* Submitted by the tick, with the other starts of this moment
+	 * (executor.h: a start may queue). */
+	if (!se->submit_at_ms)
+		se->submit_at_ms = time_mono_ms() + GATHER_MS;
 out:
 	json_decref(req->identity);
 	slurm_argv_free(argv);
@@ -318,8 +231,10 @@ static struct executor_job *slurm_reattach(struct executor *e, const char *dir, 
 	char *path = path_in(dir, "assignment.json"), *idtext = NULL, *mount = NULL, *exit_path = NULL;
 	struct executor_job *j = NULL;
 	struct assignment *a = NULL;
+	char *batch = NULL;
 	json_error_t jerr;
 	uint64_t job_id = 0;
+	long task = -1;
 	json_t *json;
 
 	memset(st, 0, sizeof *st);
@@ -327,16 +242,31 @@ static struct executor_job *slurm_reattach(struct executor *e, const char *dir, 
 	free(path);
 	path = path_in(dir, "slurm_job");
 	idtext = read_file(path, 64, NULL);
-	if (json && !idtext && (job_id = find_tagged(se, dir)) > 0) {
-		log_info("%s: slurm job %" PRIu64 " was submitted by a runner that stopped before it "
-			 "recorded it", dir, job_id);
-		idtext = xasprintf("%" PRIu64 "\n", job_id);
-		if (write_text(dir, "slurm_job", idtext) < 0)
-			log_warn("cannot record slurm job %" PRIu64 " in %s", job_id, dir);
+	if (json && !idtext) {
+		/* Killed between sbatch and recording the job id? The batch's
+		 * tag, written before sbatch, finds the array in squeue. */
+		char tag[96];
+		long t = -1;
+
+		free(path);
+		path = path_in(dir, "slurm_batch");
+		batch = read_file(path, 256, NULL);
+		if (batch && sscanf(batch, "%95s %ld", tag, &t) == 2 &&
+		    (job_id = slurm_find_tagged(se, tag, false)) > 0) {
+			char ref[48];
+
+			slurm_format_ref(job_id, t, ref, sizeof ref);
+			log_info("%s: slurm job %s was submitted by a runner that stopped before it recorded it",
+				 dir, ref);
+			idtext = xasprintf("%s\n", ref);
+			if (slurm_write_text(dir, "slurm_job", idtext, false) < 0)
+				log_warn("cannot record slurm job %s in %s", ref, dir);
+		}
 	}
-	if (!json || !idtext || slurm_parse_sbatch_id(idtext, &job_id) < 0 || job_id == 0) {
+	if (!json || !idtext || slurm_parse_ref(idtext, &job_id, &task) < 0) {
 		errno = ENOENT;
-		errprintf(err, "%s holds no Slurm job", dir);
+		errprintf(err, "%s holds no Slurm job (%s)", dir, batch ? "its batch is not in squeue" :
+			  "it was never handed to Slurm");
 		goto out;
 	}
 	a = assignment_from_json(json, err);
@@ -350,7 +280,7 @@ static struct executor_job *slurm_reattach(struct executor *e, const char *dir, 
 		goto out;
 	}
 	exit_path = slurm_exit_path(mount, a);
-	j = job_add(se, dir, exit_path, job_id, owner);
+	j = job_add(se, dir, exit_path, job_id, task, owner);
 	free(path);
 	path = path_in(dir, "stop");
 	j->stop = read_file(path, 4096, NULL);
@@ -364,6 +294,7 @@ out:
 	assignment_destroy(a);
 	free(path);
 	free(idtext);
+	free(batch);
 	free(mount);
 	free(exit_path);
 	return j;
@@ -393,7 +324,7 @@ static void slurm_set_stop(struct executor_job *j, const char *reason)
 	if (j->stop)
 		return;
 	j->stop = xstrdup(reason);
-	if (write_text(j->dir, "stop", reason) < 0)
+	if (slurm_write_text(j->dir, "stop", reason, true) < 0)
 		log_warn("cannot write %s/stop", j->dir);
 }
 
@@ -419,6 +350,7 @@ static void slurm_release(struct executor_job *j)
 		j->se->jobs = j->next;
 	if (j->next)
 		j->next->prev = j->prev;
+	slurm_leave_batch(j);
 	slurm_drop_submission(j);
 	free(j->dir);
 	free(j->exit_path);
@@ -432,8 +364,11 @@ static void slurm_destroy(struct executor *e)
 
 	while (se->jobs)
 		slurm_release(se->jobs);
-	log_info("slurm: %" PRIu64 " sbatch, %" PRIu64 " squeue and %" PRIu64 " scancel calls made",
-		 se->counts.sbatch, se->counts.squeue, se->counts.scancel);
+	slurm_batches_free(se);
+	free(se->tags_text);
+	log_info("slurm: %" PRIu64 " sbatch, %" PRIu64 " squeue, %" PRIu64 " scancel and %" PRIu64
+		 " scontrol calls made", se->counts.sbatch, se->counts.squeue, se->counts.scancel,
+		 se->counts.scontrol);
 	free(se->runner);
 	free(se->job_name);
 	free(se->partition);
@@ -516,6 +451,8 @@ struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, 
 	se->allow_requeue = cfg->allow_requeue;
 	se->max_interval_ms = cfg->max_interval_ms >= FAST_INTERVAL_MS ? cfg->max_interval_ms : 10000;
 	se->interval_ms = FAST_INTERVAL_MS;
+	se->max_array = cfg->max_array > 0 ? cfg->max_array : 0;
+	se->room_cap = -1;
 	return &se->base;
 }
 

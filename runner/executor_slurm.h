@@ -1,7 +1,8 @@
-/* The Slurm executor (executor.h): each instance is one `sbatch` job run as
- * the instance's user, whose wrapper script records the stage's exit code on
- * the job's volume (slurm_wrapper.h); one batched squeue per poll cycle
- * watches them all. */
+/* The Slurm executor (executor.h): each instance is a Slurm job, or a task of
+ * a job array that carries the starts of a poll cycle, run as the instance's
+ * user, whose wrapper script records the stage's exit code on the job's
+ * volume (slurm_wrapper.h); one batched squeue per poll cycle watches them
+ * all. */
 #ifndef PARSA_RUNNER_EXECUTOR_SLURM_H
 #define PARSA_RUNNER_EXECUTOR_SLURM_H
 
@@ -19,6 +20,7 @@ struct executor_slurm_config {
 	int64_t lost_grace_ms;     /* a job gone from squeue without an exit file: lost after this */
 	int64_t max_interval_ms;   /* squeue at most this far apart (1000 while something waits) */
 	bool allow_requeue;        /* sbatch --requeue; else --no-requeue (the default) */
+	long max_array;            /* --slurm-max-array: tasks per sbatch --array at most; 0: MaxArraySize */
 };
 
 /* NULL with errno and *err. */
@@ -26,7 +28,7 @@ struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, 
 
 /* The calls made to slurmctld so far (for slurm_rpc_per_min). */
 struct slurm_rpc_counts {
-	uint64_t sbatch, squeue, scancel;
+	uint64_t sbatch, squeue, scancel, scontrol;
 };
 void executor_slurm_counts(const struct executor *e, struct slurm_rpc_counts *c);
 

@@ -649,7 +649,7 @@ int main(int argc, char **argv)
 		struct executor_slurm_config scfg = {
 			.runner = r.cfg.name, .partition = r.cfg.slurm_partition, .account = r.cfg.slurm_account,
 			.qos = r.cfg.slurm_qos, .map_from = r.cfg.slurm_map_from, .map_to = r.cfg.slurm_map_to,
-			.lost_grace_ms = r.cfg.slurm_lost_ms,
+			.lost_grace_ms = r.cfg.slurm_lost_ms, .max_array = r.cfg.slurm_max_array,
 			.allow_requeue = r.cfg.slurm_requeue != 0,
 		};
 

@@ -62,6 +62,8 @@ static const char usage_text[] =
 	"                      after this (default 60)\n"
 	"  --slurm-requeue     let Slurm requeue a job after a node failure or preemption\n"
 	"                      (default: --no-requeue, and parsa retries it by the stage's retries)\n"
+	"  --slurm-max-array N  at most N instances to one sbatch --array (default: Slurm's\n"
+	"                      MaxArraySize)\n"
 	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n"
@@ -207,7 +209,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
 	       O_CLOCK, O_GPUS, O_VERSION, O_EXECUTOR, O_S_PART, O_S_ACCT, O_S_QOS, O_S_MAX, O_S_MAP,
-	       O_S_LOST, O_S_REQUEUE };
+	       O_S_LOST, O_S_REQUEUE, O_S_ARRAY };
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "name", required_argument, NULL, O_NAME },
@@ -235,6 +237,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "slurm-path-map", required_argument, NULL, O_S_MAP },
 		{ "slurm-lost-after", required_argument, NULL, O_S_LOST },
 		{ "slurm-requeue", no_argument, NULL, O_S_REQUEUE },
+		{ "slurm-max-array", required_argument, NULL, O_S_ARRAY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -390,6 +393,14 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			cfg->slurm_map_to = xstrdup(eq + 1);
 			break;
 		}
+		case O_S_ARRAY:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 1 << 22)
+				return errprintf(err, "--slurm-max-array '%s': expected a number of tasks such as 1000",
+						 optarg);
+			cfg->slurm_max_array = n;
+			break;
 		case O_S_LOST:
 			if (parse_duration(optarg, &u) < 0 || u < 1 || u > 24 * 3600)
 				return errprintf(err, "--slurm-lost-after '%s': expected seconds such as 60", optarg);

@@ -35,6 +35,7 @@ struct runner_options {
 	int slurm_max_jobs;     /* --slurm-max-jobs: the CPUs offered; 0: --cpus or detected */
 	int64_t slurm_lost_ms;  /* --slurm-lost-after: gone from squeue, no exit file */
 	int slurm_requeue;      /* --slurm-requeue: sbatch --requeue, else --no-requeue */
+	long slurm_max_array;   /* --slurm-max-array: tasks per sbatch --array; 0: MaxArraySize */
 };
 
 /* Fill opts from argv, then the config file, then the defaults. 0; 1 when

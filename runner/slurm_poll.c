@@ -1,8 +1,10 @@
-/* The Slurm executor's poll cycle (slurm_internal.h): starts that wait are
- * submitted when due, the signals asked for since the last cycle go as one
- * scancel, and one squeue for every job of this runner tells what changed;
- * an ended job's exit code comes from the wrapper's exit file. */
+/* The Slurm executor's poll cycle (slurm_internal.h): queued starts are
+ * submitted when due (slurm_submit.c), the signals asked for since the last
+ * cycle go as one scancel ("123_4" for an array task), and one squeue for
+ * every job of this runner, array tasks included, tells what changed; an
+ * ended job's exit code comes from the wrapper's exit file. */
 #include "log.h"
+#include "slurm_batch.h"
 #include "slurm_internal.h"
 #include "slurm_run.h"
 #include "slurm_text.h"
@@ -114,6 +116,19 @@ static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 	return ok ? (jobs ? jobs : xcalloc(1, sizeof *jobs)) : NULL;
 }
 
+/* Whether j's exit file is there whole (the wrapper writes it in place: a
+ * reader may see it empty or cut short, without its newline). */
+static bool exit_file_complete(const struct executor_job *j)
+{
+	char *text = read_file(j->exit_path, 128, NULL);
+	int64_t t0, t1;
+	int code;
+	bool whole = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
+
+	free(text);
+	return whole;
+}
+
 /* What the cycle's answer says of j; true when something changed. */
 static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t n, int64_t now_ms)
 {
@@ -121,17 +136,13 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 	const struct slurm_job *rec = NULL;
 	struct slurm_verdict v;
 
-	for (size_t i = 0; i < n && !rec; i++)
-		if (jobs[i].job_id == j->job_id)
-			rec = &jobs[i];
+	/* An array task: its own record once it started, else its array's
+	 * pending range. */
+	rec = slurm_find_ref(jobs, n, j->job_id, j->task);
 	if (!rec) {
 		/* Gone (past MinJobAge): the exit file says how it ended. */
-		char *text = read_file(j->exit_path, 128, NULL);
-		int64_t t0, t1;
-		int code;
-		bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
+		bool have = exit_file_complete(j);
 
-		free(text);
 		if (!j->gone_since_ms)
 			j->gone_since_ms = now_ms;
 		if (have || now_ms - j->gone_since_ms >= se->lost_grace_ms) {
@@ -169,7 +180,7 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 	}
 	/* Ended. The wrapper wrote its exit file before it ended; give a
 	 * volume that shows it late the grace time. */
-	if (v.outcome == SLURM_SUCCEEDED && access(j->exit_path, F_OK) < 0) {
+	if (v.outcome == SLURM_SUCCEEDED && !exit_file_complete(j)) {
 		if (!j->ended_wait_ms)
 			j->ended_wait_ms = now_ms;
 		if (now_ms - j->ended_wait_ms < se->lost_grace_ms)
@@ -177,55 +188,6 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 	}
 	report_end(j, &v, now_ms);
 	return true;
-}
-
-/* Queued starts: dropped when stopped, else submitted again when due.
- * Returns the earliest retry still waiting (-1 none). */
-static int64_t retry_starts(struct slurm_executor *se, int64_t now_ms)
-{
-	int64_t next = -1;
-
-	for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
-		struct exec_status st = { .cpu_ms = -1, .max_rss = -1 };
-		bool retry = false;
-		char *why = NULL;
-
-		nx = j->next;
-		if (j->ended || j->job_id)
-			continue;
-		if (j->cancel) {
-			st.state = EXEC_EXITED;
-			st.signal = SIGTERM;
-			st.reason = xstrdup("stopped before Slurm took it");
-		} else if (now_ms < j->retry_at_ms || se->sbatch_spent_ms >= SBATCH_BUDGET_MS) {
-			int64_t due = now_ms < j->retry_at_ms ? j->retry_at_ms : now_ms;
-
-			next = next < 0 || due < next ? due : next;
-			continue;
-		} else if (slurm_submit_job(j, &retry, &why) == 0) {
-			if (j->retry_ms)
-				log_info("slurm job %s: submitted on a later try", j->id);
-			continue;
-		} else if (retry) {
-			j->retry_ms = j->retry_ms ? j->retry_ms * 2 : RETRY_FIRST_MS;
-			if (j->retry_ms > RETRY_MAX_MS)
-				j->retry_ms = RETRY_MAX_MS;
-			j->retry_at_ms = now_ms + j->retry_ms;
-			log_warnx("%s; trying again in %" PRId64 " s", why, j->retry_ms / 1000);
-			free(why);
-			next = next < 0 || j->retry_at_ms < next ? j->retry_at_ms : next;
-			continue;
-		} else {
-			st.state = EXEC_FAILED;
-			st.reason = xasprintf("cannot start: %s", why);
-		}
-		free(why);
-		j->ended = true;
-		slurm_drop_submission(j);
-		executor_report(&se->base, j->owner, &st, now_ms);
-		exec_status_clear(&st);
-	}
-	return next;
 }
 
 int64_t slurm_poll_tick(struct executor *e, int64_t now_ms)
@@ -237,7 +199,7 @@ int64_t slurm_poll_tick(struct executor *e, int64_t now_ms)
 	size_t n;
 
 	se->sbatch_spent_ms = 0;
-	next = retry_starts(se, now_ms);
+	next = slurm_submit_queued(se, now_ms);
 
 	for (struct executor_job *j = se->jobs; j; j = j->next)
 		watching |= !j->ended && j->job_id;

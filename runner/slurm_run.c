@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ struct run_who {
 	gid_t groups[256];
 	size_t ngroups;
 	char *home, *user;
+	pid_t parent;  /* the runner: the child checks it is still there */
 };
 
 static int who_from_json(const json_t *id, struct run_who *w, char **err)
@@ -73,6 +75,11 @@ static void __attribute__((noreturn)) child(char *const *argv, char *const *envp
 		if (w->uid != 0 && setuid(0) == 0)
 			_exit(126);
 	}
+	/* Never outlive the runner (set after the uid changed, which clears
+	 * it): an sbatch left behind by a runner killed -9 could submit after
+	 * the next runner looked for its tag, and run an instance twice. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != w->parent)
+		_exit(126);
 	if (chdir("/") < 0)
 		_exit(126);
 	close_range(3, ~0U, 0);
@@ -129,6 +136,7 @@ int slurm_run(char *const *argv, const char *input, const json_t *identity, int 
 		errprintf(err, "cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
+	w.parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		errprintf(err, "cannot fork: %s", strerror(errno));

@@ -6,6 +6,7 @@
 #ifndef PARSA_RUNNER_SLURM_WRAPPER_H
 #define PARSA_RUNNER_SLURM_WRAPPER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "assign.h"
@@ -18,8 +19,17 @@ char *slurm_exit_path(const char *mount, const struct assignment *a);
 
 /* The wrapper script for a (mount as the nodes see it): the environment a
  * local instance gets, its log appended to, the stage's command, the exit
- * code written (through a temporary name) to the exit file. Malloc'ed. */
+ * code written to the exit file in one line (a reader that sees it cut short
+ * sees no newline: slurm_exit_parse refuses it). Malloc'ed. */
 char *slurm_wrapper_text(const struct assignment *a, const char *node_mount);
+
+/* One script for a job array whose task k runs wrappers[k] (each a text of
+ * slurm_wrapper_text): the instances' own wrappers, chosen by
+ * SLURM_ARRAY_TASK_ID, so that every task appends to its instance's log and
+ * writes its instance's exit file. It goes to sbatch on stdin, as a single
+ * wrapper does: the instance's user cannot read the runner's state folder.
+ * A task id it does not know exits 125. Malloc'ed. */
+char *slurm_array_script(const char *const *wrappers, size_t n);
 
 /* The exit file's text ("CODE START_MS END_MS\n", the node's wall clock; the
  * times 0 when missing): 0 and *code, or -1 (incomplete, garbage). */

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Issue 36: exactly once across restarts, counted in Slurm itself. Every
-# sbatch is tagged --comment=parsa:<instance>.<attempt>; with MinJobAge long
-# enough squeue -t all still lists every job of the test, so two jobs with
-# one tag would be an attempt submitted twice. The Slurm runner killed -9
+# sbatch (one job, or an array of the cycle's starts) is tagged
+# --comment=parsa:<runner>:<stamp>.<pid>.<seq>, unique to it; with MinJobAge
+# long enough squeue -t all still lists every job of the test, so one tag on
+# two Slurm jobs (two array ids) would be a batch submitted twice. The Slurm runner killed -9
 # during a fan-out and started again, then the scheduler killed -9 during
 # another and started again: each time no tag twice, every instance ran once,
 # and the job succeeds. Last, --slurm-path-map to the storage volume itself
@@ -23,13 +24,14 @@ submit_as() {
 	as_user parsa-slurm1 cp "$1" "$MNT/queue/$(basename "$1")" || return 1
 	as_user parsa-slurm1 readlink "$MNT/jobs/last"
 }
-# tags: "JOBID|parsa:<instance>.<attempt>" of every job of slurm1 Slurm keeps.
+# tags: "JOBID|TAG" of every job and array task of slurm1 Slurm keeps.
 tags() {
 	squeue --noheader -t all --name=parsa-slurm1 -o '%A|%k'
 }
-# twice: the tags given to more than one Slurm job (none, when exactly once).
+# twice: the tags given to more than one Slurm job or array (%F: the array's
+# id, a plain job's own), none when exactly once.
 twice() {
-	tags | cut -d'|' -f2 | sort | uniq -d
+	squeue --noheader -t all --name=parsa-slurm1 -o '%F|%k' | sort -u | cut -d'|' -f2 | sort | uniq -d
 }
 some_running() {
 	[ "$(grep -l '^state: running' "$MNT"/jobs/"$1"/stages/fan/instances/*/status 2>/dev/null | wc -l)" -ge 2 ]

@@ -78,6 +78,16 @@ static void rm_slurm_job(const char *dir)
 	free(path);
 }
 
+static void write_file_in(const char *dir, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
 static void test_pure(void)
 {
 	struct assignment a = { .id = 5, .attempt = 2, .job = 7, .stage = "st", .index = 3, .item = "warm/x y",
@@ -208,6 +218,7 @@ static void test_overrides(void)
 				       .identity = identity() };
 	j = executor_start(e, &req, &owner, &err);
 	ok(j != NULL, "started: %s", j ? "" : err);
+	executor_tick(e, time_mono_ms() + 1000);
 	text = slurp(tmp, "sbatch.args");
 	ok(text && strstr(text, "--time=0-00:02:00\n"), "walltime 70 s: --time of 2 minutes");
 	ok(text && strstr(text, "--gres=gpu:2\n"), "gpus: --gres=gpu:2");
@@ -252,9 +263,9 @@ static void test_cycle(void)
 	struct slurm_rpc_counts c;
 	struct exec_status st;
 	char *err = NULL, *dir = xasprintf("%s/state/5.2", tmp), *mount = xasprintf("%s/mnt", tmp);
-	char *text, *cmd;
+	char *text, *cmd, *batch;
 	json_t *json = assignment_to_json(&a), *back = NULL;
-	int64_t now = time_mono_ms();
+	int64_t now = time_mono_ms(), next;
 	int owner1, owner2, owner3;
 
 	e = executor_slurm_create(&cfg, &err);
@@ -266,19 +277,32 @@ static void test_cycle(void)
 	ok(j != NULL, "started: %s", j ? "" : err);
 	if (!j)
 		return;
+	is_str(executor_job_id(e, j), "", "queued for the cycle's sbatch calls");
+	text = slurp(dir, "slurm_batch");
+	ok(*text == '\0' && access(dir, F_OK) == 0, "DIR says it was never handed to Slurm yet");
+	free(text);
+	next = executor_tick(e, now);
+	ok(next > now && next <= now + 1000, "submitted within the gather time, not at once");
+	executor_tick(e, now + 1000);
 	is_str(executor_job_id(e, j), "101", "the job id sbatch said");
 	text = slurp(dir, "slurm_job");
-	is_str(text, "101\n", "recorded in DIR before start returned");
+	is_str(text, "101\n", "recorded in DIR");
 	free(text);
+	batch = slurp(dir, "slurm_batch");
+	ok(strncmp(batch, "parsa:t1:", 9) == 0 && strstr(batch, " -1\n"), "its tag was recorded before (%s)", batch);
 	text = slurp(tmp, "sbatch.args");
+	*strchr(batch, ' ') = '\0';
+	cmd = xasprintf("--comment=%s\n", batch);
 	ok(strstr(text, "--parsable") && strstr(text, "--job-name=parsa-t1") && strstr(text, "--partition=debug") &&
 	   strstr(text, "--cpus-per-task=2") && strstr(text, "--no-requeue") && strstr(text, "--export=NONE") &&
-	   strstr(text, "--comment=parsa:5.2\n"), "sbatch's arguments, the instance's tag last");
+	   strstr(text, cmd) && !strstr(text, "--array"), "a plain job's arguments, the batch's tag last");
+	free(cmd);
 	free(text);
+	free(batch);
 	text = slurp(tmp, "sbatch.script");
 	ok(strstr(text, "export PARSA_INDEX='3'") != NULL, "the wrapper went to sbatch on stdin");
 	free(text);
-	is_int(executor_tick(e, now) > 0, 1, "a deadline while a job is watched");
+	is_int(executor_tick(e, now + 1000) > 0, 1, "a deadline while a job is watched");
 
 	ok(executor_facts(e, &facts) && facts.pending == 1 && facts.running == 0 && facts.last_poll_ms == 0 &&
 	   facts.partition && strcmp(facts.partition, "debug") == 0, "facts: one pending, no poll yet");
@@ -347,23 +371,38 @@ static void test_cycle(void)
 	ok(j2 && j3, "two more started");
 	if (!j2 || !j3)
 		return;
+	set_squeue("");
+	executor_tick(e, time_mono_ms() + 1000);
+	ok(strcmp(executor_job_id(e, j2), "102_0") == 0 && strcmp(executor_job_id(e, j3), "102_1") == 0,
+	   "two of a kind: one array, a task each (%s, %s)", executor_job_id(e, j2), executor_job_id(e, j3));
+	text = slurp(tmp, "sbatch.args");
+	ok(strstr(text, "--array=0-1\n") != NULL, "sbatch --array=0-1");
+	free(text);
+	text = slurp(tmp, "sbatch.script");
+	ok(strstr(text, "case \"$SLURM_ARRAY_TASK_ID\" in") && strstr(text, "PARSA_INDEX='4'") &&
+	   strstr(text, "PARSA_INDEX='5'"), "the array's script holds both wrappers");
+	free(text);
+	text = slurp(req.dir, "slurm_job");
+	is_str(text, "102_1\n", "each DIR records its task");
+	free(text);
 	ok(executor_signal(e, j2, SIGTERM) == 0, "signal asks for a scancel");
-	set_squeue("102|102|102|N/A|CANCELLED|None|n1|parsa-t1\n");
+	set_squeue("102_0|103|102|0|CANCELLED|None|n1|parsa-t1\n");
 	seen.calls = 0;
 	executor_tick(e, now + 8000);
 	text = slurp(tmp, "scancel.args");
-	is_str(text, "102\n", "one scancel with the job's id");
+	is_str(text, "102_0\n", "one scancel with the task's id");
 	free(text);
 	ok(seen.calls == 1 && seen.owner == &owner2 && seen.last.signal == SIGTERM && seen.last.reason &&
-	   strstr(seen.last.reason, "slurm job 102"), "cancelled: ended by a signal, Slurm's reason: %s",
+	   strstr(seen.last.reason, "slurm job 102_0"), "cancelled: ended by a signal, Slurm's reason: %s",
 	   seen.last.reason ? seen.last.reason : "");
 	ok(executor_signal(e, j2, SIGKILL) < 0 && errno == ESRCH, "an ended job: ESRCH");
 	executor_tick(e, now + 10000);
 	ok(seen.calls == 2 && seen.owner == &owner3 && seen.last.signal == SIGKILL && seen.last.reason &&
 	   strstr(seen.last.reason, "lost"), "gone from squeue without an exit file: lost after the grace time");
 	executor_slurm_counts(e, &c);
-	ok(c.sbatch == 3 && c.scancel == 1 && c.squeue == 6, "calls counted: %lu sbatch %lu squeue %lu scancel",
-	   (unsigned long)c.sbatch, (unsigned long)c.squeue, (unsigned long)c.scancel);
+	ok(c.sbatch == 2 && c.scancel == 1 && c.squeue >= 4 && c.squeue <= 7 && c.scontrol == 1,
+	   "calls counted: %lu sbatch %lu squeue %lu scancel %lu scontrol", (unsigned long)c.sbatch,
+	   (unsigned long)c.squeue, (unsigned long)c.scancel, (unsigned long)c.scontrol);
 	executor_release(e, j2);
 
 	/* A new runner finds 8.2's job by its recorded id. */
@@ -374,9 +413,9 @@ static void test_cycle(void)
 	j3 = executor_reattach(e, req.dir, &owner3, &back, &st, &err);
 	ok(j3 && st.state == EXEC_STARTING, "reattached");
 	if (j3) {
-		is_str(executor_job_id(e, j3), "103", "with its job id");
+		is_str(executor_job_id(e, j3), "102_1", "with its array task");
 		ok(json_equal(back, json), "and its assignment");
-		set_squeue("103|103|103|N/A|RUNNING|None|n1|parsa-t1\n");
+		set_squeue("102_1|104|102|1|RUNNING|None|n1|parsa-t1\n");
 		executor_tick(e, time_mono_ms() + 1000);
 		ok(seen.calls == 3 && seen.last.state == EXEC_RUNNING, "the next squeue says it runs");
 		executor_release(e, j3);
@@ -389,25 +428,34 @@ static void test_cycle(void)
 	free(err);
 	err = NULL;
 	ok(executor_reattach(e, tmp, NULL, &back, &st, &err) == NULL, "a folder without a job id is refused");
-	/* Killed between sbatch and recording the id: found by its tag. */
+	/* Killed between sbatch and recording the id: found by its batch's tag. */
 	cmd = xasprintf("mkdir %s/state/9.1 && cp %s/state/8.2/assignment.json %s/state/8.2/mount %s/state/9.1/",
 			tmp, tmp, tmp, tmp);
-	is_int(system(cmd), 0, "a folder without slurm_job");
+	is_int(system(cmd), 0, "a folder without slurm_batch nor slurm_job");
 	free(cmd);
-	set_squeue("103|parsa:8.2\n104|parsa:9.1\n");
 	cmd = xasprintf("%s/state/9.1", tmp);
+	free(err);
+	err = NULL;
 	j3 = executor_reattach(e, cmd, &owner3, &back, &st, &err);
-	ok(j3 && strcmp(executor_job_id(e, j3), "104") == 0, "a job sbatch took but DIR lacks is found by its comment");
+	ok(j3 == NULL && err && strstr(err, "never handed"),
+	   "a start still queued when the runner stopped: nothing in Slurm, refused (%s)", err ? err : "");
+	free(err);
+	err = NULL;
+	write_file_in(cmd, "slurm_batch", "parsa:t1:9.9.9 3\n");
+	set_squeue("102|parsa:t1:1.1.1\n105|parsa:t1:9.9.9\n");
+	j3 = executor_reattach(e, cmd, &owner3, &back, &st, &err);
+	ok(j3 && strcmp(executor_job_id(e, j3), "105_3") == 0,
+	   "an array sbatch took but DIR lacks is found by its comment: task 3 of 105");
 	text = slurp(cmd, "slurm_job");
-	is_str(text, "104\n", "and recorded");
+	is_str(text, "105_3\n", "and recorded");
 	free(text);
 	executor_release(e, j3);
 	json_decref(back);
-	free(cmd);
-	set_squeue("103|parsa:8.2\n");
-	cmd = xasprintf("%s/state/9.1", tmp);
+	executor_destroy(e);
+	e = executor_slurm_create(&cfg, &err);
+	set_squeue("102|parsa:t1:1.1.1\n");
 	rm_slurm_job(cmd);
-	ok(executor_reattach(e, cmd, &owner3, &back, &st, &err) == NULL, "not in squeue: never submitted, refused");
+	ok(executor_reattach(e, cmd, &owner3, &back, &st, &err) == NULL, "its tag not in squeue: refused");
 	free(cmd);
 	executor_destroy(e);
 	free((char *)req.dir);
@@ -444,7 +492,11 @@ static void test_refused(void)
 	struct executor_job *j, *j2;
 	struct executor_start req;
 	char *err = NULL, *dir = xasprintf("%s/state/20.1", tmp), *mount = xasprintf("%s/mnt", tmp), *text;
-	json_t *json = assignment_to_json(&a);
+	char *dir2 = xasprintf("%s/state/21.1", tmp);
+	struct executor_start req2;
+	struct executor_job *jb;
+	struct slurm_rpc_counts c0, c1;
+	json_t *json = assignment_to_json(&a), *json2;
 	int64_t now = time_mono_ms(), next;
 	int owner;
 
@@ -456,19 +508,43 @@ static void test_refused(void)
 	ok(j != NULL, "a start Slurm cannot take now waits");
 	if (!j)
 		return;
+	next = executor_tick(e, now + 1000);
 	is_str(executor_job_id(e, j), "", "with no job id yet");
 	ok(access(dir, F_OK) == 0, "its folder is there");
-	next = executor_tick(e, now);
-	ok(next > now + 3000, "tried again in a few seconds, not at once");
-	is_int(seen.calls, 0, "nothing reported meanwhile");
+	ok(next > now + 4000, "tried again in a few seconds, not at once");
+	ok(seen.calls == 1 && seen.last.state == EXEC_STARTING && seen.last.reason &&
+	   strstr(seen.last.reason, "waiting for Slurm") && strstr(seen.last.reason, "Unable to contact"),
+	   "a wait with Slurm's reason, not a failure: %s", seen.last.reason ? seen.last.reason : "");
+	/* A start that comes during the wait waits with it, without an sbatch
+	 * of its own: the next would be refused the same way. */
+	executor_slurm_counts(e, &c0);
+	a.id = 21;
+	a.index = 10;
+	json2 = assignment_to_json(&a);
+	req2 = (struct executor_start){ .dir = dir2, .assignment = json2, .mount = mount, .scratch = tmp,
+					.identity = identity() };
+	jb = executor_start(e, &req2, &owner, &err);
+	executor_tick(e, now + 3000);
+	executor_slurm_counts(e, &c1);
+	ok(jb && c1.sbatch == c0.sbatch && *executor_job_id(e, jb) == '\0',
+	   "a start queued meanwhile waits out the refusal (sbatch calls %lu, then %lu)",
+	   (unsigned long)c0.sbatch, (unsigned long)c1.sbatch);
 	refuse(NULL);
 	set_squeue("");
-	executor_tick(e, now + 6000);
+	executor_tick(e, now + 7000);
+	executor_slurm_counts(e, &c1);
+	ok(jb && c1.sbatch == c0.sbatch + 1 && *executor_job_id(e, jb) != '\0',
+	   "then both go in one sbatch (%s)", jb ? executor_job_id(e, jb) : "");
+	if (jb) {
+		executor_forget(e, jb);
+		executor_release(e, jb);
+	}
+	json_decref(json2);
 	text = slurp(dir, "slurm_job");
 	ok(strcmp(executor_job_id(e, j), "") != 0 && strcmp(text, "") != 0, "submitted on the next try, recorded (%s)",
 	   executor_job_id(e, j));
 	free(text);
-	is_int(seen.calls, 0, "still nothing reported");
+	is_int(seen.calls, 1, "nothing more reported");
 	executor_forget(e, j);
 	executor_release(e, j);
 
@@ -476,8 +552,12 @@ static void test_refused(void)
 	       "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
 	req.identity = identity();
 	j2 = executor_start(e, &req, &owner, &err);
-	ok(j2 == NULL && err && strstr(err, "Invalid partition name"), "a refusal for good fails the start: %s",
-	   err ? err : "");
+	executor_tick(e, now + 8000);
+	ok(j2 && seen.calls == 2 && seen.last.state == EXEC_FAILED && seen.last.reason &&
+	   strstr(seen.last.reason, "Invalid partition name"), "a refusal for good fails the start: %s",
+	   seen.last.reason ? seen.last.reason : "");
+	executor_forget(e, j2);
+	executor_release(e, j2);
 	ok(access(dir, F_OK) < 0, "and leaves no folder behind");
 
 	refuse("sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n");
@@ -486,8 +566,8 @@ static void test_refused(void)
 	ok(j2 != NULL, "waiting again");
 	if (j2) {
 		ok(executor_signal(e, j2, SIGTERM) == 0, "stopped while it waits");
-		executor_tick(e, now);
-		ok(seen.calls == 1 && seen.last.state == EXEC_EXITED && seen.last.signal == SIGTERM && seen.last.reason &&
+		executor_tick(e, now + 9000);
+		ok(seen.calls == 3 && seen.last.state == EXEC_EXITED && seen.last.signal == SIGTERM && seen.last.reason &&
 		   strstr(seen.last.reason, "before Slurm took it"), "dropped, reported ended");
 		executor_forget(e, j2);
 		executor_release(e, j2);
@@ -495,8 +575,8 @@ static void test_refused(void)
 	req.identity = identity();
 	j2 = executor_start(e, &req, &owner, &err);
 	refuse("sbatch: error: Batch job submission failed: Invalid account or account/partition combination\n");
-	executor_tick(e, now + 6000);
-	ok(j2 && seen.calls == 2 && seen.last.state == EXEC_FAILED && seen.last.reason &&
+	executor_tick(e, now + 10000);
+	ok(j2 && seen.calls == 4 && seen.last.state == EXEC_FAILED && seen.last.reason &&
 	   strstr(seen.last.reason, "Invalid account"), "a retry refused for good: failed");
 	executor_release(e, j2);
 	refuse(NULL);
@@ -504,6 +584,71 @@ static void test_refused(void)
 	executor_destroy(e);
 	json_decref(json);
 	free(dir);
+	free(dir2);
+	free(mount);
+	free(err);
+}
+
+/* A submit limit (MaxSubmitJobs): the array waits, then goes in halves. */
+static void test_limit(void)
+{
+	struct executor_slurm_config cfg = { .runner = "t4" };
+	struct assignment a = { .id = 40, .attempt = 1, .job = 7, .stage = "st", .index = 0, .item = "",
+				.run = "true", .cpus = 1, .user = "me" };
+	struct seen seen = { 0 };
+	struct executor *e = executor_slurm_create(&cfg, NULL);
+	struct executor_job *j[8];
+	struct slurm_rpc_counts c;
+	char *err = NULL, *mount = xasprintf("%s/mnt", tmp), *text;
+	int64_t now = time_mono_ms();
+	int waiting = 0, have = 0;
+
+	executor_set_callback(e, changed, &seen);
+	for (int i = 0; i < 8; i++) {
+		struct executor_start req = { .mount = mount, .scratch = tmp, .identity = identity() };
+		json_t *json;
+
+		a.id = 40 + i;
+		a.index = i;
+		json = assignment_to_json(&a);
+		req.assignment = json;
+		req.dir = xasprintf("%s/state/%d.1", tmp, 40 + i);
+		j[i] = executor_start(e, &req, &seen, &err);
+		free((char *)req.dir);
+		json_decref(json);
+		if (!j[i])
+			return;
+	}
+	refuse("sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
+	       "(job submit limit, user's size and/or time limits)\n");
+	executor_tick(e, now + 1000);
+	executor_slurm_counts(e, &c);
+	is_int(c.sbatch, 1, "the eight as one array, one sbatch");
+	for (int i = 0; i < 8; i++)
+		waiting += *executor_job_id(e, j[i]) == '\0';
+	ok(waiting == 8 && seen.calls == 8 && seen.last.state == EXEC_STARTING, "refused for a limit: all wait");
+	refuse(NULL);
+	executor_tick(e, now + 7000);
+	text = slurp(tmp, "sbatch.args");
+	ok(strstr(text, "--array=0-3\n") != NULL, "then half of them go in one sbatch");
+	free(text);
+	for (int i = 0; i < 8; i++)
+		have += *executor_job_id(e, j[i]) != '\0';
+	is_int(have, 4, "four submitted");
+	executor_tick(e, now + 7001);
+	have = 0;
+	for (int i = 0; i < 8; i++)
+		have += *executor_job_id(e, j[i]) != '\0';
+	executor_slurm_counts(e, &c);
+	ok(have == 8 && c.sbatch == 3, "the other four at the next tick: %d, %lu sbatch calls in all", have,
+	   (unsigned long)c.sbatch);
+	ok(seen.last.state == EXEC_STARTING, "none failed");
+	for (int i = 0; i < 8; i++) {
+		executor_forget(e, j[i]);
+		executor_release(e, j[i]);
+	}
+	exec_status_clear(&seen.last);
+	executor_destroy(e);
 	free(mount);
 	free(err);
 }
@@ -528,6 +673,7 @@ static void test_budget(void)
 		json_t *json;
 
 		a.id = 30 + i;
+		a.cpus = 1 + i; /* three shapes: three sbatch calls */
 		json = assignment_to_json(&a);
 		req = (struct executor_start){ .assignment = json, .mount = mount, .scratch = tmp, .identity = identity() };
 		req.dir = xasprintf("%s/state/%d.1", tmp, 30 + i);
@@ -538,9 +684,10 @@ static void test_budget(void)
 	ok(j[0] && j[1] && j[2], "three started");
 	if (!j[0] || !j[1] || !j[2])
 		return;
-	ok(*executor_job_id(e, j[0]) && *executor_job_id(e, j[1]), "the first two submitted at once");
+	executor_tick(e, time_mono_ms() + 1000);
+	ok(*executor_job_id(e, j[0]) && *executor_job_id(e, j[1]), "the first two submitted at the tick");
 	is_str(executor_job_id(e, j[2]), "", "the third waits for the next tick");
-	ok(executor_tick(e, time_mono_ms()) >= 0, "tick");
+	ok(executor_tick(e, time_mono_ms() + 1000) >= 0, "tick");
 	ok(*executor_job_id(e, j[2]) != '\0', "and is submitted there (%s)", executor_job_id(e, j[2]));
 	is_int(seen.calls, 0, "nothing reported");
 	unlink(path);
@@ -613,6 +760,9 @@ int main(void)
 {
 	char *path, *cmd;
 
+	/* As parsa-runner's main: a fake sbatch that refuses exits without
+	 * reading the script on its stdin. */
+	signal(SIGPIPE, SIG_IGN);
 	snprintf(tmp, sizeof tmp, "/tmp/test_executor_slurm.XXXXXX");
 	if (!mkdtemp(tmp)) {
 		printf("Bail out! mkdtemp: %s\n", strerror(errno));
@@ -639,6 +789,9 @@ int main(void)
 	cmd = xasprintf("cat %s/sinfo.txt\n", tmp);
 	write_script("sinfo", cmd);
 	free(cmd);
+	cmd = xasprintf("cat %s/slurm/scontrol-config.txt\n", PARSA_FIXTURES);
+	write_script("scontrol", cmd);
+	free(cmd);
 	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	free(path);
@@ -649,6 +802,7 @@ int main(void)
 	test_refused();
 	test_budget();
 	test_host();
+	test_limit();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmp);

@@ -3,6 +3,7 @@
  * an instance, arrays split under MaxArraySize and MaxSubmitJobs, and the
  * sbatch argument vector. */
 #include "slurm_text.h"
+#include "slurm_fixture.h"
 #include "tap.h"
 #include "util.h"
 
@@ -14,20 +15,6 @@
 #include <string.h>
 
 TAP_STATE;
-
-static char *fixture(const char *name)
-{
-	char path[512];
-	char *text;
-
-	snprintf(path, sizeof(path), "%s/slurm/%s", PARSA_FIXTURES, name);
-	text = read_file(path, 1 << 20, NULL);
-	if (!text) {
-		printf("Bail out! cannot read %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return text;
-}
 
 /* The record of a job by name (and array task, -2 for any) in jobs. */
 static const struct slurm_job *by_name(const struct slurm_job *jobs, size_t n, const char *name,
