@@ -54,17 +54,6 @@ static int backing_off(const struct stage *stage, int64_t now, const struct inst
 	return n;
 }
 
-static int job_ended(const struct job *job)
-{
-	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
-}
-
-static int stage_ended(const struct stage *stage)
-{
-	return stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
-	       stage->state == STAGE_CANCELLED;
-}
-
 /* ---- JSON ---- */
 
 json_t *views_assignment_json(const struct instance *inst)
