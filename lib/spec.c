@@ -43,9 +43,7 @@ void spec_destroy(struct spec *spec)
 	free(spec);
 }
 
-/* The job name a file gives by default: its base name without .conf, .ini
- * or .spec. */
-static char *default_name(const char *filename)
+const char *spec_file_stem(const char *filename, size_t *len)
 {
 	static const char *const exts[] = { ".conf", ".ini", ".spec" };
 	const char *base = strrchr(filename, '/');
@@ -61,6 +59,17 @@ static char *default_name(const char *filename)
 			break;
 		}
 	}
+	*len = n;
+	return base;
+}
+
+/* The job name a file gives by default (spec_file_stem), never empty and
+ * at most JOB_NAME_MAX bytes of whole UTF-8 characters. */
+static char *default_name(const char *filename)
+{
+	size_t n;
+	const char *base = spec_file_stem(filename, &n);
+
 	if (n == 0)
 		return xstrdup("spec");
 	if (n > JOB_NAME_MAX)

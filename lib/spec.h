@@ -89,6 +89,14 @@ struct spec {
 struct spec *spec_parse(const char *text, size_t len, const char *filename, char **err);
 void spec_destroy(struct spec *spec);
 
+/* The name a spec's file gives: its base name without the folder and
+ * without .conf, .ini or .spec ("lab/train.conf": "train"). Returns a pointer
+ * into filename and sets *len to the name's length (0 for ".conf"). The one
+ * rule behind a job's default name (spec_parse, which then makes "" into
+ * "spec" and cuts it to JOB_NAME_MAX) and a schedule's name (sched/schedules.c,
+ * which refuses a bad one instead). */
+const char *spec_file_stem(const char *filename, size_t *len);
+
 /* "finish", "stop" or "ignore"; and back (-1 when name is none of them). */
 const char *spec_on_failure_name(enum spec_on_failure how);
 int spec_on_failure_parse(const char *name);

@@ -83,17 +83,6 @@ struct engine {
 	} burst;
 };
 
-static inline bool job_ended(const struct job *job)
-{
-	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
-}
-
-static inline bool stage_ended(const struct stage *stage)
-{
-	return stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
-	       stage->state == STAGE_CANCELLED;
-}
-
 static inline bool inst_active(const struct instance *inst)
 {
 	return inst->state == INST_ASSIGNED || inst->state == INST_RUNNING;

@@ -20,7 +20,7 @@ void engine_set_stage_state(struct engine *e, struct stage *stage, enum stage_st
 	stage->state = state;
 	if (state == STAGE_RUNNING && !stage->started_ms)
 		stage->started_ms = now;
-	if (state == STAGE_SUCCEEDED || state == STAGE_FAILED || state == STAGE_CANCELLED)
+	if (stage_state_ended(state))
 		stage->ended_ms = now;
 	else
 		stage->ended_ms = 0;

@@ -177,11 +177,6 @@ void model_set_next_ids(struct model *m, int64_t job_id, int64_t inst_id)
 size_t model_nactive(struct model *m) { return m->nactive; }
 struct job *model_active_at(struct model *m, size_t i) { return i < m->nactive ? m->active[i] : NULL; }
 
-static int job_ended(const struct job *job)
-{
-	return job->state == JOB_SUCCEEDED || job->state == JOB_FAILED || job->state == JOB_CANCELLED;
-}
-
 void model_prune_active(struct model *m)
 {
 	size_t keep = 0;

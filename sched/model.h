@@ -199,6 +199,30 @@ int job_state_parse(const char *name);
 int stage_state_parse(const char *name);
 int inst_state_parse(const char *name);
 
+/* Whether a job or a stage has ended: succeeded, failed or cancelled, the
+ * states only a retry leaves. The one definition the engine, the views and
+ * the model use; inline because the pass asks it of every active job and
+ * stage each round. */
+static inline bool job_state_ended(enum job_state s)
+{
+	return s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED;
+}
+
+static inline bool stage_state_ended(enum stage_state s)
+{
+	return s == STAGE_SUCCEEDED || s == STAGE_FAILED || s == STAGE_CANCELLED;
+}
+
+static inline bool job_ended(const struct job *job)
+{
+	return job_state_ended(job->state);
+}
+
+static inline bool stage_ended(const struct stage *stage)
+{
+	return stage_state_ended(stage->state);
+}
+
 /* Resident jobs, by id (NULL when unknown or not in memory: the store has
  * the others, store_history.c), and by index up to model_njobs (the next id;
  * NULL for gaps and jobs not in memory). */

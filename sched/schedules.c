@@ -309,25 +309,14 @@ void schedules_runs_free(struct schedule_run *runs, size_t n)
 
 /* ---- the API ---- */
 
-/* The schedule's name: the file name without its folder and without .conf,
- * .ini or .spec. NULL with *err when that is not a good name. */
+/* The schedule's name: the name its file gives (spec_file_stem, as a job's
+ * default name). NULL with *err when that is not a good name. */
 static char *name_of(const char *filename, char **err)
 {
-	static const char *const exts[] = { ".conf", ".ini", ".spec" };
-	const char *base = strrchr(filename, '/');
 	size_t n;
+	const char *base = spec_file_stem(filename, &n);
 	char *name;
 
-	base = base ? base + 1 : filename;
-	n = strlen(base);
-	for (size_t i = 0; i < ARRAY_LEN(exts); i++) {
-		size_t el = strlen(exts[i]);
-
-		if (n > el && strcmp(base + n - el, exts[i]) == 0) {
-			n -= el;
-			break;
-		}
-	}
 	name = xasprintf("%.*s", (int)n, base);
 	for (const char *c = name; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("._-", *c))

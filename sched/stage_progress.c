@@ -65,8 +65,7 @@ void stage_progress_get(const struct stage *stage, int64_t now, struct stage_pro
 		out->percent = 100;
 	/* A stage that has ended did its work between its start and its end:
 	 * its rate stays what it was, however long ago that was. */
-	ended = stage->state == STAGE_SUCCEEDED || stage->state == STAGE_FAILED ||
-		stage->state == STAGE_CANCELLED;
+	ended = stage_ended(stage);
 	until = ended && stage->ended_ms > 0 ? stage->ended_ms : now;
 	if (stage->started_ms > 0 && until > stage->started_ms && done > 0) {
 		out->rate_per_s = done / ((double)(until - stage->started_ms) / 1000.0);

@@ -128,6 +128,21 @@ int main(void)
 	json_decref(json);
 	ok(next > f.now, "its next run is after now");
 
+	/* Named after its file as a job is by default (spec_file_stem): no
+	 * folder, no .conf/.ini/.spec; a name that is left empty is refused. */
+	is_int(schedules_put(s, &me, "team/daily.spec", spec, strlen(spec), &id, &err), 0,
+	       "put team/daily.spec");
+	json = schedules_json(s, "daily");
+	ok(json != NULL, "it is schedule daily");
+	json_decref(json);
+	is_int(schedules_remove(s, &me, "daily", &err), 0, "and goes");
+	is_int(schedules_put(s, &me, "team/.conf", spec, strlen(spec), &id, &err), -1,
+	       "a file that names nothing is refused");
+	ok(err && strstr(err, "team/.conf: a schedule is named after its file"), "saying why: %s",
+	   err ? err : "");
+	free(err);
+	err = NULL;
+
 	f.now = next - 1;
 	is_int(tick(s, &f), 0, "nothing is due before its time");
 	f.now = next;
