@@ -383,10 +383,10 @@ static const struct fs_file_ops ctl_file_ops = {
 };
 
 struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, const char *url,
-				const char *what, const char *help)
+				const char *what, const struct ctl_table *commands)
 {
 	struct ctl_file *f = xcalloc(1, sizeof *f);
-	char *note;
+	char *note, *help = ctl_help(commands);
 
 	f->base.ops = &ctl_file_ops;
 	f->base.direct_io = true;
@@ -396,6 +396,7 @@ struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, cons
 	note = note_get(fs->ctl_notes, url);
 	f->shown = note ? xasprintf("%slast refused: %s\n", help, note) : xstrdup(help);
 	free(note);
+	free(help);
 	f->url = xstrdup(url);
 	f->what = xstrdup(what);
 	return &f->base;

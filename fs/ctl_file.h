@@ -1,10 +1,12 @@
 /* The open control files of the mount (jobs/<id>/ctl, hosts/<h>/ctl,
  * schedules/<name>/ctl): each line written is one command, POSTed as
  * {"command": LINE} to the scheduler as the writer, and the scheduler's answer
- * becomes the write's errno; reading shows the commands. */
+ * becomes the write's errno; reading shows the commands, from the table the
+ * scheduler dispatches on (lib/ctl_commands.h). */
 #ifndef PARSA_FS_CTL_FILE_H
 #define PARSA_FS_CTL_FILE_H
 
+#include "ctl_commands.h"
 #include "fs_node.h"
 
 /* The last refusal of each recently refused ctl node (64 of them), which a
@@ -16,9 +18,9 @@ void ctl_notes_destroy(struct ctl_notes *n);
 /* p is the node being opened (its path is kept: fstat, ftruncate and
  * futimens come with the handle alone), url the route to POST to
  * ("/v1/jobs/42/ctl"), what names the target in the log ("job 42"); all are
- * copied. help must outlive the file. */
+ * copied. A read shows the commands of the table (ctl_job_table ...). */
 struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, const char *url,
-				const char *what, const char *help);
+				const char *what, const struct ctl_table *commands);
 
 /* The path handlers of every ctl node. `echo cancel > ctl` and `truncate -s 0
  * ctl` truncate it to 0 and `touch ctl` sets its times: none changes anything

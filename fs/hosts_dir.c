@@ -265,9 +265,7 @@ const struct node_ops cluster_usage_ops = {
 	.truncate = fs_refuse_truncate,
 };
 
-/* ---- hosts/<h>/ctl: drain | resume | remove ---- */
-
-static const char host_ctl_help[] = "commands: drain | resume | remove\n";
+/* ---- hosts/<h>/ctl (the commands of ctl_host_table) ---- */
 
 /* Root and the admin group may write it; the scheduler decides again. */
 static int host_ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
@@ -288,7 +286,7 @@ static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, 
 	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/hosts/%s/ctl", name);
 	what = xasprintf("host %s", p->arg[0]);
-	*file = ctl_file_create(fs, p, url, what, host_ctl_help);
+	*file = ctl_file_create(fs, p, url, what, &ctl_host_table);
 	free(what);
 	free(url);
 	free(name);

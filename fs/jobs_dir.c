@@ -443,8 +443,6 @@ const struct node_ops job_wait_ops = {
 
 /* ---- ctl ---- */
 
-static const char ctl_help[] = "commands: cancel | hold | release | retry | priority N | purge | keep | unkeep\n";
-
 static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	if (stat_at(fs, p, LEVEL_JOB, st, false, MODE_CTL) < 0)
@@ -469,7 +467,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	job_meta_put(m);
 	snprintf(url, sizeof url, "/v1/jobs/%lld/ctl", (long long)w.id);
 	snprintf(what, sizeof what, "job %lld", (long long)w.id);
-	*file = ctl_file_create(fs, p, url, what, ctl_help);
+	*file = ctl_file_create(fs, p, url, what, &ctl_job_table);
 	return 0;
 }
 

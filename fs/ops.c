@@ -9,6 +9,7 @@
 #include "jobs_dir.h"
 #include "out_dir.h"
 #include "queue_dir.h"
+#include "route.h"
 #include "schedules_dir.h"
 #include "storage_watch.h"
 #include "util.h"
@@ -47,8 +48,9 @@ static const struct node_ops root_ops = {
 	.readdir = root_readdir,
 };
 
-/* The tree. '*' is one component, '**' (last) any number; first match wins,
- * so fixed names come before the '*' beside them. */
+/* The tree, matched by lib/route.h as the scheduler's API is. '*' is one
+ * component, '**' (last) any number; first match wins, so fixed names come
+ * before the '*' beside them. */
 static const struct route {
 	const char *pattern;
 	const struct node_ops *ops;
@@ -94,39 +96,24 @@ static const struct route {
 	{ "/hosts/*/ctl", &host_ctl_ops },
 };
 
-static bool match_one(const char *pat, const char *path, struct fs_path *p)
+/* Whether path matches pattern, with p's args and rest set when it does. */
+static bool match_one(const char *pattern, const char *path, struct fs_path *p)
 {
-	size_t nargs = 0;
+	struct route_span spans[FS_PATH_ARGS];
+	const char *rest = "";
+	int n = route_match_spans(pattern, path, spans, FS_PATH_ARGS, &rest);
 
-	for (;;) {
-		const char *pe, *se;
-		size_t pl, sl;
-
-		if (*pat == '/')
-			pat++;
-		if (*path == '/')
-			path++;
-		if (strcmp(pat, "**") == 0) {
-			p->rest = path;
-			return true;
-		}
-		if (!*pat || !*path)
-			return !*pat && !*path;
-		pe = strchrnul(pat, '/');
-		se = strchrnul(path, '/');
-		pl = (size_t)(pe - pat);
-		sl = (size_t)(se - path);
-		if (pl == 1 && *pat == '*') {
-			if (nargs == FS_PATH_ARGS || sl > NAME_MAX)
-				return false;
-			memcpy(p->arg[nargs], path, sl);
-			p->arg[nargs++][sl] = '\0';
-		} else if (pl != sl || memcmp(pat, path, sl) != 0) {
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (spans[i].len > NAME_MAX)
 			return false;
-		}
-		pat = pe;
-		path = se;
+	for (int i = 0; i < n; i++) {
+		memcpy(p->arg[i], spans[i].start, spans[i].len);
+		p->arg[i][spans[i].len] = '\0';
 	}
+	p->rest = rest;
+	return true;
 }
 
 int fs_match(const char *path, struct fs_path *p)
@@ -147,8 +134,6 @@ int fs_match(const char *path, struct fs_path *p)
 			p->ops = routes[i].ops;
 			return 0;
 		}
-		memset(p->arg, 0, sizeof p->arg);
-		p->rest = "";
 	}
 	errno = ENOENT;
 	return -1;

@@ -17,7 +17,6 @@
 #include <string.h>
 
 static const char *const schedule_entries[] = { "spec", "status", "status.json", "ctl" };
-static const char ctl_help[] = "commands: pause | resume | run-now\n";
 
 struct owner {
 	char *name;
@@ -385,7 +384,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	name = url_escape(p->arg[0]);
 	url = xasprintf("/v1/schedules/%s/ctl", name);
 	what = xasprintf("schedule %s", p->arg[0]);
-	*file = ctl_file_create(fs, p, url, what, ctl_help);
+	*file = ctl_file_create(fs, p, url, what, &ctl_schedule_table);
 	free(what);
 	free(url);
 	free(name);

@@ -1,6 +1,6 @@
 /* An operator's commands on a host: drain, resume, remove (hosts/<h>/ctl). */
 #include "engine_internal.h"
-#include "ctl.h"
+#include "ctl_commands.h"
 #include "log.h"
 #include "util.h"
 
@@ -52,35 +52,32 @@ static int host_remove(struct engine *e, struct host *h, int64_t now, char **err
 	return 0;
 }
 
-static const struct host_command {
-	struct ctl_command cmd;
-	host_ctl_fn fn;
-} host_commands[] = {
-	{ { "drain", NULL }, host_drain },
-	{ { "resume", NULL }, host_resume },
-	{ { "remove", NULL }, host_remove },
+/* The handler of each command of ctl_host_table, by its index. */
+static const host_ctl_fn host_handlers[CTL_HOST_COMMANDS] = {
+	[CTL_HOST_DRAIN] = host_drain,
+	[CTL_HOST_RESUME] = host_resume,
+	[CTL_HOST_REMOVE] = host_remove,
 };
-static const struct ctl_table host_table = CTL_TABLE(host_commands);
 
 char *engine_host_ctl_commands(const char *last_sep)
 {
-	return ctl_list(&host_table, last_sep);
+	return ctl_list(&ctl_host_table, last_sep);
 }
 
-/* The command of line (command as written), or NULL with errno EINVAL and *err. */
-static const struct host_command *host_command_of(const struct ctl_line *line, const char *command,
-						  char **err)
+/* The index in ctl_host_table of the command of line (command as written), or
+ * -1 with errno EINVAL and *err. */
+static int host_command_of(const struct ctl_line *line, const char *command, char **err)
 {
-	const struct host_command *cmd = (const struct host_command *)ctl_find(&host_table, line->word);
+	int i = ctl_find(&ctl_host_table, line->word);
 	char *list;
 
-	if (cmd && ctl_arity_ok(&cmd->cmd, line))
-		return cmd;
+	if (i >= 0 && ctl_arity_ok(&ctl_host_table.entries[i], line))
+		return i;
 	errno = EINVAL;
-	list = ctl_list(&host_table, ", ");
+	list = ctl_list(&ctl_host_table, ", ");
 	errprintf(err, "unknown host command '%s': valid commands are %s", command, list);
 	free(list);
-	return NULL;
+	return -1;
 }
 
 int engine_host_ctl_check(const char *command, char **err)
@@ -88,20 +85,19 @@ int engine_host_ctl_check(const char *command, char **err)
 	struct ctl_line line;
 
 	ctl_split(command, &line);
-	return host_command_of(&line, command, err) ? 0 : -1;
+	return host_command_of(&line, command, err) < 0 ? -1 : 0;
 }
 
 int engine_host_ctl(struct engine *e, const struct caller *who, const char *name,
 		    const char *command, char **err)
 {
-	const struct host_command *cmd;
 	struct ctl_line line;
 	struct host *h;
-	int ret = -1, saved;
+	int ret = -1, saved, i;
 
 	ctl_split(command, &line);
-	cmd = host_command_of(&line, command, err);
-	if (!cmd)
+	i = host_command_of(&line, command, err);
+	if (i < 0)
 		return -1;
 	pthread_mutex_lock(&e->lock);
 	if (!engine_is_admin(e, who)) {
@@ -116,7 +112,7 @@ int engine_host_ctl(struct engine *e, const struct caller *who, const char *name
 		errprintf(err, "no host '%s'", name);
 		goto out;
 	}
-	if (cmd->fn(e, h, engine_now(e), err) < 0)
+	if (host_handlers[i](e, h, engine_now(e), err) < 0)
 		goto out;
 	if (engine_flush(e, err) < 0)
 		goto out;

@@ -1,7 +1,7 @@
 /* What a job's owner does to it: the ctl commands (cancel, hold, release,
  * retry, priority, purge, keep, unkeep) and waiting for its end. */
 #include "engine_internal.h"
-#include "ctl.h"
+#include "ctl_commands.h"
 #include "ident.h"
 #include "lifecycle.h"
 #include "util.h"
@@ -179,44 +179,43 @@ static int ctl_unkeep(struct engine *e, struct job *job, const char *who, const 
 	return set_keep(e, job, who, now, false);
 }
 
-static const struct job_command {
-	struct ctl_command cmd;
-	ctl_fn fn;
-} job_commands[] = {
-	{ { "cancel", NULL }, ctl_cancel },
-	{ { "hold", NULL }, ctl_hold },
-	{ { "release", NULL }, ctl_release },
-	{ { "retry", NULL }, ctl_retry },
-	{ { "priority", "N" }, ctl_priority },
-	{ { "purge", NULL }, ctl_purge },
-	{ { "keep", NULL }, ctl_keep },
-	{ { "unkeep", NULL }, ctl_unkeep },
+/* The handler of each command of ctl_job_table, by its index. */
+static const ctl_fn job_handlers[CTL_JOB_COMMANDS] = {
+	[CTL_JOB_CANCEL] = ctl_cancel,
+	[CTL_JOB_HOLD] = ctl_hold,
+	[CTL_JOB_RELEASE] = ctl_release,
+	[CTL_JOB_RETRY] = ctl_retry,
+	[CTL_JOB_PRIORITY] = ctl_priority,
+	[CTL_JOB_PURGE] = ctl_purge,
+	[CTL_JOB_KEEP] = ctl_keep,
+	[CTL_JOB_UNKEEP] = ctl_unkeep,
 };
-static const struct ctl_table job_table = CTL_TABLE(job_commands);
 
 char *engine_ctl_commands(const char *last_sep)
 {
-	return ctl_list(&job_table, last_sep);
+	return ctl_list(&ctl_job_table, last_sep);
 }
 
-/* The command of line, or NULL with errno EINVAL and *err. */
-static const struct job_command *job_command_of(const struct ctl_line *line, char **err)
+/* The index in ctl_job_table of the command of line, or -1 with errno EINVAL
+ * and *err. */
+static int job_command_of(const struct ctl_line *line, char **err)
 {
-	const struct job_command *cmd = (const struct job_command *)ctl_find(&job_table, line->word);
+	int i = ctl_find(&ctl_job_table, line->word);
+	const struct ctl_command *cmd = i >= 0 ? &ctl_job_table.entries[i] : NULL;
 	char *list;
 
-	if (cmd && ctl_arity_ok(&cmd->cmd, line))
-		return cmd;
+	if (cmd && ctl_arity_ok(cmd, line))
+		return i;
 	errno = EINVAL;
 	if (cmd) {
-		errprintf(err, "'%s' %s", line->word, cmd->cmd.arg ?
+		errprintf(err, "'%s' %s", line->word, cmd->arg ?
 			  "takes one argument, e.g. 'priority 10'" : "takes no argument");
-		return NULL;
+		return -1;
 	}
-	list = ctl_list(&job_table, ", ");
+	list = ctl_list(&ctl_job_table, ", ");
 	errprintf(err, "unknown command '%s': valid commands are %s", line->word, list);
 	free(list);
-	return NULL;
+	return -1;
 }
 
 int engine_ctl_check(const char *command, char **err)
@@ -224,21 +223,20 @@ int engine_ctl_check(const char *command, char **err)
 	struct ctl_line line;
 
 	ctl_split(command, &line);
-	return job_command_of(&line, err) ? 0 : -1;
+	return job_command_of(&line, err) < 0 ? -1 : 0;
 }
 
 int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const char *command,
 	       char **err)
 {
-	const struct job_command *cmd;
 	struct ctl_line line;
 	struct job *job;
 	char *name = NULL;
-	int ret = -1, saved;
+	int ret = -1, saved, i;
 
 	ctl_split(command, &line);
-	cmd = job_command_of(&line, err);
-	if (!cmd)
+	i = job_command_of(&line, err);
+	if (i < 0)
 		return -1;
 	name = ident_cache_user_name(e->ident, who->uid);
 	pthread_mutex_lock(&e->lock);
@@ -256,7 +254,8 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 			  (long long)id, job->user, line.word);
 		goto out;
 	}
-	if (cmd->fn(e, job, name, cmd->cmd.arg ? line.arg : NULL, engine_now(e), err) < 0)
+	if (job_handlers[i](e, job, name, ctl_job_table.entries[i].arg ? line.arg : NULL,
+			    engine_now(e), err) < 0)
 		goto out;
 	if (engine_flush(e, err) < 0)
 		goto out;

@@ -2,7 +2,7 @@
 #include "escape.h"
 
 #include "cron.h"
-#include "ctl.h"
+#include "ctl_commands.h"
 #include "ident.h"
 #include "log.h"
 #include "spec.h"
@@ -543,36 +543,32 @@ out:
 	return ret;
 }
 
-static const struct schedule_command {
-	struct ctl_command cmd;
-	sched_ctl_fn fn;
-} schedule_commands[] = {
-	{ { "pause", NULL }, ctl_pause },
-	{ { "resume", NULL }, ctl_resume },
-	{ { "run-now", NULL }, ctl_run_now },
+/* The handler of each command of ctl_schedule_table, by its index. */
+static const sched_ctl_fn schedule_handlers[CTL_SCHEDULE_COMMANDS] = {
+	[CTL_SCHEDULE_PAUSE] = ctl_pause,
+	[CTL_SCHEDULE_RESUME] = ctl_resume,
+	[CTL_SCHEDULE_RUN_NOW] = ctl_run_now,
 };
-static const struct ctl_table schedule_table = CTL_TABLE(schedule_commands);
 
 char *schedules_ctl_commands(const char *last_sep)
 {
-	return ctl_list(&schedule_table, last_sep);
+	return ctl_list(&ctl_schedule_table, last_sep);
 }
 
-/* The command of line (command as written), or NULL with errno EINVAL and *err. */
-static const struct schedule_command *schedule_command_of(const struct ctl_line *line,
-							  const char *command, char **err)
+/* The index in ctl_schedule_table of the command of line (command as
+ * written), or -1 with errno EINVAL and *err. */
+static int schedule_command_of(const struct ctl_line *line, const char *command, char **err)
 {
-	const struct schedule_command *cmd =
-		(const struct schedule_command *)ctl_find(&schedule_table, line->word);
+	int i = ctl_find(&ctl_schedule_table, line->word);
 	char *list;
 
-	if (cmd && ctl_arity_ok(&cmd->cmd, line))
-		return cmd;
+	if (i >= 0 && ctl_arity_ok(&ctl_schedule_table.entries[i], line))
+		return i;
 	errno = EINVAL;
-	list = ctl_list(&schedule_table, " or ");
+	list = ctl_list(&ctl_schedule_table, " or ");
 	errprintf(err, "unknown command '%s': a schedule's ctl takes %s", command, list);
 	free(list);
-	return NULL;
+	return -1;
 }
 
 int schedules_ctl_check(const char *command, char **err)
@@ -580,20 +576,19 @@ int schedules_ctl_check(const char *command, char **err)
 	struct ctl_line line;
 
 	ctl_split(command, &line);
-	return schedule_command_of(&line, command, err) ? 0 : -1;
+	return schedule_command_of(&line, command, err) < 0 ? -1 : 0;
 }
 
 int schedules_ctl(struct schedules *s, const struct caller *who, const char *name,
 		  const char *command, char **err)
 {
-	const struct schedule_command *cmd;
 	struct ctl_line line;
 	struct schedule *sc;
-	int ret = -1, saved;
+	int ret = -1, saved, i;
 
 	ctl_split(command, &line);
-	cmd = schedule_command_of(&line, command, err);
-	if (!cmd)
+	i = schedule_command_of(&line, command, err);
+	if (i < 0)
 		return -1;
 	s->ops.lock(s->ops.arg);
 	sc = find(s, name);
@@ -603,7 +598,7 @@ int schedules_ctl(struct schedules *s, const struct caller *who, const char *nam
 		goto out;
 	}
 	if (may_change(sc, who, line.word, err) < 0 ||
-	    cmd->fn(s, sc, s->ops.now_ms(s->ops.arg), err) < 0)
+	    schedule_handlers[i](s, sc, s->ops.now_ms(s->ops.arg), err) < 0)
 		goto out;
 	log_info("schedule %s: %s", sc->name, line.word);
 	ret = 0;

@@ -18,7 +18,8 @@
 
 TAP_STATE;
 
-static const char help[] = "commands: cancel | hold | release\n";
+/* What a job's ctl shows, from the table the scheduler dispatches on. */
+static const char help[] = "commands: cancel | hold | release | retry | priority N | purge | keep | unkeep\n";
 
 /* The ctl file of the node at the path of url ("/v1/jobs/1/ctl" is at
  * "/jobs/1/ctl"), as the node's open makes it. */
@@ -28,7 +29,7 @@ static struct fs_file *ctl_at(struct fs_ctx *fs, const char *url, const char *wh
 
 	if (fs_match(url + 3, &p) < 0)
 		return NULL;
-	return ctl_file_create(fs, &p, url, what, help);
+	return ctl_file_create(fs, &p, url, what, &ctl_job_table);
 }
 
 static ssize_t say(struct fs_file *f, const char *text)
@@ -86,7 +87,7 @@ static void test_commands(struct sched_world *w, int64_t id)
 	w->fs.ctl_notes = ctl_notes_create();
 	char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id);
 	struct fs_file *f = ctl_at(&w->fs, url, "job");
-	char buf[64] = "";
+	char buf[128] = "";
 	ssize_t n;
 
 	ok(f->direct_io, "a ctl file is never cached");

@@ -8,6 +8,8 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
 
 TAP_STATE;
 
@@ -63,5 +65,13 @@ int main(void)
 	is_int(fs_match("/queue/a/b", &p), -1, "no folders in queue/");
 	is_int(fs_match("/hosts/h1/status/x", &p), -1, "nothing below a host's status");
 	is_int(fs_match("relative", &p), -1, "a relative path");
+	{
+		char name[NAME_MAX + 16];
+
+		memset(name, 'a', sizeof name);
+		memcpy(name, "/jobs/", 6);
+		name[sizeof name - 1] = '\0';
+		is_int(fs_match(name, &p), -1, "a component longer than NAME_MAX matches nothing");
+	}
 	return done_testing();
 }
