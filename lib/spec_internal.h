@@ -178,10 +178,17 @@ void spec_apply_stage_key(struct parser *p, const struct section *s, struct stag
 void spec_apply_job_key(struct parser *p, const struct section *s, struct spec *spec,
 			const struct entry *e);
 
-/* ---- spec_slurm.c: the slurm.* keys of a stage ---- */
+/* ---- spec_slurm.c, spec_slurm_key.c: the slurm.* keys of a stage ---- */
 
 /* slurm.partition, slurm.account or slurm.qos = v into sb's stage, or an
  * error (an unknown slurm.KEY, a value sbatch would not read as one name). */
+/* Slurm's own limit on a partition, account or QOS name is larger; a name
+ * past this is a mistake, not a site's choice. */
+#define SLURM_NAME_MAX 64
+/* The keys after "slurm." and the field of each (spec_slurm.c). */
+enum { SPEC_SLURM_KEYS = 3 };
+extern const char *const spec_slurm_keys[SPEC_SLURM_KEYS];
+char **spec_slurm_field(struct spec_slurm *s, size_t i);
 void spec_stage_slurm_key(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v);
 
 /* ---- spec_dag.c: the stage DAG ---- */

@@ -378,8 +378,10 @@ static void test_accounting(struct instances *t)
 	ok(end && end->ev.started_ms >= t0 && end->ev.started_ms < t0 + 1000,
 	   "the nap's start is stamped on the host (%lld ms after the call)",
 	   end ? (long long)(end->ev.started_ms - t0) : -1LL);
-	ok(end && end->ev.ended_ms - end->ev.started_ms >= 250 && end->ev.ended_ms - end->ev.started_ms <= 450,
-	   "sleep 0.3 lasted 0.25-0.45 s: %lld ms", end ? (long long)(end->ev.ended_ms - end->ev.started_ms) : -1LL);
+	/* Not shorter than the nap; the upper bound leaves a busy host (a
+	 * build beside the test) its delays in starting sleep and reaping it. */
+	ok(end && end->ev.ended_ms - end->ev.started_ms >= 280 && end->ev.ended_ms - end->ev.started_ms <= 3000,
+	   "sleep 0.3 lasted 0.28-3 s: %lld ms", end ? (long long)(end->ev.ended_ms - end->ev.started_ms) : -1LL);
 	ok(end && end->ev.usage.cpu_ms >= 0 && end->ev.usage.cpu_ms < 100, "and used next to no CPU: %lld ms",
 	   end ? (long long)end->ev.usage.cpu_ms : -1LL);
 	ok(end && end->ev.usage.max_rss > 0 && end->ev.usage.rss == -1, "a peak, and no rss in the totals");
