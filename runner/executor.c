@@ -106,6 +106,11 @@ int64_t executor_walltime_ms(const struct executor *e, uint64_t walltime_s)
 	return e->ops->walltime_ms ? e->ops->walltime_ms(e, walltime_s) : -1;
 }
 
+char *executor_progress_file(const struct executor *e, const char *mount, const struct assignment *a)
+{
+	return e->ops->progress_file ? e->ops->progress_file(e, mount, a) : NULL;
+}
+
 void executor_forget(struct executor *e, struct executor_job *j)
 {
 	e->ops->forget(j);

@@ -31,6 +31,7 @@
 
 struct executor;
 struct executor_job;  /* one instance in one executor; each implementation defines it */
+struct assignment;
 
 enum exec_state {
 	EXEC_STARTING,   /* handed over; not known yet whether it got going (reason:
@@ -143,6 +144,14 @@ struct executor_ops {
 	 * running, and comes this long after it (ms), behind the executor's
 	 * limit. Absent: the walltime, counted from the start. */
 	int64_t (*walltime_ms)(const struct executor *e, uint64_t walltime_s);
+	/* Optional, for an executor whose instances run on other machines
+	 * (Slurm's), which cannot write the runner's progress folder: where
+	 * the instance's $PARSA_PROGRESS is, as the runner sees it under
+	 * mount: on the job's volume, where the instance makes it. The
+	 * progress watch reads it and removes it when the instance is
+	 * retired, as it does the runner's own. Malloc'ed. Absent: the
+	 * runner's own file (start's progress). */
+	char *(*progress_file)(const struct executor *e, const char *mount, const struct assignment *a);
 
 	/* The end has been reported: remove what the executor keeps of the job
 	 * (DIR). The handle stays valid until release. */
@@ -185,6 +194,8 @@ int64_t executor_tick(struct executor *e, int64_t now_ms);
 bool executor_facts(const struct executor *e, struct executor_facts *f);
 /* The walltime op's answer, or -1 when the executor has none. */
 int64_t executor_walltime_ms(const struct executor *e, uint64_t walltime_s);
+/* The progress_file op's answer, or NULL when the executor has none. */
+char *executor_progress_file(const struct executor *e, const char *mount, const struct assignment *a);
 void executor_forget(struct executor *e, struct executor_job *j);
 void executor_release(struct executor *e, struct executor_job *j);
 

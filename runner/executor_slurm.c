@@ -407,6 +407,14 @@ static int64_t slurm_walltime_ms(const struct executor *e, uint64_t walltime_s)
 	return (int64_t)(walltime_s + 59) / 60 * 60000 + WALLTIME_BACKSTOP_MS;
 }
 
+/* The node cannot write the runner's progress folder: the instance's file
+ * is on the job's volume, beside its exit file, and read from there. */
+static char *slurm_progress_file(const struct executor *e, const char *mount, const struct assignment *a)
+{
+	(void)e;
+	return slurm_progress_path(mount, a);
+}
+
 static const struct executor_ops slurm_ops = {
 	.name = "slurm",
 	.id_label = "slurm job",
@@ -420,6 +428,7 @@ static const struct executor_ops slurm_ops = {
 	.tick = slurm_poll_tick,
 	.facts = slurm_facts,
 	.walltime_ms = slurm_walltime_ms,
+	.progress_file = slurm_progress_file,
 	.forget = slurm_forget,
 	.release = slurm_release,
 };

@@ -34,6 +34,7 @@ struct instance {
 	struct executor_job *job; /* where it runs (executor.h) */
 	char *scratch;
 	char *progress;
+	bool progress_remote;     /* progress is on the job's volume (instance_progress) */
 	struct instance *next_retired; /* retired, waiting for instances_cleanup() */
 	int64_t tell_running_ms;       /* when to report it running; 0: done (or not yet) */
 	enum inst_state state;
@@ -264,6 +265,16 @@ void instances_cleanup(struct instances *t)
 	}
 }
 
+/* Its progress file: where its executor says, on the job's volume, for an
+ * instance on another machine; else the runner's own. */
+static void instance_progress(const struct instances *t, struct instance *in)
+{
+	in->progress = executor_progress_file(t->ex, t->cfg.mount, in->a);
+	in->progress_remote = in->progress != NULL;
+	if (!in->progress)
+		in->progress = progress_path(t->cfg.progress_dir, in->a);
+}
+
 static char *instance_dir(const struct instances *t, const struct assignment *a)
 {
 	return xasprintf("%s/%" PRId64 ".%" PRId64, t->dir, a->id, a->attempt);
@@ -288,7 +299,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 	in->a = a;
 	in->use = USAGE_STATE_INIT;
 	in->scratch = scratch_path(t->cfg.scratch_root, a);
-	in->progress = progress_path(t->cfg.progress_dir, a);
+	instance_progress(t, in);
 	if (t->cfg.resources) {
 		char *name = xasprintf("%" PRId64 ".%" PRId64, a->id, a->attempt);
 		int rc = resources_take(t->cfg.resources, a, name, &in->hold, &err);
@@ -311,7 +322,7 @@ int instances_start(struct instances *t, struct assignment *a, int64_t now_ms)
 		goto out;
 	}
 	if (t->cfg.on_prepare)
-		t->cfg.on_prepare(t->cfg.arg, a, in->progress, true);
+		t->cfg.on_prepare(t->cfg.arg, a, in->progress, in->progress_remote, true);
 	json = assignment_to_json(a);
 	resources_describe(&in->hold, json);
 	dir = instance_dir(t, a);
@@ -593,7 +604,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 		return;
 	}
 	in->scratch = scratch_path(t->cfg.scratch_root, in->a);
-	in->progress = progress_path(t->cfg.progress_dir, in->a);
+	instance_progress(t, in);
 	if (executor_stop_reason(t->ex, in->job))
 		in->stop_reason = xstrdup(executor_stop_reason(t->ex, in->job));
 	in->state = st.state == EXEC_STARTING ? INST_STARTING : INST_RUNNING;
@@ -605,7 +616,7 @@ static void reattach_one(struct instances *t, const char *dir, int64_t now_ms)
 		in->wall_deadline_ms = in->started_ms + clock_offset_ms(t->cfg.clock) +
 				       (int64_t)in->a->walltime_s * 1000;
 	if (t->cfg.on_prepare)
-		t->cfg.on_prepare(t->cfg.arg, in->a, in->progress, false);
+		t->cfg.on_prepare(t->cfg.arg, in->a, in->progress, in->progress_remote, false);
 	add_live(t, in);
 	if (st.state == EXEC_RUNNING)
 		log_info("reattached to job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64

@@ -61,8 +61,11 @@ struct instances_config {
 	struct clock *clock;
 	/* Called (when not NULL) with the same arg before an instance starts
 	 * (fresh) or is reattached (not fresh), and once it has been retired:
-	 * the progress watch of runner/progress.h. */
-	void (*on_prepare)(void *arg, const struct assignment *a, const char *progress, bool fresh);
+	 * the progress watch of runner/progress.h. remote: the progress file
+	 * is on the job's volume, made and written on another machine (the
+	 * executor's progress_file, executor.h), not in progress_dir. */
+	void (*on_prepare)(void *arg, const struct assignment *a, const char *progress, bool remote,
+			   bool fresh);
 	void (*on_retire)(void *arg, const struct assignment *a, const char *progress);
 	/* Cores, GPUs and cgroups to hand out (NULL: none, nothing pinned). */
 	struct resources *resources;

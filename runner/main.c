@@ -240,21 +240,26 @@ static json_t *heartbeat_body(void *arg)
 }
 
 /* An instance's progress is watched from before it starts until it is retired. */
-static void on_prepare(void *arg, const struct assignment *a, const char *file, bool fresh)
+static void on_prepare(void *arg, const struct assignment *a, const char *file, bool remote, bool fresh)
 {
 	struct runner *r = arg;
 	char *out = NULL, *err = NULL;
-	int rc;
+	int rc = 0;
 
 	if (a->progress_files)
 		out = xasprintf("%s/jobs/%" PRId64 "/out/%s", r->cfg.mount, a->job, a->stage);
 	/* Without the watcher the file is still there: an instance that writes
 	 * to $PARSA_PROGRESS must not fail because of it. */
-	if (r->progress)
+	if (remote) {
+		/* It makes its own, on its machine. */
+		if (r->progress)
+			progress_poll(r->progress, a->id, a->attempt, file, out, a->progress_files);
+	} else if (r->progress) {
 		rc = progress_watch(r->progress, a->id, a->attempt, file, a->uid, a->gid, fresh, out,
 				    a->progress_files, &err);
-	else
+	} else {
 		rc = progress_file_make(file, a->uid, a->gid, fresh, &err);
+	}
 	if (rc < 0) {
 		log_warnx("job %" PRId64 " stage %s index %" PRId64 ": no progress: %s", a->job,
 			  a->stage, a->index, err);

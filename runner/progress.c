@@ -27,6 +27,7 @@ struct entry {
 	char *file;              /* the progress file */
 	char *dir;               /* files:N: the folder counted; NULL otherwise */
 	uint64_t files;
+	bool polled;             /* written elsewhere: read now and then, never watched */
 	/* The fields below are protected by p->lock. */
 	int wd;                  /* -1 until the thread watches it */
 	bool watch_failed;
@@ -36,6 +37,7 @@ struct entry {
 	double done, total;      /* the last value read */
 	double sent_done, sent_total;
 	int64_t sent_mono;       /* when it was last sent (0: never) */
+	int64_t read_mono;       /* polled: when it was last read (0: never) */
 	struct entry *next;
 };
 
@@ -166,7 +168,7 @@ static void watch_new_locked(struct entry *e)
 
 	char *key;
 
-	if (e->wd >= 0 || e->watch_failed || e->gone)
+	if (e->polled || e->wd >= 0 || e->watch_failed || e->gone)
 		return;
 	if (!inotifytools_watch_file(e->dir ? e->dir : e->file, e->dir ? dir_events : file_events)) {
 		e->watch_failed = true;
@@ -197,8 +199,17 @@ static bool round_trip(struct progress *p)
 	int64_t now = time_mono_ms();
 
 	pthread_mutex_lock(&p->lock);
-	for (e = p->entries; e; e = e->next)
+	for (e = p->entries; e; e = e->next) {
 		watch_new_locked(e);
+		if (!e->polled || e->gone)
+			continue;
+		/* Come back for it: nothing else says it changed. */
+		waiting = true;
+		if (now - e->read_mono >= PROGRESS_POLL_MS) {
+			e->dirty = true;
+			e->read_mono = now;
+		}
+	}
 	for (e = p->entries; e; e = e->next) {
 		double done, total;
 		bool due, gone;
@@ -370,19 +381,17 @@ int progress_file_make(const char *file, uid_t uid, gid_t gid, bool fresh, char 
 	return 0;
 }
 
-int progress_watch(struct progress *p, int64_t id, int64_t attempt, const char *file, uid_t uid,
-		   gid_t gid, bool fresh, const char *count_dir, uint64_t files, char **err)
+static void entry_add(struct progress *p, int64_t id, int64_t attempt, const char *file, const char *count_dir,
+		      uint64_t files, bool polled)
 {
-	struct entry *e;
+	struct entry *e = xcalloc(1, sizeof *e);
 
-	if (progress_file_make(file, uid, gid, fresh, err) < 0)
-		return -1;
-	e = xcalloc(1, sizeof *e);
 	e->id = id;
 	e->attempt = attempt;
 	e->file = xstrdup(file);
 	e->dir = files > 0 && count_dir ? xstrdup(count_dir) : NULL;
 	e->files = files;
+	e->polled = polled;
 	e->wd = -1;
 	e->sent_done = e->sent_total = -1;
 	pthread_mutex_lock(&p->lock);
@@ -390,7 +399,21 @@ int progress_watch(struct progress *p, int64_t id, int64_t attempt, const char *
 	p->entries = e;
 	pthread_mutex_unlock(&p->lock);
 	wake(p);
+}
+
+int progress_watch(struct progress *p, int64_t id, int64_t attempt, const char *file, uid_t uid,
+		   gid_t gid, bool fresh, const char *count_dir, uint64_t files, char **err)
+{
+	if (progress_file_make(file, uid, gid, fresh, err) < 0)
+		return -1;
+	entry_add(p, id, attempt, file, count_dir, files, false);
 	return 0;
+}
+
+void progress_poll(struct progress *p, int64_t id, int64_t attempt, const char *file, const char *count_dir,
+		   uint64_t files)
+{
+	entry_add(p, id, attempt, file, count_dir, files, true);
 }
 
 void progress_forget(struct progress *p, int64_t id, int64_t attempt)

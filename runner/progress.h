@@ -1,6 +1,7 @@
 /* Live progress of the instances on this host. Each instance gets a file,
  * $PARSA_PROGRESS = <its scratch folder>.progress (owned by its user, in the
- * runner's scratch root where the user cannot replace it), to which it writes
+ * runner's scratch root where the user cannot replace it; a Slurm job's is on
+ * the job's volume, progress_poll), to which it writes
  * DONE/TOTAL or a percentage, a line at a time; a stage with progress =
  * files:N has the entries of its output folder counted instead. One thread
  * watches them all with libinotifytools (whose state is global, so only that
@@ -19,6 +20,9 @@
 
 /* Reports about one instance are at least this far apart. */
 #define PROGRESS_INTERVAL_MS 1000
+/* A file written on another machine (progress_poll) is read this often:
+ * inotify never hears of it, and each read is a round trip to its volume. */
+#define PROGRESS_POLL_MS 5000
 
 struct progress;
 
@@ -40,6 +44,13 @@ int progress_file_make(const char *file, uid_t uid, gid_t gid, bool fresh, char 
  * *err (the instance runs all the same). */
 int progress_watch(struct progress *p, int64_t id, int64_t attempt, const char *file, uid_t uid,
 		   gid_t gid, bool fresh, const char *count_dir, uint64_t files, char **err);
+
+/* As progress_watch, for an instance on another machine (a Slurm job) whose
+ * file (or counted folder) is on the job's volume: inotify would hear of no
+ * write there, so it is read every PROGRESS_POLL_MS, on the thread (a slow
+ * volume holds back no one else); the instance makes the file itself. */
+void progress_poll(struct progress *p, int64_t id, int64_t attempt, const char *file, const char *count_dir,
+		   uint64_t files);
 
 /* The instance ended: its last value is sent, then the watch and the file go. */
 void progress_forget(struct progress *p, int64_t id, int64_t attempt);

@@ -19,10 +19,22 @@ char *slurm_map_path(const char *path, const char *from, const char *to)
 	return xasprintf("%s%s", to, path + n);
 }
 
+/* A file of the wrapper's beside the stage's outputs: a dot file, which
+ * neither a files:N count nor a foreach sees. */
+static char *dot_file(const char *mount, const struct assignment *a, const char *what)
+{
+	return xasprintf("%s/jobs/%" PRId64 "/out/%s/.parsa-%s.%" PRId64 ".%" PRId64, mount, a->job,
+			 a->stage, what, a->index, a->attempt);
+}
+
 char *slurm_exit_path(const char *mount, const struct assignment *a)
 {
-	return xasprintf("%s/jobs/%" PRId64 "/out/%s/.parsa-exit.%" PRId64 ".%" PRId64, mount, a->job,
-			 a->stage, a->index, a->attempt);
+	return dot_file(mount, a, "exit");
+}
+
+char *slurm_progress_path(const char *mount, const struct assignment *a)
+{
+	return dot_file(mount, a, "progress");
 }
 
 /* s in single quotes for sh. */
@@ -115,6 +127,10 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	put(&buf, &len, "\nexit_file=");
 	put_quoted(&buf, &len, v);
 	free(v);
+	v = slurm_progress_path(node_mount, a);
+	put(&buf, &len, "\nexport PARSA_PROGRESS=");
+	put_quoted(&buf, &len, v);
+	free(v);
 	put(&buf, &len, "\nrun=");
 	put_quoted(&buf, &len, a->run);
 	/* The scratch folder is the node's: the runner's is on another host. */
@@ -122,6 +138,9 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	    "\nexport PARSA_SCRATCH=\"${TMPDIR:-/tmp}/parsa-slurm.$SLURM_JOB_ID\"\n"
 	    "mkdir -m 700 -p \"$PARSA_SCRATCH\"\n"
 	    "exec >>\"$log\" 2>&1 </dev/null || exit 125\n"
+	    /* Made empty, as the runner makes a local instance's; true, not
+	     * the special builtin ':', whose failed redirection ends sh. */
+	    "true >\"$PARSA_PROGRESS\"\n"
 	    "cd \"$PARSA_OUT\" 2>/dev/null || cd \"$PARSA_SCRATCH\"\n"
 	    "start=$(date +%s%3N)\n"
 	    "/bin/sh -c \"$run\"\n"

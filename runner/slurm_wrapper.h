@@ -16,9 +16,11 @@ char *slurm_map_path(const char *path, const char *from, const char *to);
 
 /* The file the wrapper writes the exit code to, under mount. Malloc'ed. */
 char *slurm_exit_path(const char *mount, const struct assignment *a);
+/* The instance's $PARSA_PROGRESS under mount, beside its exit file. Malloc'ed. */
+char *slurm_progress_path(const char *mount, const struct assignment *a);
 
 /* The wrapper script for a (mount as the nodes see it): the environment a
- * local instance gets, its log appended to, the stage's command, the exit
+ * local instance gets (its progress file made, on the volume), its log appended to, the stage's command, the exit
  * code written to the exit file in one line (a reader that sees it cut short
  * sees no newline: slurm_exit_parse refuses it). Malloc'ed. */
 char *slurm_wrapper_text(const struct assignment *a, const char *node_mount);

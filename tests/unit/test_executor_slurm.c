@@ -113,6 +113,9 @@ static void test_pure(void)
 	p = slurm_exit_path("/parsa", &a);
 	is_str(p, "/parsa/jobs/7/out/st/.parsa-exit.3.2", "the exit file is in the stage's out folder, per attempt");
 	free(p);
+	p = slurm_progress_path("/parsa", &a);
+	is_str(p, "/parsa/jobs/7/out/st/.parsa-progress.3.2", "the progress file is beside it, per attempt");
+	free(p);
 	ok(slurm_exit_parse("0\n", &code, &t0, &t1) == 0 && code == 0 && t0 == 0 && t1 == 0, "exit file 0");
 	ok(slurm_exit_parse("137 1700000000000 1700000001500\n", &code, &t0, &t1) == 0 && code == 137 &&
 	   t0 == 1700000000000 && t1 == 1700000001500, "exit file 137 with the node's start and end");
@@ -131,6 +134,11 @@ static void test_pure(void)
 	ok(strstr(w, "export PARSA_JOBDIR='/mnt/parsa/jobs/7'\n") != NULL, "PARSA_JOBDIR");
 	ok(strstr(w, "log='/mnt/parsa/jobs/7/stages/st/instances/3/log'") != NULL, "the instance's log");
 	ok(strstr(w, "exit_file='/mnt/parsa/jobs/7/out/st/.parsa-exit.3.2'") != NULL, "the exit file");
+	ok(strstr(w, "export PARSA_PROGRESS='/mnt/parsa/jobs/7/out/st/.parsa-progress.3.2'\n") != NULL,
+	   "PARSA_PROGRESS on the volume as the nodes see it");
+	ok(strstr(w, "true >\"$PARSA_PROGRESS\"\n") != NULL &&
+	   strstr(w, "true >\"$PARSA_PROGRESS\"\n") < strstr(w, "/bin/sh -c \"$run\""),
+	   "the progress file is made before the stage runs");
 	free(w);
 	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
 	w = read_file(p, 1 << 16, NULL);
