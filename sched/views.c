@@ -572,12 +572,14 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
 	}
-	if (job->folders_pending) {
-		fprintf(t->f, "  nothing of it starts before its folders are made (above)\n");
-		return;
-	}
+	/* A start time or window says more than the folders, which are made in
+	 * moments: it is what a user reading why just after cp wants to see. */
 	if (!timing_stage_open(stage, now, line, sizeof line)) {
 		fprintf(t->f, "  %s\n", esc(t, line));
+		return;
+	}
+	if (job->folders_pending) {
+		fprintf(t->f, "  nothing of it starts before its folders are made (above)\n");
 		return;
 	}
 	for (size_t i = stage->queued_hint; i < stage->ninst && !next; i++)

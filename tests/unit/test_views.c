@@ -192,6 +192,33 @@ static void test_too_big(struct world *w, int64_t id)
 	free(text);
 }
 
+/* Its folders are made moments after submission; until then why still says
+ * when it starts, the reason that lasts. */
+static void test_start_while_folders_pending(struct world *w)
+{
+	int64_t id = submit(w, "soon.conf", "[job]\nstart = +1h\n\n[stage only]\nrun = x\n");
+	struct job *job;
+	char *text;
+	bool was;
+
+	settle(w);
+	engine_lock(w->engine);
+	job = model_job(engine_model(w->engine), id);
+	was = job ? job->folders_pending : false;
+	if (job)
+		job->folders_pending = true;
+	engine_unlock(w->engine);
+	text = job_text(w, id, 1);
+	has(text, "  starts at ", "why: the start time, while its folders are still being made");
+	lacks(text, "folders are made", "why: not the folders, which are made in moments");
+	free(text);
+	engine_lock(w->engine);
+	if (job)
+		job->folders_pending = was;
+	engine_unlock(w->engine);
+	is_int(engine_ctl(w->engine, &w->me, id, "cancel", NULL), 0, "cancel the job that starts later");
+}
+
 static void test_pipeline(struct world *w, int64_t *inst)
 {
 	int64_t id = submit(w, "jobs/pipe.conf", "[stage a]\nrun = a\n\n"
@@ -293,6 +320,7 @@ int main(void)
 	host_up(&w, "h1", 2);
 	settle(&w);
 	test_too_big(&w, big);
+	test_start_while_folders_pending(&w);
 	test_pipeline(&w, &inst);
 	test_host_and_cluster(&w, inst);
 	test_cancelled(&w, held);
