@@ -82,7 +82,7 @@ struct parsa_conf {
 	char *runner_state;
 	double cpu_limit, mem_limit;
 	int64_t grace_ms;
-	/* [teams] and [limits] (the scheduler's policy, sched/policy.h) */
+	/* [teams] and [limits] (the scheduler's policy, sched/policy/policy.h) */
 	struct parsa_team_grant *grants;
 	size_t ngrants;
 	struct parsa_limit *limits;

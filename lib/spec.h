@@ -93,7 +93,7 @@ void spec_destroy(struct spec *spec);
  * without .conf, .ini or .spec ("lab/train.conf": "train"). Returns a pointer
  * into filename and sets *len to the name's length (0 for ".conf"). The one
  * rule behind a job's default name (spec_parse, which then makes "" into
- * "spec" and cuts it to JOB_NAME_MAX) and a schedule's name (sched/schedules.c,
+ * "spec" and cuts it to JOB_NAME_MAX) and a schedule's name (sched/engine/schedules.c,
  * which refuses a bad one instead). */
 const char *spec_file_stem(const char *filename, size_t *len);
 

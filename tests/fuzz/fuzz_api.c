@@ -1,5 +1,5 @@
 /* libFuzzer harness for what the scheduler's API reads of a request before
- * the engine acts (sched/api_args.c, sched/api_ctl.c): the body as JSON, the
+ * the engine acts (sched/api/api_args.c, sched/api/api_ctl.c): the body as JSON, the
  * ctl commands of jobs, hosts and schedules with their arguments, and the
  * whole numbers of paths and queries; and, on the client's side
  * (lib/api_client.c), the error an answer carries. The runner messages are

@@ -1,6 +1,6 @@
 /* libFuzzer harness for every reader of the messages between runners and the
  * scheduler (lib/proto.c), fed as the network gives them: any bytes, read
- * by jansson as the API reads a body (sched/api_args.c). Besides no crash:
+ * by jansson as the API reads a body (sched/api/api_args.c). Besides no crash:
  * the readers that can refuse say why with EINVAL, and what an assignment
  * or a report reader accepts survives its writer and reader again unchanged,
  * so both sides of the wire agree on it. */

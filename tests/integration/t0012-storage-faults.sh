@@ -3,7 +3,7 @@
 # fault-injecting backend, storage/backend_fault.c): EIO on every job folder,
 # then ENOSPC on the second stage's folder only, after the first one was
 # made. A job's folders are made by mkdir or by renaming spare folders into
-# place (sched/spare_folders.h): the faults are set on both. Either way the submission (cp into queue/) fails with that error,
+# place (sched/engine/spare_folders.h): the faults are set on both. Either way the submission (cp into queue/) fails with that error,
 # nothing is half-made (no job in jobs/, no folder left on the volume) and the
 # scheduler keeps running; with a healthy volume again submissions work.
 . "$(dirname "$0")/../lib/common.sh"

@@ -1,7 +1,7 @@
 /* make-history DB JOBS INSTANCES [DAYS]: a history of JOBS finished jobs of
  * INSTANCES instances each (a warm stage of one, a sim stage of the rest),
  * ended over the last DAYS days (default 365), written into the scheduler's
- * database DB through the store's own code (sched/store*.c: the same rows,
+ * database DB through the store's own code (sched/store/store*.c: the same rows,
  * spec JSON, events and hourly usage a run writes), 500 jobs a transaction.
  * For bench/history and tests/integration/t0017-history.sh;
  * the scheduler must not be running on DB. One in 20 jobs failed, one in 50

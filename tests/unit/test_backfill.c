@@ -1,4 +1,4 @@
-/* Walltime-aware backfill decisions (sched/backfill.c through
+/* Walltime-aware backfill decisions (sched/policy/backfill.c through
  * placement_run_gated): a blocked request keeps its place; smaller ones go
  * ahead only if they end before it could start or fit in what it leaves over;
  * other hosts are free; without walltimes in the way, plain backfill. */

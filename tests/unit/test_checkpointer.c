@@ -1,4 +1,4 @@
-/* The background checkpoints (sched/checkpointer.h) on a real sqlite file in
+/* The background checkpoints (sched/store/checkpointer.h) on a real sqlite file in
  * WAL mode: the log is copied once it is long, and a log that keeps growing
  * while commits come is copied again every CHECKPOINT_PAGES_AGAIN pages, not
  * after every commit (each copy costs two fsyncs: one per three submissions,

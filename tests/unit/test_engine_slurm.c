@@ -1,5 +1,5 @@
-/* A Slurm host as the scheduler keeps and shows it (sched/engine_runners.c,
- * sched/views_exec.c), through the real engine: the facts of a runner's
+/* A Slurm host as the scheduler keeps and shows it (sched/engine/engine_runners.c,
+ * sched/views/views_exec.c), through the real engine: the facts of a runner's
  * heartbeat in hosts/<h>/status, gone when a heartbeat has none; each
  * instance's Slurm job id and pending reason from heartbeats, in its status
  * and grouped in `why`; the job id of the start report; the reason gone

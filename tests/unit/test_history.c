@@ -1,5 +1,5 @@
-/* Finished jobs leave memory and come back (sched/engine_history.c,
- * sched/store_history.c): a job that ended longer ago than keep_finished is
+/* Finished jobs leave memory and come back (sched/engine/engine_history.c,
+ * sched/store/store_history.c): a job that ended longer ago than keep_finished is
  * no longer in the model, every view of it reads the same from the store,
  * commands and the listing still find it, a restart loads only what is
  * resident (the next id still comes after every row), and record retention

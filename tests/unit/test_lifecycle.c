@@ -1,4 +1,4 @@
-/* Job outputs over time (sched/lifecycle.c) on a real local volume, with the
+/* Job outputs over time (sched/engine/lifecycle.c) on a real local volume, with the
  * engine's side played by the test: `purge` empties every out/<stage>/ (the
  * stage folders and the logs stay), in batches, and says what it did in the
  * job's events; `keep` and `unkeep` leave .keep on the volume; retention

@@ -1,4 +1,4 @@
-/* Telling people a job ended (sched/notify.c) with real programs: exec: runs
+/* Telling people a job ended (sched/engine/notify.c) with real programs: exec: runs
  * as the job's owner (uid, gid, their groups only, in /, a clean environment
  * with PARSA_JOB*) with the final status on stdin; mail: hands "To:" and
  * "Subject: parsa: job N (name) state" and the status to sendmail as the

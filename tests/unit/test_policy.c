@@ -1,5 +1,5 @@
 /* [teams] and [limits] of parsa.conf (lib/config.c) as the scheduler's
- * checks (sched/policy.h): which teams a user may name, which limit applies
+ * checks (sched/policy/policy.h): which teams a user may name, which limit applies
  * to whom, and that a refusal names the limit and where it is set. */
 #include "config.h"
 #include "ident.h"

@@ -1,4 +1,4 @@
-/* The job records (sched/records.h) over a real database written by the store:
+/* The job records (sched/store/records.h) over a real database written by the store:
  * job lists with each filter, paging and stages; cpu-hours, job counts and
  * waits per team and user, as JSON, text and CSV; the totals of /metrics;
  * and the schema step that adds its indexes. */

@@ -1,4 +1,4 @@
-/* Space on the volume (sched/space.c) as the placement pass sees it: with a
+/* Space on the volume (sched/engine/space.c) as the placement pass sees it: with a
  * real local volume measured by its thread, requests whose disk does not fit
  * what is free minus what running stages and this pass reserved are refused
  * by the gate, the rest go on to the inner gate; a refusal holds no host. */

@@ -1,11 +1,11 @@
-/* Spare job folders (sched/spare_folders.h) on a real local volume: the
+/* Spare job folders (sched/engine/spare_folders.h) on a real local volume: the
  * thread fills the pool, a take renames one into place with its out/ and
  * gives it to the job's owner, a take onto an existing folder consumes
  * nothing, the pool refills after takes, an earlier run's leftovers are
  * removed at start, and an empty pool answers EAGAIN so that the caller makes
  * the folders itself; stage folders the same way; a pool that runs low in a
  * burst is made up to half at once, not one spare per take; a volume away at
- * start is tried again until it answers. Then the name cache (sched/ident.h): the same answers
+ * start is tried again until it answers. Then the name cache (sched/api/ident.h): the same answers
  * as the name service, and a change of /etc/group seen at once. */
 #include "backend.h"
 #include "ident.h"

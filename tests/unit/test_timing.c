@@ -1,4 +1,4 @@
-/* Time in the scheduling decisions (sched/timing.c), on specs parsed as users
+/* Time in the scheduling decisions (sched/policy/timing.c), on specs parsed as users
  * write them: a job's start (a date, or +DURATION from its submission) holds
  * every stage until then; a stage starts only inside its own window, else the
  * job's; the reasons `why` shows read as docs/spec.md says; a host outside

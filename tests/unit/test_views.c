@@ -1,4 +1,4 @@
-/* The text views (sched/views.c, sched/views_hosts.c) of a real engine's
+/* The text views (sched/views/views.c, sched/views/views_hosts.c) of a real engine's
  * model, for a few shapes of job: a pipeline whose second stage waits for
  * the first (status and why, whole), a job no host can take, a held job, a
  * cancelled one; and a host's status and the cluster's with one instance

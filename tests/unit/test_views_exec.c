@@ -1,4 +1,4 @@
-/* The views' lines for a host that fronts Slurm (sched/views_exec.c): its
+/* The views' lines for a host that fronts Slurm (sched/views/views_exec.c): its
  * facts in hosts/<h>/status and its JSON, an instance's Slurm job id and
  * reason, and `why`'s lines grouped by host and Slurm's reason; a local host
  * and an instance that never was a Slurm job get none of them. */

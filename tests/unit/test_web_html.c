@@ -1,4 +1,4 @@
-/* The web page's writing helpers (web/web_html.c) and the route matcher it
+/* The web page's writing helpers (sched/web/web_html.c) and the route matcher it
  * shares with the API (lib/route.c): text from users cannot become markup,
  * query values are escaped, times and durations read as documented, and a
  * pattern's '*' hands back exactly one segment. */

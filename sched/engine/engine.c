@@ -1,6 +1,6 @@
 /* The engine's core: its struct's life (create, start, stop, destroy), the
  * scheduling thread, the lock and the wake-up, and the small accessors the
- * API's views use. The work itself is in sched/engine_*.c (engine_internal.h). */
+ * API's views use. The work itself is in sched/engine/engine_*.c (engine_internal.h). */
 #include "engine_internal.h"
 #include "clock.h"
 #include "fairshare.h"
@@ -41,7 +41,7 @@ int64_t engine_now_ms(struct engine *e)
  * PASS_REST_MIN_NS (an idle machine's takes a twentieth of a millisecond, one
  * with a few hundred jobs a tenth) earns no rest: the next job starts at once;
  * and a rest is never longer than PASS_REST_MAX_NS. */
-/* Empty job folders kept ready at the volume's root (sched/spare_folders.h):
+/* Empty job folders kept ready at the volume's root (sched/engine/spare_folders.h):
  * enough for a burst of a few hundred submissions (a 200-sample sweep
  * submitted by a script), made again once it is over. 256 of each kind are
  * 768 empty folders, made in a few tens of milliseconds at start. */

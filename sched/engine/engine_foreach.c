@@ -95,7 +95,7 @@ static void expand(struct engine *e, struct stage *stage, const struct listing *
 	char *over = NULL;
 
 	/* The instances a foreach makes were unknown at submission: [limits]
-	 * (sched/policy.h) apply to them now, the job's and its owner's. */
+	 * (sched/policy/policy.h) apply to them now, the job's and its owner's. */
 	for (size_t s = 0; s < job->nstages; s++)
 		total += (int64_t)job->stages[s].ninst;
 	if (!l->failed && engine_check_limits(e, job->uid, job->user, job->team, total,

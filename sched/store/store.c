@@ -43,7 +43,7 @@ static const char *const migrations[] = {
 	 * jobs from before and for runs of schedules; NULLs are distinct. */
 	"ALTER TABLE jobs ADD COLUMN token TEXT;"
 	"CREATE UNIQUE INDEX jobs_token ON jobs(token);",
-	/* 5: years of history (sched/store_history.c). Finished jobs live in
+	/* 5: years of history (sched/store/store_history.c). Finished jobs live in
 	 * memory only for keep_finished: the index finds the ones to load, the
 	 * listing and the ones old enough to delete; usage per hour, team and
 	 * user is what fair share and accounting read instead of every
@@ -62,7 +62,7 @@ static const char *const migrations[] = {
 	"  FROM instances i JOIN jobs j ON j.id = i.job_id"
 	"  WHERE i.started_ms > 0 AND i.ended_ms > i.started_ms"
 	"  GROUP BY 1, 2, 3;",
-	/* 6: the web page's and the CLI's questions (sched/records.c): jobs by
+	/* 6: the web page's and the CLI's questions (sched/store/records.c): jobs by
 	 * user and team (newest first), by when they started; instances by when
 	 * they ended. Jobs by state and by end come from step 5. */
 	"CREATE INDEX jobs_user ON jobs(user, id);"

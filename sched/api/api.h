@@ -23,7 +23,7 @@ struct api *api_create(const char *path, struct engine *engine, char **err);
 int api_listen_tcp(struct api *api, const char *address, const char *munge_socket, char **err);
 
 /* The same, also answering /v1/history/jobs and /v1/usage from records
- * (sched/records.h), which the caller closes after api_destroy(). */
+ * (sched/store/records.h), which the caller closes after api_destroy(). */
 struct api *api_create_with_records(const char *path, struct engine *engine,
 				    struct records *records, char **err);
 

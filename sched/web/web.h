@@ -1,7 +1,7 @@
 /* The read-only web dashboard and /metrics of parsa-sched, on a TCP listener
  * of their own ([web] listen, --web): HTML made here from the views the mount
- * shows (sched/views.c through the engine, by job id) and from the job records
- * (sched/records.c) for lists and usage. Nothing here changes anything. */
+ * shows (sched/views/views.c through the engine, by job id) and from the job records
+ * (sched/store/records.c) for lists and usage. Nothing here changes anything. */
 #ifndef PARSA_WEB_H
 #define PARSA_WEB_H
 

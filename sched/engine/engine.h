@@ -31,8 +31,8 @@ struct engine_config {
 	struct clock *clock;       /* every time decision (lib/clock.h); NULL: the system clock */
 	const char *sendmail;      /* for notify = mail:... (NULL: /usr/sbin/sendmail) */
 	int64_t retention_ms;      /* outputs of finished, un-kept jobs older than this are
-				    * deleted (sched/lifecycle.h); 0 = never */
-	const struct parsa_conf *conf; /* [teams] and [limits] (sched/policy.h), read at
+				    * deleted (sched/engine/lifecycle.h); 0 = never */
+	const struct parsa_conf *conf; /* [teams] and [limits] (sched/policy/policy.h), read at
 				    * engine_create; NULL: the built-in limits only */
 	int64_t keep_finished_ms;  /* a finished job stays in memory this long (1 h) */
 	int64_t record_retention_ms; /* job records that ended longer ago are deleted; 0 = never */
@@ -105,7 +105,7 @@ struct model *engine_model(struct engine *e);
 struct job *engine_job_get(struct engine *e, int64_t id);
 /* The store, for views that cover every job (lists, counts); lock held. */
 struct store *engine_store(struct engine *e);
-/* Callers' names and groups, remembered (sched/ident.h); any thread, no lock. */
+/* Callers' names and groups, remembered (sched/api/ident.h); any thread, no lock. */
 struct ident_cache *engine_ident(struct engine *e);
 /* What jobs/ lists: jobs that ended within this (engine_config.list_finished_ms). */
 int64_t engine_list_finished_ms(const struct engine *e);
@@ -186,7 +186,7 @@ uint64_t engine_bursts(struct engine *e);
 /* Lock held. Job came in a burst of submissions that is still on: it is placed
  * at the burst's end (for why). */
 bool engine_burst_waits(const struct engine *e, const struct job *job);
-/* The spare folders (sched/spare_folders.h): [0] a job's, [1] a stage's;
+/* The spare folders (sched/engine/spare_folders.h): [0] a job's, [1] a stage's;
  * all 0 without a volume. */
 struct engine_spare_stats {
 	size_t ready[2], taken[2];
@@ -222,9 +222,9 @@ struct clock;
 
 /* The time of every decision: the engine's clock (engine_config.clock). */
 int64_t engine_now_ms(struct engine *e);
-/* The recurring pipelines (sched/schedules.h). */
+/* The recurring pipelines (sched/engine/schedules.h). */
 struct schedules *engine_schedules(struct engine *e);
-/* Free space on the volume and its reservations (sched/space.h). */
+/* Free space on the volume and its reservations (sched/engine/space.h). */
 struct space *engine_space(struct engine *e);
 
 /* An instance's progress (POST /v1/instances/<id>/progress): done of total

@@ -1,4 +1,4 @@
-/* The recurring pipelines' rows (sched/schedules.c): a schedule written or
+/* The recurring pipelines' rows (sched/engine/schedules.c): a schedule written or
  * deleted, a run committed with its job, and all of them loaded at start. */
 #include "store_internal.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /* The API's lists from the history (docs/api.md, "History and usage"):
- * GET /v1/history/jobs (filters and paging, sched/records.h) and GET
+ * GET /v1/history/jobs (filters and paging, sched/store/records.h) and GET
  * /v1/usage (cpu-hours and job counts per team or user, as JSON, text or
  * CSV). What `parsa jobs`, `parsa history`, `parsa usage` and the mount's
  * usage file print. */

@@ -1,4 +1,4 @@
-/* What the store's files share (sched/store*.c): the connection, the
+/* What the store's files share (sched/store/store*.c): the connection, the
  * statements prepared at open, and the helpers that map sqlite's results to
  * errno and run writes in one transaction. */
 #ifndef PARSA_STORE_INTERNAL_H

@@ -53,7 +53,7 @@ int engine_check_limits(struct engine *e, uid_t uid, const char *user, const cha
 }
 
 /* May who submit spec as user, accounted to team? The file name, the team
- * rule and [limits] (sched/policy.h); instances of foreach stages are not
+ * rule and [limits] (sched/policy/policy.h); instances of foreach stages are not
  * known yet and are checked again when the stage expands. */
 static int admit(struct engine *e, const struct caller *who, const char *user, const char *team,
 		 const struct spec *spec, const char *filename, char **err)

@@ -296,7 +296,7 @@ static size_t place(struct engine *e, int64_t now)
 		}
 	}
 	placement_sort(reqs, nreqs);
-	/* Walltime-aware backfill (sched/backfill.h): the first request that
+	/* Walltime-aware backfill (sched/policy/backfill.h): the first request that
 	 * fits nowhere keeps its place on the host where it starts soonest. */
 	bf = backfill_create(now);
 	backfill_add_model(bf, e->model);

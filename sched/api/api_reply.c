@@ -26,7 +26,7 @@ unsigned int api_status_for_errno(int err)
 	case ENOSPC:
 		return MHD_HTTP_INSUFFICIENT_STORAGE;
 	case EDQUOT:
-		/* Over a [limits] line of parsa.conf (sched/policy.h). */
+		/* Over a [limits] line of parsa.conf (sched/policy/policy.h). */
 		return MHD_HTTP_TOO_MANY_REQUESTS;
 	default:
 		return MHD_HTTP_INTERNAL_SERVER_ERROR;

@@ -1,5 +1,5 @@
 /* What the engine's files share and nobody else sees: the engine's struct and
- * the state changes every part of it makes (sched/engine_*.c). Everything here
+ * the state changes every part of it makes (sched/engine/engine_*.c). Everything here
  * but the struct's own lock, conditions and thread is called with e->lock
  * held, unless it says otherwise. */
 #ifndef PARSA_ENGINE_INTERNAL_H
@@ -49,7 +49,7 @@ struct engine {
 	double pass_ms[PASS_HISTORY]; /* ring of pass durations; protected by lock */
 	uint64_t npasses;             /* protected by lock */
 	struct engine_counters counters; /* for /metrics; protected by lock */
-	struct schedules *schedules;  /* guarded by lock (sched/schedules.h) */
+	struct schedules *schedules;  /* guarded by lock (sched/engine/schedules.h) */
 	struct {                      /* the last pass's backfill reservation, for why; */
 		int64_t job;          /* protected by lock; job 0 = none */
 		int stage;
@@ -57,8 +57,8 @@ struct engine {
 		int64_t at_ms;
 	} held;
 	struct notify *notify;        /* its own lock */
-	struct space *space;          /* free space on the volume (sched/space.h) */
-	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/lifecycle.h) */
+	struct space *space;          /* free space on the volume (sched/engine/space.h) */
+	struct lifecycle *lifecycle;  /* purge, keep, retention (sched/engine/lifecycle.h) */
 	struct storage_queue *storage_work; /* folders and listings, off the lock */
 	/* When a probe of the storage thread last found the volume away, and
 	 * its errno (the storage thread's own): the pieces after it within a

@@ -39,14 +39,14 @@ struct placement_host {
 	int reserved_gpus;
 	const char *const *features; /* what stages may ask for with hosts = feature:NAME */
 	size_t nfeatures;
-	int closed;             /* outside its window (sched/timing.c): takes no new work */
+	int closed;             /* outside its window (sched/policy/timing.c): takes no new work */
 	int64_t storage_down_since; /* its mount cannot reach the volume since (epoch s): */
 	const char *storage_reason; /* takes no new work; 0 = it can (reason NULL) */
 	const char *window;     /* its window's text, for `why`; NULL when it has none */
 	int64_t opens_ms;       /* when a closed window opens again (-1: never), for `why` */
 	int64_t closes_in_ms;   /* drain-at-window-end = no: ms until the window closes and
 				 * stops what runs; 0 = no such limit */
-	int64_t held_job;       /* the last pass's backfill reservation (sched/backfill.h), */
+	int64_t held_job;       /* the last pass's backfill reservation (sched/policy/backfill.h), */
 	int held_stage;         /* for `why`: this job's stage may start here at held_ms; */
 	int64_t held_ms;        /* 0 = not held */
 };
@@ -82,7 +82,7 @@ struct placement_req {
 				   * only when no other fitting host has room; NULL: none */
 	int host;                 /* out: index into hosts[], or -1 when not placed */
 	int64_t walltime_ms;      /* the stage's walltime; 0 = none (runs until it ends) */
-	uint64_t disk;            /* space on the volume (sched/space.h, through a gate) */
+	uint64_t disk;            /* space on the volume (sched/engine/space.h, through a gate) */
 };
 
 /* Why an instance does not fit a host, in the order the checks are made. */
@@ -141,7 +141,7 @@ int placement_host_open(const struct placement_host *h);
 size_t placement_run(struct placement_host *hosts, size_t nhosts,
 		     struct placement_req *reqs, size_t nreqs);
 
-/* A say in placement beyond resources (sched/backfill.c: a blocked job keeps
+/* A say in placement beyond resources (sched/policy/backfill.c: a blocked job keeps
  * its place). Members may be NULL. */
 struct placement_gate {
 	/* May req go to hosts[h], which fits it? Asked of every fitting host. */

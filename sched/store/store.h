@@ -21,7 +21,7 @@ struct store;
 struct store *store_open(const char *path, char **err);
 void store_close(struct store *st);
 /* The daemon's: checkpoints of the log on a thread of their own
- * (sched/checkpointer.h), not inside the commits; until store_close. */
+ * (sched/store/checkpointer.h), not inside the commits; until store_close. */
 int store_checkpoint_in_background(struct store *st, char **err);
 /* The daemon's: PRAGMA quick_check of the whole file on a thread and a
  * read-only connection of its own (store_check.c), so that a restart does not
@@ -108,7 +108,7 @@ int store_delete_new_job(struct store *st, int64_t id, char **err);
 /* Delete a host's row (hosts/<h>/ctl remove), in its own transaction. */
 int store_delete_host(struct store *st, const char *name, char **err);
 
-/* ---- schedules (sched/schedules.c) ---- */
+/* ---- schedules (sched/engine/schedules.c) ---- */
 
 struct store_schedule {
 	int64_t id;

@@ -101,7 +101,7 @@ int folder_plan_make(struct engine *e, struct folder_plan *p)
 	if (!e->storage)
 		return 0;
 	/* Spare folders renamed into place when they are ready (made earlier
-	 * on their own thread, sched/spare_folders.h), else new ones. */
+	 * on their own thread, sched/engine/spare_folders.h), else new ones. */
 	snprintf(path, sizeof path, "jobs/%lld", (long long)p->id);
 	spare = e->spares && !volume_nearly_full(e) &&
 		spare_folders_take(e->spares, SPARE_JOB, path, &p->cred) == 0;
