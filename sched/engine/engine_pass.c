@@ -7,6 +7,7 @@
 #include "fairshare.h"
 #include "log.h"
 #include "placement.h"
+#include "request.h"
 #include "schedules.h"
 #include "space.h"
 #include "timing.h"
@@ -221,24 +222,19 @@ static size_t place(struct engine *e, int64_t now)
 		struct job *job = model_active_at(e->model, j);
 		double usage;
 
-		if (job_ended(job) || job->held || job->ending != ENDING_NONE || job->folders_pending ||
-		    engine_burst_defers(e, job))
-			continue;
-		/* Before the job's start time no stage of it is open (as
-		 * timing_stage_open says for each): its stages need no look. */
-		if (timing_job_start_ms(job) > now)
+		/* What holds every stage of the job (sched/policy/request.h) spares
+		 * a look at each: a queue of jobs waiting for their start time. */
+		if (!request_job_open(job, now) || engine_burst_defers(e, job))
 			continue;
 		usage = fairshare_usage(e->fair, job->team, now);
 		for (size_t s = 0; s < job->nstages; s++) {
 			struct stage *stage = &job->stages[s];
 			const struct spec_stage *ss = stage->spec;
-			long limit;
+			long limit, room;
 
-			if ((stage->state != STAGE_QUEUED && stage->state != STAGE_RUNNING) ||
-			    stage->counts[INST_QUEUED] == 0)
-				continue;
-			/* Before its start time or outside its window: not yet. */
-			if (!timing_stage_open(stage, now, NULL, 0))
+			/* Ended, waiting, held, max_running, before its start time or
+			 * outside its window: what why says, from the same rule. */
+			if (request_stage_hold(stage, now, NULL, 0) != REQUEST_OPEN)
 				continue;
 			/* Instances of a stage are alike: no more of them can be placed
 			 * in this pass than the free cpus allow; but one always goes in,
@@ -247,21 +243,14 @@ static size_t place(struct engine *e, int64_t now)
 			if (limit < 1)
 				limit = 1;
 			/* max_running: what is assigned or running counts, on every host. */
-			if (ss->max_running > 0) {
-				long room = ss->max_running - (long)(stage->counts[INST_ASSIGNED] +
-								     stage->counts[INST_RUNNING]);
-
-				if (room <= 0)
-					continue;
-				if (limit > room)
-					limit = room;
-			}
+			room = request_room(stage);
+			if (limit > room)
+				limit = room;
 			while (stage->queued_hint < stage->ninst &&
 			       stage->inst[stage->queued_hint]->state != INST_QUEUED)
 				stage->queued_hint++;
 			for (size_t i = stage->queued_hint; i < stage->ninst && limit > 0; i++) {
 				struct instance *inst = stage->inst[i];
-				struct placement_req *r;
 
 				if (inst->state != INST_QUEUED)
 					continue;
@@ -272,25 +261,9 @@ static size_t place(struct engine *e, int64_t now)
 					cap = cap ? cap * 2 : 256;
 					reqs = xrealloc(reqs, cap * sizeof *reqs);
 				}
-				r = &reqs[nreqs++];
-				memset(r, 0, sizeof *r);
-				r->group = job->id * SPEC_MAX_STAGES + stage->idx;
-				r->order.usage = usage;
-				r->order.priority = job->priority;
-				r->order.submitted_ms = job->submitted_ms;
-				r->order.job = job->id;
-				r->order.stage = stage->idx;
-				r->order.index = inst->index;
-				r->cpus = ss->cpus;
-				r->gpus = ss->gpus;
-				r->mem = ss->mem;
-				r->scratch = ss->scratch;
-				r->hosts = (const char *const *)ss->hosts;
-				r->nhosts = ss->nhosts;
-				r->cookie = inst;
-				r->avoid = inst->avoid_host && *inst->host_name ? inst->host_name : NULL;
-				r->walltime_ms = (int64_t)ss->walltime * 1000;
-				r->disk = ss->disk;
+				/* The same request why explains (sched/policy/request.h). */
+				request_make(inst, usage, &reqs[nreqs]);
+				reqs[nreqs++].cookie = inst;
 				limit--;
 			}
 		}

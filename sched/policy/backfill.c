@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,10 +157,27 @@ static void gate_blocked(void *arg, const struct placement_host *hosts, size_t n
 	}
 }
 
-/* Does req end (by its walltime) before the reservation begins? */
-static bool ends_in_time(const struct backfill *bf, const struct placement_req *req)
+/* Does a reservation for another request than req, from at_ms, keep req off
+ * its host at now? Unless req ends (by its walltime) before it begins. The
+ * one rule of the pass's gate and of why (backfill_holds_host). */
+static bool keeps_off(bool same_group, int64_t at_ms, const struct placement_req *req, int64_t now)
 {
-	return req->walltime_ms > 0 && bf->now + req->walltime_ms <= bf->res.at_ms;
+	return !same_group && !(req->walltime_ms > 0 && now + req->walltime_ms <= at_ms);
+}
+
+/* Does this pass's reservation keep req off its host? */
+static bool held_against(const struct backfill *bf, const struct placement_req *req)
+{
+	return keeps_off(req->group == bf->res.group, bf->res.at_ms, req, bf->now);
+}
+
+int backfill_holds_host(const struct placement_host *h, const struct placement_req *req, int64_t now)
+{
+	/* A reservation whose time has come holds nothing any more. */
+	if (h->held_ms <= now)
+		return 0;
+	return keeps_off(h->held_job == req->order.job && h->held_stage == req->order.stage,
+			 h->held_ms, req, now);
 }
 
 static int gate_allow(void *arg, const struct placement_host *hosts, size_t h,
@@ -168,9 +186,7 @@ static int gate_allow(void *arg, const struct placement_host *hosts, size_t h,
 	struct backfill *bf = arg;
 
 	(void)hosts;
-	if (!bf->reserved || h != bf->res.host || req->group == bf->res.group)
-		return 1;
-	if (ends_in_time(bf, req))
+	if (!bf->reserved || h != bf->res.host || !held_against(bf, req))
 		return 1;
 	return req->cpus <= bf->extra_cpus && req->mem <= bf->extra_mem &&
 	       req->scratch <= bf->extra_scratch;
@@ -187,7 +203,7 @@ static void gate_placed(void *arg, const struct placement_host *hosts, size_t h,
 
 	(void)hosts;
 	backfill_add_release(bf, &r);
-	if (bf->reserved && h == bf->res.host && req->group != bf->res.group && !ends_in_time(bf, req)) {
+	if (bf->reserved && h == bf->res.host && held_against(bf, req)) {
 		bf->extra_cpus -= req->cpus;
 		bf->extra_mem -= req->mem;
 		bf->extra_scratch -= req->scratch;
@@ -204,4 +220,17 @@ struct placement_gate backfill_gate(struct backfill *bf)
 const struct backfill_reservation *backfill_reserved(const struct backfill *bf)
 {
 	return bf->reserved ? &bf->res : NULL;
+}
+
+int backfill_explain_held(const struct placement_host *h, const struct placement_req *req, int64_t now,
+			  char *buf, size_t len)
+{
+	char at[32];
+
+	if (placement_check(h, req) != PLACE_FITS || !backfill_holds_host(h, req, now))
+		return 0;
+	time_format_iso(h->held_ms, at, sizeof at);
+	snprintf(buf, len, "%s: fits, but is held for job %lld from %s (backfill): it starts here "
+		 "only if its walltime ends by then", h->name, (long long)h->held_job, at);
+	return 1;
 }

@@ -170,14 +170,8 @@ void placement_explain(const struct placement_host *h, const struct placement_re
 
 	switch (placement_check(h, req)) {
 	case PLACE_FITS:
-		if (h->held_ms > 0 && h->held_job != req->order.job) {
-			time_format_iso(h->held_ms, a, sizeof a);
-			snprintf(buf, len, "%s: fits, but is held for job %lld from %s (backfill): it "
-				 "starts here only if its walltime ends by then", h->name,
-				 (long long)h->held_job, a);
-		} else {
-			snprintf(buf, len, "%s: fits (starts on the next pass)", h->name);
-		}
+		/* A reservation on h is backfill's to tell (backfill_explain_held). */
+		snprintf(buf, len, "%s: fits (starts on the next pass)", h->name);
 		break;
 	case PLACE_DOWN:
 		snprintf(buf, len, "%s: down (no heartbeat)", h->name);

@@ -4,8 +4,10 @@
 #include "views_exec.h"
 #include "views_internal.h"
 #include "api_client.h"
+#include "backfill.h"
 #include "escape.h"
 #include "proto.h"
+#include "request.h"
 #include "stage_progress.h"
 #include "timewin.h"
 #include "timing.h"
@@ -452,23 +454,6 @@ json_t *views_instance_json(const struct instance *inst)
 	return json;
 }
 
-/* The placement request for a queued instance, as the pass would make it. */
-static void instance_req(const struct instance *inst, struct placement_req *r)
-{
-	const struct spec_stage *ss = inst->stage->spec;
-
-	memset(r, 0, sizeof *r);
-	r->cpus = ss->cpus;
-	r->gpus = ss->gpus;
-	r->mem = ss->mem;
-	r->scratch = ss->scratch;
-	r->hosts = (const char *const *)ss->hosts;
-	r->nhosts = ss->nhosts;
-	r->host = -1;
-	r->walltime_ms = (int64_t)ss->walltime * 1000;
-	r->order.job = inst->job->id;
-}
-
 /* A stage past the failures it tolerates that still runs (on_failure =
  * finish, or ignore past max_failed): it will fail. */
 static void why_failing(struct text *t, const struct stage *stage)
@@ -562,23 +547,28 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		c[INST_RUNNING] + c[INST_ASSIGNED]);
 	views_why_exec(t->f, stage);
 	why_failing(t, stage);
-	if (ss->max_running > 0 && c[INST_RUNNING] + c[INST_ASSIGNED] >= ss->max_running &&
-	    job->ending == ENDING_NONE) {
+	/* What the pass skips the stage for (sched/policy/request.h). A start
+	 * time or window comes before the folders, which are made in moments:
+	 * it is what a user reading why just after cp wants to see. */
+	switch (request_stage_hold(stage, now, line, sizeof line)) {
+	case REQUEST_OPEN:
+		break;
+	case REQUEST_NONE_QUEUED:
+		return;
+	case REQUEST_ENDING:
+		fprintf(t->f, "  the job is ending: nothing new starts\n");
+		return;
+	case REQUEST_MAX_RUNNING:
 		fprintf(t->f, "  max_running = %d: the next starts when one of those running ends\n",
 			ss->max_running);
 		return;
-	}
-	if (job->held) {
+	case REQUEST_HELD:
 		fprintf(t->f, "  held: nothing new starts until 'release' is written to ctl\n");
 		return;
-	}
-	/* A start time or window says more than the folders, which are made in
-	 * moments: it is what a user reading why just after cp wants to see. */
-	if (!timing_stage_open(stage, now, line, sizeof line)) {
+	case REQUEST_NOT_YET:
 		fprintf(t->f, "  %s\n", esc(t, line));
 		return;
-	}
-	if (job->folders_pending) {
+	case REQUEST_FOLDERS:
 		fprintf(t->f, "  nothing of it starts before its folders are made (above)\n");
 		return;
 	}
@@ -587,7 +577,9 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 			next = stage->inst[i];
 	if (!next)
 		return;
-	instance_req(next, &req);
+	/* The request the pass makes of it (fair-share usage orders the queue
+	 * only, which why does not tell). */
+	request_make(next, 0, &req);
 	if (placement_never_fits(hosts, nhosts, &req, line, sizeof line)) {
 		fprintf(t->f, "  %s\n", esc(t, line));
 		if (nhosts == 0)
@@ -601,7 +593,10 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 		const struct placement_host *ph = &hosts[h];
 		enum placement_verdict v = placement_check(ph, &req);
 
-		placement_explain(ph, &req, line, sizeof line);
+		/* The pass's own check, and its backfill gate's rule for a host
+		 * the last pass held for another stage. */
+		if (!backfill_explain_held(ph, &req, now, line, sizeof line))
+			placement_explain(ph, &req, line, sizeof line);
 		if (ph->up && v != PLACE_CPU_LIVE && v != PLACE_MEM_LIVE)
 			fprintf(t->f, "  %s (live cpu %.0f%%: parsa %.0f%%, outside %.0f%%; mem %.0f%%: "
 				"parsa %.0f%%, outside %.0f%%)\n", esc(t, line), ph->cpu_pct,
