@@ -83,8 +83,10 @@ size_t engine_placement_hosts(struct engine *e, struct placement_host **out)
 		timing_host_fill(h, now, &ph[i]);
 		ph[i].storage_down_since = h->storage_down_since;
 		ph[i].storage_reason = h->storage_reason;
-		/* A reservation whose time has come holds nothing any more. */
-		if (e->held.job && e->held.host && e->held.at_ms > now &&
+		/* The last pass's reservation holds until the next pass makes its
+		 * own, as the pass's gate held it: also one whose time has come
+		 * (what runs there is past its walltime, being stopped). */
+		if (e->held.job && e->held.host &&
 		    strcmp(e->held.host, h->name) == 0) {
 			ph[i].held_job = e->held.job;
 			ph[i].held_stage = e->held.stage;

@@ -173,8 +173,7 @@ static bool held_against(const struct backfill *bf, const struct placement_req *
 
 int backfill_holds_host(const struct placement_host *h, const struct placement_req *req, int64_t now)
 {
-	/* A reservation whose time has come holds nothing any more. */
-	if (h->held_ms <= now)
+	if (h->held_ms <= 0)
 		return 0;
 	return keeps_off(h->held_job == req->order.job && h->held_stage == req->order.stage,
 			 h->held_ms, req, now);

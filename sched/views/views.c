@@ -606,8 +606,7 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 			fprintf(t->f, "  %s\n", esc(t, line));
 	}
 	for (size_t h = 0; h < nhosts; h++) {
-		/* A reservation whose time has come is not one any more. */
-		if (hosts[h].held_ms > now && hosts[h].held_job == job->id &&
+		if (hosts[h].held_ms > 0 && hosts[h].held_job == job->id &&
 		    hosts[h].held_stage == stage->idx) {
 			timing_when(hosts[h].held_ms, now, line, sizeof line);
 			fprintf(t->f, "  next in line: %s is held for it from %s, when what runs there "
