@@ -70,6 +70,7 @@ struct parser {
 	int lineno;                /* line the reader handed over last */
 	enum line_kind kind;
 	bool inih_prev;            /* mirrors inih's "a key was seen in this section" */
+	char comment[208];         /* the inline comment inih drops from this line, or "" */
 	long cur_sect;             /* -1 before any header, -2 after an unreadable one */
 	long cur_entry;            /* entry continuation lines extend, -1: drop them */
 	struct section *sects;

@@ -210,9 +210,11 @@ static void test_layout(void)
 		is_str(spec->stages[0].run, "first\nsecond", "no leading newline");
 	spec_destroy(spec);
 
-	spec = expect_ok("[stage a]\nrun = a; b && c ;comment\n", "inline comment after ' ;'");
+	spec = expect_ok("[stage a]\nrun = a; b && c\n", "';' not after a space");
 	if (spec)
 		is_str(spec->stages[0].run, "a; b && c", "a ';' not after a space is shell");
+	spec_destroy(spec);
+	spec = expect_ok("[stage a]\nrun = echo x ;\n", "a lone ' ;' at the end");
 	spec_destroy(spec);
 
 	spec = expect_ok("# comment\n; comment\n[stage a] ; the first stage\n  # indented comment\n"

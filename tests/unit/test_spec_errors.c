@@ -10,6 +10,20 @@
 
 TAP_STATE;
 
+/* inih drops what follows ' ;', so in run it would silently drop commands. */
+static void test_run_comment(void)
+{
+	expect_error("[stage a]\nrun = echo one > \"$PARSA_OUT/one\" ; echo two > \"$PARSA_OUT/two\"\n",
+		     "t.conf:2: in run, ' ;' starts a comment, so 'echo two > \"$PARSA_OUT/two\"' would "
+		     "never reach the shell: write 'a; b' (no space before ';') or 'a && b', or put the "
+		     "next command on an indented line below; a note goes on a line of its own starting "
+		     "with ';'");
+	expect_error("[stage a]\nrun = first\n  second ;third\n",
+		     "t.conf:3: in run, ' ;' starts a comment, so 'third' would never reach the shell: "
+		     "write 'a; b' (no space before ';') or 'a && b', or put the next command on an "
+		     "indented line below; a note goes on a line of its own starting with ';'");
+}
+
 static void test_errors(void)
 {
 	char *err = NULL;
@@ -269,5 +283,6 @@ static void test_errors(void)
 int main(void)
 {
 	test_errors();
+	test_run_comment();
 	return done_testing();
 }
