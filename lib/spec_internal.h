@@ -135,6 +135,13 @@ bool spec_is_identifier(const char *s);
 /* 1 to STAGE_NAME_MAX letters, digits, '_', '.' or '-'; not "." or "..". */
 bool spec_is_stage_name(const char *s);
 
+/* ---- spec_words.c: other schedulers' words ---- */
+
+/* If key is another scheduler's word for a parsa key (memory, cpus-per-task,
+ * time, array, depends_on, ...): true, with "parsa calls it 'mem': mem = 4G,
+ * ..." in out (saying which section it belongs to when in_stage is wrong). */
+bool spec_foreign_word(const char *key, bool in_stage, char *out, size_t len);
+
 /* ---- spec_read.c: pass 1, the INI reader ---- */
 
 /* Run inih over p->text, filling p->sects (every raw value) and reporting

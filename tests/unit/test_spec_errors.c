@@ -3,6 +3,7 @@
 #include "spec.h"
 #include "spec_check.h"
 #include "tap.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +23,43 @@ static void test_run_comment(void)
 		     "t.conf:3: in run, ' ;' starts a comment, so 'third' would never reach the shell: "
 		     "write 'a; b' (no space before ';') or 'a && b', or put the next command on an "
 		     "indented line below; a note goes on a line of its own starting with ';'");
+}
+
+/* Another scheduler's word for a key gets the parsa key and how to write it. */
+static void test_foreign_words(void)
+{
+	static const struct { const char *line, *want; } cases[] = {
+		{ "memory = 4G", "unknown key 'memory' in [stage a]: parsa calls it 'mem': mem = 4G, the whole instance's memory" },
+		{ "mem-per-cpu = 2G", "parsa calls it 'mem': mem = 4G, the whole instance's memory (there is no per-cpu form)" },
+		{ "cpus-per-task = 4", "parsa calls it 'cpus': cpus = 8, the cores of one instance" },
+		{ "ntasks = 4", "parsa calls it 'instances': instances = N runs N copies" },
+		{ "time = 4:00:00", "parsa calls it 'walltime': walltime = 4h" },
+		{ "gres = gpu:1", "parsa calls it 'gpus': gpus = 1" },
+		{ "array = 0-99", "parsa calls it 'instances': instances = N ($PARSA_INDEX = 0..N-1)" },
+		{ "dependency = afterok:41", "parsa calls it 'after': after = STAGE in a stage" },
+		{ "depends_on = warm", "parsa calls it 'after'" },
+		{ "retry = 2", "parsa calls it 'retries': retries = 2" },
+		{ "nodelist = h1", "parsa calls it 'hosts': hosts = h1, h2 or hosts = feature:NAME" },
+		{ "partition = long", "did you mean 'slurm.partition'?" },
+		{ "begin = now+1hour", "unknown key 'begin' in [stage a]: parsa calls it 'start', a key of [job]" },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = xasprintf("[stage a]\nrun = true\n%s\n", cases[i].line), *err = NULL;
+		struct spec *spec = parse_as(text, "t.conf", &err);
+
+		ok(!spec && err && strstr(err, cases[i].want), "%s: %s", cases[i].line, cases[i].want);
+		if (!err || !strstr(err, cases[i].want))
+			diag("got: %s", err ? err : "(null)");
+		spec_destroy(spec);
+		free(err);
+		free(text);
+	}
+	expect_error("[job]\nmail-user = me@lab\n" STAGE_OK,
+		     "t.conf:2: unknown key 'mail-user' in [job]: parsa calls it 'notify': notify = mail:you@lab");
+	expect_error("[job]\nmemory = 4G\n" STAGE_OK,
+		     "t.conf:2: unknown key 'memory' in [job]: parsa calls it 'mem', a key of a [stage NAME]: "
+		     "mem = 4G, the whole instance's memory");
 }
 
 static void test_errors(void)
@@ -284,5 +322,6 @@ int main(void)
 {
 	test_errors();
 	test_run_comment();
+	test_foreign_words();
 	return done_testing();
 }
