@@ -113,8 +113,9 @@ static void usage(const char *prog)
 {
 	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [-f] [-d] [-o OPTIONS]\n"
 	       "\n"
-	       "  --sched ENDPOINT   the scheduler: unix:/path/sched.sock or http://host:port\n"
-	       "                     (default: $PARSA_SCHED, else the standard socket)\n"
+	       "  --sched ENDPOINT   the scheduler: HOST:PORT (TCP, munge), unix:/path or\n"
+	       "                     http://host:port (default: $PARSA_SCHED, else [cluster] sched\n"
+	       "                     of parsa.conf, else the local socket)\n"
 	       "  --storage URL      the job volume: /path, file:///path or\n"
 	       "                     nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS]\n"
 	       "  --storage-patience DURATION  how long I/O waits for a volume that does not\n"
@@ -215,7 +216,9 @@ static int apply_config(struct options *opt, struct fs_ctx *fs, char **err)
 
 	if (parsa_conf_load(opt->config ? opt->config : PARSA_CONF_DEFAULT, !opt->config, &c, err) < 0)
 		return -1;
-	if (c.sched && !opt->sched)
+	/* The order every program keeps: --sched, $PARSA_SCHED, [cluster] sched,
+	 * the local socket (default_sched). */
+	if (c.sched && !opt->sched && !(getenv("PARSA_SCHED") && *getenv("PARSA_SCHED")))
 		opt->sched = parsa_endpoint(c.sched);
 	take(&opt->storage, c.storage);
 	if (!opt->storage_patience && c.storage_patience_ms >= 0)

@@ -21,7 +21,7 @@ static const char usage_text[] =
 	"  --config FILE       cluster and host settings (default " PARSA_CONF_DEFAULT " if it\n"
 	"                      exists); the flags below override it\n"
 	"  --sched ENDPOINT    scheduler: HOST:PORT (TCP, munge), unix:/path or http://host:port\n"
-	"                      (default: [cluster] sched of the config, else $PARSA_SCHED,\n"
+	"                      (default: $PARSA_SCHED, else [cluster] sched of the config,\n"
 	"                      else unix:/var/lib/parsa/sched.sock as root,\n"
 	"                      unix:$XDG_STATE_HOME/parsa/sched.sock otherwise)\n"
 	"  --name NAME         this host's name (default: the host name)\n"
@@ -161,7 +161,9 @@ static int apply_file(struct runner_options *cfg, const int *seen, char **err)
 	if (parsa_conf_load(cfg->config_path ? cfg->config_path : PARSA_CONF_DEFAULT,
 			    !cfg->config_path, &c, err) < 0)
 		return -1;
-	if (c.sched && !cfg->sched)
+	/* The order every program keeps: --sched, $PARSA_SCHED, [cluster] sched,
+	 * the local socket (config_defaults). */
+	if (c.sched && !cfg->sched && !(getenv("PARSA_SCHED") && *getenv("PARSA_SCHED")))
 		cfg->sched = parsa_endpoint(c.sched);
 	take(&cfg->munge_socket, c.munge_socket);
 	if (!cfg->name && c.name && !proto_safe_name(c.name)) {
