@@ -58,6 +58,7 @@ struct options {
 	char *sched;
 	char *storage;
 	char *storage_patience;
+	char *log_file;
 	int ready_fd;
 	int page_cache;
 	int show_help;
@@ -75,6 +76,8 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--munge-socket=%s", munge_socket),
 	OPT("--admin-group %s", admin_group),
 	OPT("--admin-group=%s", admin_group),
+	OPT("--log-file %s", log_file),
+	OPT("--log-file=%s", log_file),
 	OPT("--ready-fd %d", ready_fd),
 	OPT("--ready-fd=%d", ready_fd),
 	OPT("--page-cache", page_cache),
@@ -111,7 +114,7 @@ static int take_patience_flag(int *argc, char **argv, char **value)
 
 static void usage(const char *prog)
 {
-	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [-f] [-d] [-o OPTIONS]\n"
+	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [--log-file PATH] [-f] [-d] [-o OPTIONS]\n"
 	       "\n"
 	       "  --sched ENDPOINT   the scheduler: HOST:PORT (TCP, munge), unix:/path or\n"
 	       "                     http://host:port (default: $PARSA_SCHED, else [cluster] sched\n"
@@ -128,6 +131,8 @@ static void usage(const char *prog)
 	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
 	       "  --page-cache       keep out/ and data/ files in the kernel's page cache (allows\n"
 	       "                     MAP_SHARED mmap; slower streaming). Default: direct I/O\n"
+	       "  --log-file PATH    append the log to PATH (default: syslog, or stderr with -f;\n"
+	       "                     parsa up: STATE/logs/fs.log)\n"
 	       "  -f                 stay in the foreground (log to stderr)\n"
 	       "  -d                 debug output (implies -f)\n"
 	       "  -o OPTIONS         FUSE mount options; default_permissions is always on,\n"
@@ -339,6 +344,11 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	log_init("parsafs", cmd.foreground || cmd.debug, cmd.debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	/* A stream of its own: fuse_daemonize() points stderr at /dev/null. */
+	if (opt.log_file && log_to_file(opt.log_file, &err) < 0) {
+		fprintf(stderr, "parsafs: --log-file: %s\n", err);
+		goto out;
+	}
 	if (!cmd.mountpoint) {
 		fprintf(stderr, "parsafs: no mount point (see parsafs --help)\n");
 		goto out;
@@ -507,6 +517,7 @@ out:
 	free(opt.sched);
 	free(opt.storage);
 	free(opt.storage_patience);
+	free(opt.log_file);
 	free(storage_name);
 	free(opt.config);
 	free(opt.munge_socket);
