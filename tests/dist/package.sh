@@ -229,6 +229,8 @@ for f in /etc/parsa /var/lib/parsa /run/parsa/runner-%var%lib%parsa*; do
 	[ -e "$f" ] && left="$left $f"
 done
 [ -z "$left" ] || fail "left after purge:$left"
+grep -q "parsa: purge: removing /var/lib/parsa" "$W/purge.log" ||
+	fail "the purge did not say it removed /var/lib/parsa: $(cat "$W/purge.log")"
 [ -z "$(installed_daemons)" ] || fail "daemons left after purge: $(installed_daemons)"
 pass "purged: none of the $(wc -l <"$W/files") paths of dpkg -L, /etc/parsa, /var/lib/parsa is left"
 echo "1..$n"
