@@ -70,6 +70,7 @@ struct parser {
 	int lineno;                /* line the reader handed over last */
 	enum line_kind kind;
 	bool inih_prev;            /* mirrors inih's "a key was seen in this section" */
+	char comment[208];         /* the inline comment inih drops from this line, or "" */
 	long cur_sect;             /* -1 before any header, -2 after an unreadable one */
 	long cur_entry;            /* entry continuation lines extend, -1: drop them */
 	struct section *sects;
@@ -133,6 +134,13 @@ const char *spec_nearest(const char *word, const char *const *cands, size_t n);
 bool spec_is_identifier(const char *s);
 /* 1 to STAGE_NAME_MAX letters, digits, '_', '.' or '-'; not "." or "..". */
 bool spec_is_stage_name(const char *s);
+
+/* ---- spec_words.c: other schedulers' words ---- */
+
+/* If key is another scheduler's word for a parsa key (memory, cpus-per-task,
+ * time, array, depends_on, ...): true, with "parsa calls it 'mem': mem = 4G,
+ * ..." in out (saying which section it belongs to when in_stage is wrong). */
+bool spec_foreign_word(const char *key, bool in_stage, char *out, size_t len);
 
 /* ---- spec_read.c: pass 1, the INI reader ---- */
 

@@ -451,7 +451,7 @@ static bool in_list(const char *key, const char *const *names, size_t n)
 
 static void unknown_key(struct parser *p, const struct section *s, const struct entry *e)
 {
-	char label[STAGE_NAME_MAX + 16], cut[SHOWN_MAX + 4];
+	char label[STAGE_NAME_MAX + 16], cut[SHOWN_MAX + 4], foreign[160];
 	const char *where = spec_section_label(s, label, sizeof label);
 	const char *key = spec_shown(e->key, cut);
 	bool stage = s->kind == SECT_STAGE;
@@ -475,7 +475,9 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 			}
 		}
 	}
-	if (stage && (strcmp(e->key, "partition") == 0 || strcmp(e->key, "account") == 0 ||
+	if (spec_foreign_word(e->key, stage, foreign, sizeof foreign))
+		spec_report(p, e->line, "unknown key '%s' in %s: %s", key, where, foreign);
+	else if (stage && (strcmp(e->key, "partition") == 0 || strcmp(e->key, "account") == 0 ||
 		      strcmp(e->key, "qos") == 0 || strncmp(e->key, "slurm_", 6) == 0))
 		spec_report(p, e->line, "unknown key '%s' in %s (did you mean 'slurm.%s'?)", key, where,
 		            strncmp(e->key, "slurm_", 6) == 0 ? e->key + 6 : e->key);

@@ -175,6 +175,8 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 struct child_plan {
 	const struct identity *id;
 	const char *log_path;
+	const char *log_banner; /* written first, for an attempt after the first; or NULL */
+	size_t log_banner_len;
 	const char *out_dir;
 	const char *scratch;
 	char *const *argv;
@@ -248,6 +250,10 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 	nullfd = above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (nullfd < 0)
 		child_fail(p->status_fd, STEP_NULL);
+	/* The log holds every attempt: a line between them, so that an attempt
+	 * that succeeded does not seem to end with the last one's error. */
+	if (p->log_banner && write(logfd, p->log_banner, p->log_banner_len) < 0)
+		child_fail(p->status_fd, STEP_LOG);
 	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 		child_fail(p->status_fd, STEP_DUP);
 	if (chdir(p->out_dir) < 0) {
@@ -275,7 +281,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	struct identity id = { 0 };
 	struct envv env = { 0 };
 	struct child_plan plan;
-	char *argv[4];
+	char *argv[4], *banner = NULL;
 	int fds[2] = { -1, -1 }, cgroup_fd = -1;
 	int ok = 0;
 	pid_t pid;
@@ -322,6 +328,19 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	}
 	plan.id = &id;
 	plan.log_path = l->log_path;
+	if (a->attempt > 1) {
+		char host[256] = "?", when[32] = "?";
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gethostname(host, sizeof host - 1);
+		if (localtime_r(&now, &tm))
+			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+		banner = xasprintf("---- parsa: attempt %" PRId64 " of this instance, started %s on %s ----\n",
+				   a->attempt, when, host);
+		plan.log_banner = banner;
+		plan.log_banner_len = strlen(banner);
+	}
 	plan.out_dir = l->out_dir;
 	plan.scratch = l->scratch;
 	plan.argv = argv;
@@ -364,6 +383,7 @@ out:
 	}
 	env_free(&env);
 	identity_free(&id);
+	free(banner);
 	return l;
 }
 

@@ -280,15 +280,30 @@ char *views_job_status(const struct job *job, int64_t now)
 	return text_close(&t);
 }
 
+static int event_order(const void *a, const void *b)
+{
+	const struct event *x = *(const struct event *const *)a, *y = *(const struct event *const *)b;
+
+	if (x->ms != y->ms)
+		return x->ms < y->ms ? -1 : 1;
+	return x < y ? -1 : x > y; /* the same millisecond: as they were recorded */
+}
+
+/* In time order: an instance's start is stamped by its runner and may
+ * arrive after a later event of the scheduler's (a cancel) was recorded. */
 char *views_job_events(const struct job *job)
 {
+	const struct event **order = xcalloc(job->nevents ? job->nevents : 1, sizeof *order);
 	struct text t;
 	char stamp[64];
 
+	for (size_t e = 0; e < job->nevents; e++)
+		order[e] = &job->events[e];
+	qsort(order, job->nevents, sizeof *order, event_order);
 	text_open(&t);
 	for (size_t e = 0; e < job->nevents; e++)
-		fprintf(t.f, "%s  %s\n", iso_ms(job->events[e].ms, stamp, sizeof stamp),
-			esc(&t, job->events[e].text));
+		fprintf(t.f, "%s  %s\n", iso_ms(order[e]->ms, stamp, sizeof stamp), esc(&t, order[e]->text));
+	free(order);
 	return text_close(&t);
 }
 
