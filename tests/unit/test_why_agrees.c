@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "engine_internal.h" /* engine_pass() and the lock: the test runs the pass */
 #include "log.h"
+#include "sched_world.h"
 #include "tap.h"
 #include "util.h"
 #include "views.h"
@@ -42,13 +43,11 @@ TAP_STATE;
 #define DEFAULT_SCENARIOS 300
 
 struct world {
-	char dir[64];
-	char *clock_file;
-	struct clock *clock;
-	struct store *store;
-	struct backend *storage;
+	struct sched_world sw;  /* sqlite, volume, engine (and an API this test does not use) */
+	struct engine *engine;  /* sw's */
 	struct model *model;
-	struct engine *engine;
+	char clock_file[64];
+	struct clock *clock;
 	struct caller me;
 	uint64_t rng;
 	int nhosts_ever;        /* h0..h<n-1> exist in the model */
@@ -98,48 +97,33 @@ static int world_start(struct world *w)
 {
 	struct engine_config cfg = { .host_timeout_ms = 600000, .timer_ms = 100,
 				     .sendmail = "/nonexistent/sendmail", .start_bursts_at_once = true };
-	char *db = xasprintf("%s/parsa.db", w->dir), *vol = xasprintf("%s/storage", w->dir);
-	char *err = NULL;
-	int ret = -1;
+	int fd;
 
-	mkdir(vol, 0755);
-	w->clock_file = xasprintf("%s/clock", w->dir);
+	snprintf(w->clock_file, sizeof w->clock_file, "/tmp/parsa-test-why-clock.XXXXXX");
+	fd = mkstemp(w->clock_file);
+	if (fd < 0)
+		return -1;
+	close(fd);
 	w->clock = clock_create(w->clock_file);
 	cfg.clock = w->clock;
-	w->store = store_open(db, &err);
-	w->storage = w->store ? backend_create(vol, &err) : NULL;
-	w->model = model_create();
-	if (!w->storage || store_load(w->store, w->model, 0, &err) < 0)
-		goto out;
-	w->engine = engine_create(&cfg, w->store, w->storage, w->model, &err);
-	if (!w->engine || engine_start(w->engine, &err) < 0)
-		goto out;
+	if (sched_world_start_with(&w->sw, 0, &cfg) < 0) {
+		unlink(w->clock_file);
+		return -1;
+	}
+	w->engine = w->sw.engine;
+	w->model = w->sw.model;
 	/* Only the scheduling thread stops: submissions, folders and hosts go
 	 * on, and every pass from here on is the test's. */
 	engine_stop(w->engine);
-	ret = 0;
-out:
-	if (ret < 0)
-		diag("setup: %s", err ? err : "?");
-	free(err);
-	free(db);
-	free(vol);
-	return ret;
+	return 0;
 }
 
 static void world_stop(struct world *w)
 {
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
-
-	engine_destroy(w->engine);
-	model_destroy(w->model);
-	backend_destroy(w->storage);
-	store_close(w->store);
+	if (sched_world_stop(&w->sw) != 0)
+		diag("cannot remove %s", w->sw.dir);
 	clock_destroy(w->clock);
-	if (system(cmd) != 0)
-		diag("cannot remove %s", w->dir);
-	free(cmd);
-	free(w->clock_file);
+	unlink(w->clock_file);
 }
 
 static void lock(struct world *w) { pthread_mutex_lock(&w->engine->lock); }
@@ -516,8 +500,7 @@ int main(void)
 	w.rng = seed;
 	/* Warnings only: a scenario logs every host and job otherwise. */
 	log_init("test_why_agrees", 1, LOG_LEVEL_WARN);
-	snprintf(w.dir, sizeof w.dir, "/tmp/parsa-test-why.XXXXXX");
-	if (!mkdtemp(w.dir) || world_start(&w) < 0) {
+	if (world_start(&w) < 0) {
 		ok(0, "a real engine in a temporary folder");
 		return done_testing();
 	}
