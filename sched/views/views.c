@@ -621,13 +621,19 @@ static void why_stage(struct text *t, struct model *m, const struct stage *stage
 			fprintf(t->f, "  %s\n", esc(t, line));
 	}
 	for (size_t h = 0; h < nhosts; h++) {
-		if (hosts[h].held_ms > 0 && hosts[h].held_job == job->id &&
-		    hosts[h].held_stage == stage->idx) {
-			timing_when(hosts[h].held_ms, now, line, sizeof line);
+		if (hosts[h].held_ms <= 0 || hosts[h].held_job != job->id ||
+		    hosts[h].held_stage != stage->idx)
+			continue;
+		timing_when(hosts[h].held_ms, now, line, sizeof line);
+		/* Its time has come when what runs there outlasts its walltime: the
+		 * pass holds the host from now on, until that is stopped. */
+		if (hosts[h].held_ms <= now)
+			fprintf(t->f, "  next in line: %s is held for it since %s: what runs there is past "
+				"its walltime, being stopped\n", esc(t, hosts[h].name), line);
+		else
 			fprintf(t->f, "  next in line: %s is held for it from %s, when what runs there "
 				"reaches its walltime (smaller jobs go ahead only if they end by then)\n",
 				esc(t, hosts[h].name), line);
-		}
 	}
 }
 
