@@ -13,10 +13,14 @@
  * features, live use outside parsa and its limits, windows, draining, down,
  * storage unreachable, work already there with walltimes; random jobs:
  * priority, start time, window, hold, one or two stages of random cpus, mem,
- * gpus, scratch, walltime, instances, max_running, hosts = and feature:. The
- * engine's clock (a clock file) jumps days between scenarios and lands on a
- * random time of day. The seed is printed; PARSA_SEED=N replays one run,
- * PARSA_SCENARIOS=N changes how many. */
+ * gpus, scratch, walltime, instances, max_running, hosts = and feature:; one
+ * scenario in three on one or two hosts with a big job first in line, so that
+ * backfill reservations come up. The engine's clock (a clock file) jumps days
+ * between scenarios and lands on a random time of day. The seed is printed;
+ * PARSA_SEED=N replays one run, PARSA_SCENARIOS=N changes how many.
+ * It found two drifts: why dropped a reservation whose time had come (the
+ * gate still held the host), and did not hold another stage of the held job
+ * off the host (the gate did). */
 #include "clock.h"
 #include "engine.h"
 #include "engine_internal.h" /* engine_pass() and the lock: the test runs the pass */
@@ -41,6 +45,7 @@ TAP_STATE;
 #define MAX_SEEN 256
 #define DEFAULT_SEED 37
 #define DEFAULT_SCENARIOS 200
+#define CLOCK_BASE 1893456000 /* 2030-01-01 */
 
 struct world {
 	struct sched_world sw;  /* sqlite, volume, engine (and an API this test does not use) */
@@ -80,14 +85,15 @@ static int chance(struct world *w, int percent)
 	return pick(w, 100) < percent;
 }
 
-/* The engine's clock: offset_s from the system clock. A new file (a new
- * inode) each time, so that the clock sees the change at once. */
-static void set_clock(struct world *w, int64_t offset_s)
+/* The engine's clock at epoch second at (flowing on from now), the same
+ * time of day on every run of a seed. A new file (a new inode) each time, so
+ * that the clock sees the change at once. */
+static void set_clock(struct world *w, int64_t at)
 {
 	char *tmp = xasprintf("%s.new", w->clock_file);
 	FILE *f = fopen(tmp, "w");
 
-	if (!f || fprintf(f, "+%" PRId64 "\n", offset_s) < 0 || fclose(f) != 0 ||
+	if (!f || fprintf(f, "@%" PRId64 "\n", at) < 0 || fclose(f) != 0 ||
 	    rename(tmp, w->clock_file) < 0)
 		diag("cannot write the clock file %s", w->clock_file);
 	free(tmp);
@@ -140,13 +146,14 @@ static void random_window(struct world *w, char *buf, size_t len)
 static const char *const features[] = { "ssd", "big" };
 
 /* Host h<i>: registered with random capacity, its heartbeat's random live
- * use; down, draining and storage come after the first pass (scenario). */
-static void random_host(struct world *w, int i)
+ * use; down and draining come after the first pass (scenario). Shaped: room
+ * for a big job (random_job) once its work ends. */
+static void random_host(struct world *w, int i, int shaped)
 {
 	char name[16], window[32];
 	const char *feats[2];
 	size_t nfeats = 0;
-	int cpus = 1 + pick(w, 16);
+	int cpus = shaped ? 8 + pick(w, 9) : 1 + pick(w, 16);
 	uint64_t mem = (uint64_t)(1 + pick(w, 64)) << 30;
 	struct host_info info = { .name = name, .cpus = cpus, .mem = mem,
 				  .scratch_total = (uint64_t)(10 + pick(w, 90)) << 30,
@@ -236,8 +243,10 @@ static void random_stage(struct world *w, FILE *f, int s)
 /* A job: queued work (start = +1h, which the scenario's clock passes; now
  * and then +5h, which it does not), or with filler set, work that the first
  * pass places at once on host h<filler-1> so that hosts hold work with and
- * without walltimes. Returns its id, or -1. */
-static int64_t random_job(struct world *w, int filler)
+ * without walltimes. With big set, queued work first in line and too big for
+ * what is left of a host: a backfill reservation for it, which the rest
+ * meets. Returns its id, or -1. */
+static int64_t random_job(struct world *w, int filler, int big)
 {
 	char *text = NULL, *err = NULL;
 	size_t len = 0;
@@ -247,8 +256,15 @@ static int64_t random_job(struct world *w, int filler)
 
 	if (!f)
 		abort();
-	fprintf(f, "[job]\npriority = %d\n", pick(w, 5));
-	if (filler) {
+	fprintf(f, "[job]\npriority = %d\n", big ? 5 : pick(w, 5));
+	if (big) {
+		fprintf(f, "start = +1h\n\n[stage s0]\nrun = true\ncpus = %d\nwalltime = 2h\n",
+			6 + pick(w, 3));
+		/* A stage of its own beside it, which its reservation holds off too. */
+		if (chance(w, 50))
+			fprintf(f, "\n[stage s1]\nrun = true\ninstances = 2\nwalltime = %s\n",
+				walltimes[pick(w, 4)]);
+	} else if (filler) {
 		fprintf(f, "\n[stage s0]\nrun = true\ncpus = %d\ninstances = %d\nwalltime = %s\n"
 			"hosts = h%d\n", 1 + pick(w, 8), 1 + pick(w, 3),
 			(const char *[]){ "0", "10m", "3h", "6h" }[pick(w, 4)], filler - 1);
@@ -426,19 +442,22 @@ static void random_service(struct world *w, int nhosts)
 
 static void scenario(struct world *w, int k, struct tally *t)
 {
-	int64_t ids[MAX_JOBS + MAX_FILLERS], offset = (int64_t)k * 3 * 86400 + pick(w, 86400), now;
-	int nhosts = 1 + pick(w, MAX_HOSTS), njobs = 0, nseen = 0, bad = 0;
+	int64_t ids[MAX_JOBS + MAX_FILLERS], at = CLOCK_BASE + (int64_t)k * 3 * 86400 + pick(w, 86400), now;
+	int shaped = chance(w, 33), nhosts = 1 + pick(w, MAX_HOSTS), njobs = 0, nseen = 0, bad = 0;
 	char *before[MAX_JOBS + MAX_FILLERS] = { 0 }, *after[MAX_JOBS + MAX_FILLERS] = { 0 };
 	struct seen seen[MAX_SEEN];
 	char name[16];
 
-	set_clock(w, offset);
+	set_clock(w, at);
+	/* One in three on one or two hosts with a big job first in line. */
+	if (shaped)
+		nhosts = 1 + pick(w, 2);
 	for (int i = 0; i < nhosts; i++)
-		random_host(w, i);
+		random_host(w, i, shaped);
 	for (int i = 0, n = 1 + pick(w, MAX_FILLERS); i < n; i++)
-		ids[njobs++] = random_job(w, 1 + pick(w, nhosts));
+		ids[njobs++] = random_job(w, 1 + pick(w, nhosts), 0);
 	for (int i = 0, n = 1 + pick(w, MAX_JOBS); i < n; i++)
-		ids[njobs++] = random_job(w, 0);
+		ids[njobs++] = random_job(w, 0, shaped && i == 0);
 	wait_folders(w, ids, njobs);
 	/* The first pass: the fillers go to their hosts, the rest are rolled
 	 * up (queued, or waiting for their first stage). */
@@ -448,7 +467,7 @@ static void scenario(struct world *w, int k, struct tally *t)
 	random_service(w, nhosts);
 	lock(w);
 	/* Past the start of +1h jobs, and a random way into the fillers' walltimes. */
-	set_clock(w, offset + 3600 + 1 + pick(w, 3 * 3600));
+	set_clock(w, at + 3600 + 1 + pick(w, 3 * 3600));
 	now = engine_now_ms(w->engine);
 	for (int j = 0; j < njobs; j++) {
 		const struct job *job = ids[j] > 0 ? model_job(w->model, ids[j]) : NULL;
