@@ -171,7 +171,8 @@ static bool held_against(const struct backfill *bf, const struct placement_req *
 	return keeps_off(req->group == bf->res.group, bf->res.at_ms, req, bf->now);
 }
 
-int backfill_holds_host(const struct placement_host *h, const struct placement_req *req, int64_t now)
+int backfill_holds_host(const struct placement_host *h, const struct placement_req *req,
+			int64_t now)
 {
 	if (h->held_ms <= 0)
 		return 0;
@@ -221,8 +222,8 @@ const struct backfill_reservation *backfill_reserved(const struct backfill *bf)
 	return bf->reserved ? &bf->res : NULL;
 }
 
-int backfill_explain_held(const struct placement_host *h, const struct placement_req *req, int64_t now,
-			  char *buf, size_t len)
+int backfill_explain_held(const struct placement_host *h, const struct placement_req *req,
+			  int64_t now, char *buf, size_t len)
 {
 	char at[32];
 

@@ -51,13 +51,14 @@ struct placement_gate backfill_gate(struct backfill *bf);
 /* Does the last pass's reservation on h (held_job, held_stage, held_ms) keep
  * req off it at now, as this pass's keeps another request off its host (the
  * gate's rule: other requests go there only if they end by then)? For why. */
-int backfill_holds_host(const struct placement_host *h, const struct placement_req *req, int64_t now);
+int backfill_holds_host(const struct placement_host *h, const struct placement_req *req,
+			int64_t now);
 
 /* When req fits h but the reservation there keeps it off (backfill_holds_host):
  * the line why prints for h instead of placement_explain()'s, "h: fits, but is
  * held for job 7 from ...", and 1; else 0. Always NUL-terminates buf when 1. */
-int backfill_explain_held(const struct placement_host *h, const struct placement_req *req, int64_t now,
-			  char *buf, size_t len);
+int backfill_explain_held(const struct placement_host *h, const struct placement_req *req,
+			  int64_t now, char *buf, size_t len);
 
 /* The reservation this pass made, or NULL. */
 const struct backfill_reservation *backfill_reserved(const struct backfill *bf);

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 TAP_STATE;
@@ -442,7 +441,9 @@ static void random_service(struct world *w, int nhosts)
 
 static void scenario(struct world *w, int k, struct tally *t)
 {
-	int64_t ids[MAX_JOBS + MAX_FILLERS], at = CLOCK_BASE + (int64_t)k * 3 * 86400 + pick(w, 86400), now;
+	/* Three days apart, at a random time of day. */
+	int64_t at = CLOCK_BASE + (int64_t)k * 3 * 86400 + pick(w, 86400), now;
+	int64_t ids[MAX_JOBS + MAX_FILLERS];
 	int shaped = chance(w, 33), nhosts = 1 + pick(w, MAX_HOSTS), njobs = 0, nseen = 0, bad = 0;
 	char *before[MAX_JOBS + MAX_FILLERS] = { 0 }, *after[MAX_JOBS + MAX_FILLERS] = { 0 };
 	struct seen seen[MAX_SEEN];
