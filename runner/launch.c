@@ -146,7 +146,7 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 	v = a->item[0] ? xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->item) : xstrdup("");
 	env_set(e, "PARSA_ITEM", v);
 	free(v);
-	v = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	v = assignment_out_dir(req->mount, a);
 	env_set(e, "PARSA_OUT", v);
 	free(v);
 	v = xasprintf("%s/jobs/%" PRId64, req->mount, a->job);
@@ -178,6 +178,7 @@ struct child_plan {
 	const char *log_banner; /* written first, for an attempt after the first; or NULL */
 	size_t log_banner_len;
 	const char *out_dir;
+	bool make_out_dir;   /* a sweep's point folder below out/STAGE */
 	const char *scratch;
 	char *const *argv;
 	char *const *envp;
@@ -256,6 +257,10 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 		child_fail(p->status_fd, STEP_LOG);
 	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 		child_fail(p->status_fd, STEP_DUP);
+	/* A sweep's point has a folder of its own, made by its first instance
+	 * (as the user, like the log). */
+	if (p->make_out_dir)
+		(void)mkdir(p->out_dir, 0755); /* EEXIST is fine; chdir tells any other error */
 	if (chdir(p->out_dir) < 0) {
 		int out_err = errno;
 
@@ -290,7 +295,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	l->pid = -1;
 	l->status_fd = -1;
 	l->log_path = launch_log_path(req->mount, a);
-	l->out_dir = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	l->out_dir = assignment_out_dir(req->mount, a);
 	l->scratch = xstrdup(req->scratch);
 	l->cgroup = req->cgroup ? xstrdup(req->cgroup) : NULL;
 	l->cpu_list = req->cpu_list ? xstrdup(req->cpu_list) : NULL;
@@ -342,6 +347,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 		plan.log_banner_len = strlen(banner);
 	}
 	plan.out_dir = l->out_dir;
+	plan.make_out_dir = a->point && a->point[0];
 	plan.scratch = l->scratch;
 	plan.argv = argv;
 	plan.envp = env.v;

@@ -247,7 +247,7 @@ static void on_prepare(void *arg, const struct assignment *a, const char *file, 
 	int rc = 0;
 
 	if (a->progress_files)
-		out = xasprintf("%s/jobs/%" PRId64 "/out/%s", r->cfg.mount, a->job, a->stage);
+		out = assignment_out_dir(r->cfg.mount, a);
 	/* Without the watcher the file is still there: an instance that writes
 	 * to $PARSA_PROGRESS must not fail because of it. */
 	if (remote) {
