@@ -509,6 +509,7 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	    get_str(json, "run", 1, &a->run, err) < 0 ||
 	    get_str(json, "item", 0, &a->item, err) < 0 ||
 	    get_str(json, "point", 0, &a->point, err) < 0 ||
+	    get_str(json, "workdir", 0, &a->workdir, err) < 0 ||
 	    get_str(json, "user", 0, &a->user, err) < 0 ||
 	    get_env(json, a, err) < 0 ||
 	    get_groups(json, a, err) < 0 ||
@@ -518,6 +519,11 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	 * creates, possibly as root. */
 	if (!proto_safe_name(a->stage)) {
 		errprintf(err, "assignment: stage name '%s' is not a safe file name", a->stage);
+		goto fail;
+	}
+	a->workdir_fallback = json_is_true(json_object_get(json, "workdir_fallback"));
+	if (a->workdir[0] && a->workdir[0] != '/') {
+		errprintf(err, "assignment: workdir '%s' is not an absolute folder", a->workdir);
 		goto fail;
 	}
 	/* Made below out/STAGE by the runner, as the instance's user. */
@@ -543,6 +549,7 @@ void assignment_destroy(struct assignment *a)
 	free(a->stage);
 	free(a->item);
 	free(a->point);
+	free(a->workdir);
 	free(a->run);
 	for (size_t i = 0; i < a->nenv; i++)
 		free(a->env[i]);
@@ -582,6 +589,10 @@ json_t *assignment_to_json(const struct assignment *a)
 		json_object_set_new(body, "gpus", json_integer(a->gpus));
 	if (body && a->point && a->point[0])
 		json_object_set_new(body, "point", json_string(a->point));
+	if (body && a->workdir && a->workdir[0]) {
+		json_object_set_new(body, "workdir", json_string(a->workdir));
+		json_object_set_new(body, "workdir_fallback", json_boolean(a->workdir_fallback));
+	}
 	if (body && spec_slurm_any(&a->slurm))
 		json_object_set_new(body, "slurm", spec_slurm_to_json(&a->slurm));
 	return body;

@@ -160,6 +160,8 @@ struct assignment {
 	char *point;         /* a sweep's point as a folder name ("cache=2M,quantum=1000"),
 	                      * below the stage's out/ folder; "" without matrix keys */
 	char *run;           /* the shell command */
+	char *workdir;       /* where it starts (lib/spec.h, workdir); "" for its output folder */
+	bool workdir_fallback; /* a workdir that is not on this host: start in the output folder */
 	int64_t cpus;
 	uint64_t mem;
 	uint64_t scratch;
