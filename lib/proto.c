@@ -200,6 +200,8 @@ static json_t *executor_to_json(const struct heartbeat_executor *x)
 
 	if (obj && x->poll_error)
 		json_object_set_new(obj, "poll_error", json_string(x->poll_error));
+	if (obj && x->accounting)
+		json_object_set_new(obj, "accounting", json_string(x->accounting));
 	return obj;
 }
 
@@ -219,6 +221,9 @@ static void executor_from_json(const json_t *obj, struct heartbeat_executor *x)
 	x->poll_error = json_string_value(json_object_get(obj, "poll_error"));
 	x->cpus_up = number_or(obj, "cpus_up", -1);
 	x->cpus_outside = number_or(obj, "cpus_outside", -1);
+	x->accounting = json_string_value(json_object_get(obj, "accounting"));
+	if (x->accounting && strcmp(x->accounting, "on") != 0 && strcmp(x->accounting, "off") != 0)
+		x->accounting = NULL;
 	if (x->last_poll_ms < 0)
 		x->last_poll_ms = 0;
 }

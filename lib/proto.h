@@ -91,6 +91,9 @@ struct heartbeat_executor {
 	const char *poll_error;          /* the last query's error; NULL when it answered */
 	int64_t cpus_up;                 /* the partition's usable CPUs (sinfo); -1 unknown */
 	int64_t cpus_outside;            /* of which other users' jobs hold; -1 unknown */
+	/* "on" or "off": whether the batch system keeps accounting (the
+	 * runner asks sacct of ended jobs); NULL not known (an older runner) */
+	const char *accounting;
 };
 
 /* The host's live use split in two: what parsa's instances use and what the

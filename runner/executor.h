@@ -68,6 +68,12 @@ struct executor_facts {
 	int64_t pending, running;  /* its jobs there that wait, that run */
 	int64_t last_poll_ms;      /* wall clock of the last query that answered; 0 none */
 	const char *poll_error;    /* why the last query failed; NULL when it answered */
+	/* CPUs other users' jobs hold in the partition, from the same query;
+	 * -1 unknown. outside_at_ms: wall clock of that query. */
+	int64_t cpus_outside, outside_at_ms;
+	/* "on" when the batch system keeps accounting (and the executor asks
+	 * it how ended jobs went), "off" when not; NULL not known yet. */
+	const char *accounting;
 };
 
 /* Called by the executor when what it knows of a job changed, with the job's

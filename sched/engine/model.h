@@ -145,6 +145,7 @@ struct host_executor {
 	int64_t last_poll_ms;        /* the runner's clock: its last query that answered; 0 none */
 	char *poll_error;            /* NULL while its queries answer */
 	int64_t cpus_up, cpus_outside; /* the partition's usable CPUs, and other users'; -1 unknown */
+	const char *accounting;      /* "on", "off" (static strings); NULL not said */
 };
 
 struct host {

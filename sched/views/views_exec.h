@@ -15,7 +15,8 @@
 
 /* hosts/<h>/status: "executor: slurm", "slurm partition: ...", "slurm jobs:
  * 2 pending, 3 running", "slurm cpus: ...", "slurm last poll: 1.2 s ago"
- * and "slurm poll error: ..." while queries fail. Nothing for a local host. */
+ * "slurm poll error: ..." while queries fail, and "slurm accounting: on"
+ * or "off" once the runner knows. Nothing for a local host. */
 void views_host_exec_text(FILE *f, const struct host *h, int64_t now_ms);
 
 /* Its "executor" member: an object, or JSON null for a local host. */
