@@ -483,6 +483,11 @@ void executor_slurm_default_partition(struct executor *e, const char *name)
 	se->default_partition = xstrdup(name);
 }
 
+void executor_slurm_look_now(struct executor *e)
+{
+	slurm_of(e)->next_query_ms = 0;
+}
+
 void executor_slurm_counts(const struct executor *e, struct slurm_rpc_counts *c)
 {
 	*c = ((const struct slurm_executor *)e)->counts;

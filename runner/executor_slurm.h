@@ -31,6 +31,9 @@ struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, 
  * other users' jobs there are the host's outside load. */
 void executor_slurm_default_partition(struct executor *e, const char *name);
 
+/* The next tick runs the poll's squeue, whatever the interval. */
+void executor_slurm_look_now(struct executor *e);
+
 /* The calls made to slurmctld so far (for slurm_rpc_per_min). */
 struct slurm_rpc_counts {
 	uint64_t sbatch, squeue, scancel, scontrol;

@@ -136,8 +136,10 @@ static json_t *registration_body(void *arg)
 	 * cap, not this host's cores. */
 	if (r->slurm) {
 		cap.cpus = slurm_host_offer(r->slurm, cap.cpus, time_mono_ms());
-		/* The poll's squeue asks for the partition by name. */
+		/* The poll's squeue asks for the partition by name; a new
+		 * registration (start, SIGHUP) looks at its load at once. */
 		executor_slurm_default_partition(r->ex, slurm_host_partition(r->slurm));
+		executor_slurm_look_now(r->ex);
 	}
 	if (r->cfg.mem)
 		cap.mem = r->cfg.mem;

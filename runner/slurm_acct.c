@@ -125,19 +125,6 @@ bad:
 	return -1;
 }
 
-/* Split the next '|' field off *pp (up to end). */
-static const char *field(const char **pp, const char *end, size_t *n)
-{
-	const char *p = *pp, *bar;
-
-	if (!p || p > end)
-		return NULL;
-	bar = memchr(p, '|', (size_t)(end - p));
-	*n = bar ? (size_t)(bar - p) : (size_t)(end - p);
-	*pp = bar ? bar + 1 : end + 1;
-	return p;
-}
-
 static struct slurm_acct *record_of(struct slurm_acct **recs, size_t *n, size_t *cap, const char *id, size_t len)
 {
 	struct slurm_acct *a;
@@ -169,7 +156,7 @@ static int parse_line(const char *line, const char *end, struct slurm_acct **rec
 	int64_t v;
 
 	for (int i = 0; i < 5; i++) {
-		f[i] = field(&p, end, &len[i]);
+		f[i] = slurm_field(&p, end, &len[i]);
 		if (!f[i])
 			return errprintf(err, "%d fields, want 5 (%s)", i, SLURM_SACCT_FORMAT);
 	}

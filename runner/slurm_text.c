@@ -494,8 +494,7 @@ void slurm_end_status(const char *id, const struct slurm_verdict *v, bool have_e
 	}
 }
 
-/* Split [s, s+n) at the next '|' into a field. */
-static const char *field(const char **pp, const char *end, size_t *n)
+const char *slurm_field(const char **pp, const char *end, size_t *n)
 {
 	const char *p = *pp, *bar;
 
@@ -516,7 +515,7 @@ int slurm_sinfo_parse_line(const char *line, struct slurm_partition_line *pl, ch
 
 	memset(pl, 0, sizeof(*pl));
 	for (i = 0; i < 7; i++) {
-		f[i] = field(&p, end, &n[i]);
+		f[i] = slurm_field(&p, end, &n[i]);
 		if (!f[i]) {
 			errno = EINVAL;
 			return errprintf(err, "%d fields, want 7 (%s)", i, SLURM_SINFO_FORMAT);

@@ -76,6 +76,10 @@ struct slurm_verdict {
 	bool ended_by_slurm;
 };
 
+/* The next '|'-separated field of a line that ends at end: its start (NULL
+ * past the end), its length in *n; *pp moves past it. */
+const char *slurm_field(const char **pp, const char *end, size_t *n);
+
 /* Parse one line of SLURM_SQUEUE_FORMAT. 0, or -1 with errno EINVAL and *err
  * saying which field is wrong. */
 int slurm_squeue_parse_line(const char *line, struct slurm_job *job, char **err);

@@ -10,6 +10,7 @@
 #include "executor_slurm.h"
 #include "proto.h"
 #include "slurm_acct.h"
+#include "slurm_fake.h"
 #include "slurm_fixture.h"
 #include "tap.h"
 #include "util.h"
@@ -22,28 +23,6 @@
 #include <unistd.h>
 
 TAP_STATE;
-
-static char tmp[256];
-
-static void write_in(const char *name, const char *text, int mode)
-{
-	char *path = xasprintf("%s/%s", tmp, name);
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-	chmod(path, (mode_t)mode);
-	free(path);
-}
-
-static char *slurp(const char *name)
-{
-	char *path = xasprintf("%s/%s", tmp, name);
-	char *text = read_file(path, 1 << 20, NULL);
-
-	free(path);
-	return text ? text : xstrdup("");
-}
 
 static void test_pure(void)
 {
@@ -154,7 +133,7 @@ static struct executor_job *reattach(struct executor *e, const char *ref, int in
 {
 	struct assignment a = { .id = index, .attempt = 1, .job = 7, .stage = "st", .index = index, .item = "",
 				.run = "true", .cpus = 1, .user = "me" };
-	char *dir = xasprintf("%s/state/%d.1", tmp, index), *cmd = xasprintf("mkdir -p %s", dir), *err = NULL;
+	char *dir = xasprintf("%s/state/%d.1", fake_tmp, index), *cmd = xasprintf("mkdir -p %s", dir), *err = NULL;
 	json_t *json = assignment_to_json(&a), *back = NULL;
 	struct executor_job *j;
 	struct exec_status st;
@@ -166,10 +145,10 @@ static struct executor_job *reattach(struct executor *e, const char *ref, int in
 	json_dump_file(json, cmd, 0);
 	free(cmd);
 	cmd = xasprintf("state/%d.1/slurm_job", index);
-	write_in(cmd, ref, 0644);
+	fake_write(cmd, ref, 0644);
 	free(cmd);
 	cmd = xasprintf("state/%d.1/mount", index);
-	write_in(cmd, tmp, 0644);
+	fake_write(cmd, fake_tmp, 0644);
 	free(cmd);
 	j = executor_reattach(e, dir, owner, &back, &st, &err);
 	exec_status_clear(&st);
@@ -182,9 +161,9 @@ static struct executor_job *reattach(struct executor *e, const char *ref, int in
 
 static void use_config(const char *name)
 {
-	char *cmd = xasprintf("#!/bin/sh\ncat %s/slurm/%s\n", PARSA_FIXTURES, name);
+	char *cmd = xasprintf("cat %s/slurm/%s\n", PARSA_FIXTURES, name);
 
-	write_in("bin/scontrol", cmd, 0755);
+	fake_command("scontrol", cmd);
 	free(cmd);
 }
 
@@ -209,19 +188,19 @@ static void test_cycle(void)
 	j3 = reattach(e, "9\n", 3, &o3);
 	ok(j1 && j2 && j3, "three jobs found again");
 	now = time_mono_ms() + 10;
-	write_in("squeue.txt",
+	fake_write("squeue.txt",
 		 "7|7|7|N/A|CANCELLED|None|n1|debug|parsa-fx|1|parsa-t5\n"
 		 "5_1|11|5|1|FAILED|NonZeroExitCode|n2|debug|parsa-fx|1|parsa-t5\n"
 		 "9|9|9|N/A|RUNNING|None|n2|debug|parsa-fx|1|parsa-t5\n", 0644);
 	text = fixture("sacct-ended.txt");
-	write_in("sacct.txt", text, 0644);
+	fake_write("sacct.txt", text, 0644);
 	if (slurm_acct_parse(text, &recs, &n, NULL) == 0 && slurm_acct_find(recs, n, "7"))
 		job7 = *slurm_acct_find(recs, n, "7");
 	free(recs);
 	free(text);
 	executor_tick(e, now);
 	ok(executor_facts(e, &f) && f.accounting && strcmp(f.accounting, "on") == 0, "accounting on (scontrol)");
-	text = slurp("sacct.args");
+	text = fake_read("sacct.args");
 	ok(strstr(text, "--jobs=5_1,7\n") || strstr(text, "--jobs=7,5_1\n"),
 	   "one sacct for the two that ended, not the running one");
 	ok(strstr(text, "--parsable2\n") && strstr(text, "--format=JobID,State,ExitCode,TotalCPU,MaxRSS\n"),
@@ -246,8 +225,8 @@ static void test_cycle(void)
 
 	/* sacct does not know 9 as ended yet: its end waits for it, then
 	 * goes without. */
-	write_in("squeue.txt", "9|9|9|N/A|COMPLETED|None|n2|debug|parsa-fx|1|parsa-t5\n", 0644);
-	write_in("sacct.txt", "9|RUNNING|0:0|00:00:00|\n", 0644);
+	fake_write("squeue.txt", "9|9|9|N/A|COMPLETED|None|n2|debug|parsa-fx|1|parsa-t5\n", 0644);
+	fake_write("sacct.txt", "9|RUNNING|0:0|00:00:00|\n", 0644);
 	executor_tick(e, now + 20000);
 	executor_tick(e, now + 25000);
 	is_int(seen.calls, 0, "no exit file for a while, then sacct still has it running: the end waits");
@@ -265,18 +244,18 @@ static void test_cycle(void)
 	executor_destroy(e);
 
 	/* Without accounting: never a sacct. */
-	text = xasprintf("%s/sacct.args", tmp);
+	text = xasprintf("%s/sacct.args", fake_tmp);
 	unlink(text);
 	free(text);
 	use_config("scontrol-config.txt");
 	e = executor_slurm_create(&cfg, NULL);
 	executor_set_callback(e, changed, NULL);
 	j1 = reattach(e, "7\n", 1, &o1);
-	write_in("squeue.txt", "7|7|7|N/A|CANCELLED|None|n1|debug|parsa-fx|1|parsa-t5\n", 0644);
+	fake_write("squeue.txt", "7|7|7|N/A|CANCELLED|None|n1|debug|parsa-fx|1|parsa-t5\n", 0644);
 	executor_tick(e, time_mono_ms() + 10);
 	ok(seen.calls == 1 && seen.last[0].reason && strstr(seen.last[0].reason, "outside parsa") &&
 	   seen.last[0].cpu_ms == -1, "accounting off: the end at once, from squeue alone");
-	text = slurp("sacct.args");
+	text = fake_read("sacct.args");
 	is_str(text, "", "and no sacct");
 	free(text);
 	ok(executor_facts(e, &f) && f.accounting && strcmp(f.accounting, "off") == 0, "accounting off");
@@ -287,32 +266,21 @@ static void test_cycle(void)
 
 int main(void)
 {
-	char *path, *cmd;
+	char *cmd;
 
-	snprintf(tmp, sizeof tmp, "/tmp/test_slurm_acct.XXXXXX");
-	if (!mkdtemp(tmp)) {
-		printf("Bail out! mkdtemp failed\n");
+	if (fake_setup("/tmp/test_slurm_acct") < 0) {
+		printf("Bail out! cannot make the test's folder\n");
 		return 1;
 	}
-	cmd = xasprintf("mkdir -p %s/bin %s/state", tmp, tmp);
-	if (system(cmd) != 0)
-		return 1;
+	cmd = xasprintf("cat %s/squeue.txt\n", fake_tmp);
+	fake_command("squeue", cmd);
 	free(cmd);
-	cmd = xasprintf("#!/bin/sh\ncat %s/squeue.txt\n", tmp);
-	write_in("bin/squeue", cmd, 0755);
+	cmd = xasprintf("printf '%%s\\n' \"$@\" >>%s/sacct.args\ncat %s/sacct.txt\n", fake_tmp, fake_tmp);
+	fake_command("sacct", cmd);
 	free(cmd);
-	cmd = xasprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" >>%s/sacct.args\ncat %s/sacct.txt\n", tmp, tmp);
-	write_in("bin/sacct", cmd, 0755);
-	free(cmd);
-	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	setenv("PATH", path, 1);
-	free(path);
 	test_pure();
 	test_fixture();
 	test_cycle();
-	cmd = xasprintf("rm -rf %s", tmp);
-	if (system(cmd) != 0)
-		diag("cannot remove %s", tmp);
-	free(cmd);
+	fake_cleanup();
 	return done_testing();
 }

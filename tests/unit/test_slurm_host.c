@@ -6,6 +6,7 @@
  * scontrol scripts first in PATH. */
 #include "executor_slurm.h"
 #include "proto.h"
+#include "slurm_fake.h"
 #include "slurm_fixture.h"
 #include "slurm_host.h"
 #include "tap.h"
@@ -18,28 +19,6 @@
 #include <unistd.h>
 
 TAP_STATE;
-
-static char tmp[256];
-
-static void write_in(const char *name, const char *text, int mode)
-{
-	char *path = xasprintf("%s/%s", tmp, name);
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-	chmod(path, (mode_t)mode);
-	free(path);
-}
-
-static char *slurp(const char *name)
-{
-	char *path = xasprintf("%s/%s", tmp, name);
-	char *text = read_file(path, 1 << 20, NULL);
-
-	free(path);
-	return text ? text : xstrdup("");
-}
 
 static void test_sinfo(void)
 {
@@ -82,7 +61,7 @@ static void test_host(void)
 	int64_t now = time_mono_ms();
 	char *text;
 
-	write_in("sinfo.txt", "debug*|up|0/8/0/8|1000|2|idle|n[1-2]\n", 0644);
+	fake_write("sinfo.txt", "debug*|up|0/8/0/8|1000|2|idle|n[1-2]\n", 0644);
 	is_int(slurm_host_offer(sh, 2, 0), 6, "host: 8 CPUs up, the cap of 6 offered");
 	is_str(slurm_host_partition(sh), "debug", "host: the default partition's name");
 	slurm_host_heartbeat(sh, e, 0, &hb);
@@ -96,7 +75,7 @@ static void test_host(void)
 	 * other users' running jobs there, not elsewhere, not pending, not
 	 * parsa's own. */
 	executor_slurm_default_partition(e, slurm_host_partition(sh));
-	write_in("squeue.txt",
+	fake_write("squeue.txt",
 		 "7|7|7|N/A|RUNNING|None|n1|debug|alice|3|sim\n"
 		 "8_1|9|8|1|RUNNING|None|n2|debug|bob|1|sweep\n"
 		 "8_[2-5]|8|8|2-5|PENDING|Resources||debug|bob|1|sweep\n"
@@ -104,7 +83,7 @@ static void test_host(void)
 		 "11|11|11|N/A|RUNNING|None|n3|long|dave|16|big\n"
 		 "12|12|12|N/A|COMPLETED|None|n1|debug|erin|4|done\n", 0644);
 	ok(executor_tick(e, now) > now, "tick: a deadline for the next look");
-	text = slurp("squeue.args");
+	text = fake_read("squeue.args");
 	ok(strstr(text, "--partition=debug\n") && strstr(text, "-t\nall\n") && !strstr(text, "--name"),
 	   "one squeue for the default partition by name, everyone's jobs");
 	free(text);
@@ -115,7 +94,7 @@ static void test_host(void)
 	   (long)hb.executor.cpus_outside, hb.outside_cpu_pct);
 	ok(hb.executor.accounting && strcmp(hb.executor.accounting, "off") == 0,
 	   "host: accounting off (scontrol show config of a Slurm without slurmdbd)");
-	write_in("squeue.txt", "", 0644);
+	fake_write("squeue.txt", "", 0644);
 	executor_tick(e, now + 29000);
 	slurm_host_heartbeat(sh, e, 0, &hb);
 	is_int(hb.executor.cpus_outside, 4, "idle: not asked again before 30 s");
@@ -123,18 +102,18 @@ static void test_host(void)
 	slurm_host_heartbeat(sh, e, 0, &hb);
 	is_int(hb.executor.cpus_outside, 0, "idle: asked after 30 s, the others are gone");
 
-	write_in("sinfo.txt", "debug*|up|5/3/0/8|1000|2|mixed|n[1-2]\n", 0644);
+	fake_write("sinfo.txt", "debug*|up|5/3/0/8|1000|2|mixed|n[1-2]\n", 0644);
 	ok(!slurm_host_refresh(sh, 1, 60000), "host: sinfo not asked again within 10 minutes");
-	write_in("sinfo.txt", "debug*|up|0/4/4/8|1000|2|mixed|n[1-2]\n", 0644);
+	fake_write("sinfo.txt", "debug*|up|0/4/4/8|1000|2|mixed|n[1-2]\n", 0644);
 	ok(slurm_host_refresh(sh, 0, SLURM_HOST_SINFO_MS), "host: after 10 minutes a node drained: register again");
 	is_int(slurm_host_offer(sh, 2, SLURM_HOST_SINFO_MS + 1), 4, "host: with the 4 CPUs left");
-	text = xasprintf("%s/sinfo.txt", tmp);
+	text = xasprintf("%s/sinfo.txt", fake_tmp);
 	unlink(text);
 	free(text);
 	ok(!slurm_host_refresh(sh, 0, 3 * SLURM_HOST_SINFO_MS), "host: sinfo failing changes nothing");
 	slurm_host_heartbeat(sh, e, 0, &hb);
 	is_int(hb.executor.cpus_up, 4, "host: the last answer is kept");
-	write_in("sinfo.txt", "debug*|down|0/8/0/8|1000|2|idle|n[1-2]\n", 0644);
+	fake_write("sinfo.txt", "debug*|down|0/8/0/8|1000|2|idle|n[1-2]\n", 0644);
 	ok(!slurm_host_refresh(sh, 0, 5 * SLURM_HOST_SINFO_MS), "host: a partition down keeps the registered CPUs");
 	slurm_host_heartbeat(sh, e, 0, &hb);
 	ok(hb.executor.cpus_up == 0 && hb.outside_cores == 4 && hb.outside_cpu_pct == 100,
@@ -145,34 +124,23 @@ static void test_host(void)
 
 int main(void)
 {
-	char *path, *cmd;
+	char *cmd;
 
-	snprintf(tmp, sizeof tmp, "/tmp/test_slurm_host.XXXXXX");
-	if (!mkdtemp(tmp)) {
-		printf("Bail out! mkdtemp failed\n");
+	if (fake_setup("/tmp/test_slurm_host") < 0) {
+		printf("Bail out! cannot make the test's folder\n");
 		return 1;
 	}
-	cmd = xasprintf("mkdir -p %s/bin", tmp);
-	if (system(cmd) != 0)
-		return 1;
+	cmd = xasprintf("cat %s/sinfo.txt\n", fake_tmp);
+	fake_command("sinfo", cmd);
 	free(cmd);
-	cmd = xasprintf("#!/bin/sh\ncat %s/sinfo.txt\n", tmp);
-	write_in("bin/sinfo", cmd, 0755);
+	cmd = xasprintf("printf '%%s\\n' \"$@\" >%s/squeue.args\ncat %s/squeue.txt\n", fake_tmp, fake_tmp);
+	fake_command("squeue", cmd);
 	free(cmd);
-	cmd = xasprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" >%s/squeue.args\ncat %s/squeue.txt\n", tmp, tmp);
-	write_in("bin/squeue", cmd, 0755);
+	cmd = xasprintf("cat %s/slurm/scontrol-config.txt\n", PARSA_FIXTURES);
+	fake_command("scontrol", cmd);
 	free(cmd);
-	cmd = xasprintf("#!/bin/sh\ncat %s/slurm/scontrol-config.txt\n", PARSA_FIXTURES);
-	write_in("bin/scontrol", cmd, 0755);
-	free(cmd);
-	path = xasprintf("%s/bin:%s", tmp, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	setenv("PATH", path, 1);
-	free(path);
 	test_sinfo();
 	test_host();
-	cmd = xasprintf("rm -rf %s", tmp);
-	if (system(cmd) != 0)
-		diag("cannot remove %s", tmp);
-	free(cmd);
+	fake_cleanup();
 	return done_testing();
 }
