@@ -393,7 +393,8 @@ static void slurm_facts(const struct executor *e, struct executor_facts *f)
 				      .outside_at_ms = se->outside_at_ms,
 				      .accounting = se->accounting < 0 ? NULL : se->accounting ? "on" : "off" };
 	for (const struct executor_job *j = se->jobs; j; j = j->next) {
-		if (j->ended || !j->job_id)
+		/* An end waiting for sacct has left Slurm's queue. */
+		if (j->ended || j->end_due || !j->job_id)
 			continue;
 		if (j->running)
 			f->running++;
