@@ -606,6 +606,8 @@ json_t *report_to_json(const struct report *r)
 		json_object_set_new(body, "gpu_list", json_string(r->gpu_list));
 	if (r->slurm_job)
 		json_object_set_new(body, "slurm_job", json_string(r->slurm_job));
+	if (r->slurm_state)
+		json_object_set_new(body, "slurm_state", json_string(r->slurm_state));
 	return body;
 }
 
@@ -637,6 +639,7 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 	r->cpu_list = json_string_value(json_object_get(json, "cpu_list"));
 	r->gpu_list = json_string_value(json_object_get(json, "gpu_list"));
 	r->slurm_job = json_string_value(json_object_get(json, "slurm_job"));
+	r->slurm_state = json_string_value(json_object_get(json, "slurm_state"));
 	if (!known) {
 		errno = EINVAL;
 		return errprintf(err, "\"state\" must be running, exited or failed");

@@ -209,6 +209,9 @@ struct report {
 	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
 	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
 	const char *slurm_job;           /* its Slurm job id ("1234_7"); NULL: not a Slurm job */
+	/* exited: Slurm's end state from its accounting ("TIMEOUT", "CANCELLED
+	 * by alice"); NULL: not known (no accounting, an older runner) */
+	const char *slurm_state;
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

@@ -55,6 +55,9 @@ struct exec_status {
 	int64_t cpu_ms;       /* EXEC_EXITED: CPU time of its tree; -1 unknown */
 	int64_t max_rss;      /* EXEC_EXITED: peak resident bytes; -1 unknown */
 	char *reason;         /* malloc'ed or NULL; see enum exec_state */
+	/* EXEC_EXITED: how the batch system's accounting says it ended
+	 * ("COMPLETED", "TIMEOUT", "CANCELLED by alice"); malloc'ed or NULL */
+	char *batch_state;
 };
 
 void exec_status_clear(struct exec_status *st);

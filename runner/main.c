@@ -298,7 +298,7 @@ static void on_event(void *arg, const struct instance_event *ev)
 		.started_ms = ev->started_ms, .ended_ms = ev->ended_ms, .usage = ev->usage,
 		.cpu_list = ev->cpu_list && *ev->cpu_list ? ev->cpu_list : NULL,
 		.gpu_list = ev->gpu_list && *ev->gpu_list ? ev->gpu_list : NULL,
-		.slurm_job = ev->slurm_job,
+		.slurm_job = ev->slurm_job, .slurm_state = ev->slurm_state,
 	};
 
 	report_queue_push(r->reports, ev->id, report_to_json(&report));

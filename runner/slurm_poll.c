@@ -22,16 +22,23 @@
 #include <string.h>
 #include <unistd.h>
 
-/* "cancelled in Slurm by uid 1001" with the user's name, where it has one. */
-static void name_canceller(struct slurm_verdict *v, long uid)
+/* "cancelled in Slurm by uid 1001" with the user's name, where it has one;
+ * *state: accounting's end state, "CANCELLED by alice" (malloc'ed). */
+static void name_canceller(struct slurm_verdict *v, const struct slurm_acct *acct, char **state)
 {
 	struct passwd pw, *found = NULL;
 	char buf[1024];
+	long uid = acct->cancel_uid;
 
-	if (uid < 0 || strncmp(v->why, "cancelled in Slurm by uid", 25) != 0)
-		return;
-	if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found)
-		snprintf(v->why, sizeof v->why, "cancelled in Slurm by %s (uid %ld)", found->pw_name, uid);
+	if (uid >= 0 && getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found) {
+		if (strncmp(v->why, "cancelled in Slurm by uid", 25) == 0)
+			snprintf(v->why, sizeof v->why, "cancelled in Slurm by %s (uid %ld)", found->pw_name, uid);
+		*state = xasprintf("%s by %s", acct->state, found->pw_name);
+	} else if (uid >= 0) {
+		*state = xasprintf("%s by uid %ld", acct->state, uid);
+	} else {
+		*state = xstrdup(acct->state);
+	}
 }
 
 /* Report the end of j: the exit file's code, else what Slurm said (v), else
@@ -62,7 +69,7 @@ static void report_end(struct executor_job *j, const struct slurm_verdict *v, co
 		st.max_rss = acct->max_rss;
 		snprintf(rec.state, sizeof rec.state, "%s", acct->state);
 		if (slurm_acct_final(acct) && slurm_job_verdict(&rec, &av) == 0) {
-			name_canceller(&av, acct->cancel_uid);
+			name_canceller(&av, acct, &st.batch_state);
 			v = &av;
 		}
 	}

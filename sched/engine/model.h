@@ -63,6 +63,9 @@ struct instance {
 	 * Slurm's reason ("Priority"). NULL: none. */
 	char *slurm_job;
 	char *slurm_reason;
+	/* How it ended in Slurm, from its accounting ("CANCELLED by alice");
+	 * NULL: not known. */
+	char *slurm_state;
 	/* Queued after a failed attempt (back-off) or a start the volume
 	 * refused: not placed before this time (the engine's clock; 0: at
 	 * once), and rather not on host_name again when another host has room.

@@ -84,6 +84,11 @@ void views_instance_exec_text(FILE *f, const struct instance *inst)
 		put(f, inst->slurm_job);
 		fputs("\n", f);
 	}
+	if (inst->slurm_state) {
+		fputs("slurm state: ", f);
+		put(f, inst->slurm_state);
+		fputs("\n", f);
+	}
 	if (inst->slurm_reason && inst->state == INST_ASSIGNED) {
 		fputs("slurm reason: ", f);
 		put(f, inst->slurm_reason);

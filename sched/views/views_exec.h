@@ -22,8 +22,9 @@ void views_host_exec_text(FILE *f, const struct host *h, int64_t now_ms);
 /* Its "executor" member: an object, or JSON null for a local host. */
 json_t *views_host_exec_json(const struct host *h);
 
-/* An instance's "slurm job: 1234_7" and, while it waits in Slurm, "slurm
- * reason: Priority". Nothing when it never was a Slurm job. */
+/* An instance's "slurm job: 1234_7", once it ended and where Slurm keeps
+ * accounting "slurm state: CANCELLED by alice", and while it waits in
+ * Slurm, "slurm reason: Priority". Nothing when it never was a Slurm job. */
 void views_instance_exec_text(FILE *f, const struct instance *inst);
 
 /* `why` of a stage: "  2 instances wait in Slurm on slurm1: Priority

@@ -3,9 +3,9 @@
 # MariaDB (SLURM_ACCOUNTING=1 of tests/lib/slurm.sh). The runner finds
 # accounting on (hosts/slurm1/status), asks sacct of the jobs that ended, in
 # one call per cycle: an instance that burnt CPU and held memory shows
-# Slurm's CPU time and peak memory in its status, and one whose Slurm job its
-# user cancelled with scancel names who did. The exit code stays the
-# wrapper's.
+# Slurm's CPU time, peak memory and end state (slurm state: COMPLETED) in
+# its status, and one whose Slurm job its user cancelled with scancel names
+# who did. The exit code stays the wrapper's.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/slurm.sh"
 SLURM_CPUS=2 SLURM_ACCOUNTING=1 start_slurm n1
@@ -46,6 +46,7 @@ wait_job "$nap" 60 failed
 b=$MNT/jobs/$burn/stages/burn/instances/0/status
 log "burn: $(grep -E '^(cpu|max mem|exit code)' "$b" | tr '\n' ';')"
 check "the burn instance's exit code is the wrapper's" grep -qx 'exit code: 0' "$b"
+check "Slurm's end state from sacct" grep -qx 'slurm state: COMPLETED' "$b"
 check "its CPU time from sacct" awk '$1 == "cpu:" && $2 > 0.2 { ok = 1 } END { exit !ok }' "$b"
 check "its peak memory from sacct (60 MiB and more)" \
 	awk '$1 == "max" && $2 == "mem:" { n = $3 + 0; u = substr($3, length($3))
@@ -55,6 +56,7 @@ uid=$(id -u parsa-acct)
 log "nap: $(grep -E '^(reason|signal)' "$inst" | tr '\n' ';')"
 check "the cancelled instance names who cancelled" \
 	grep -q "^reason: .*slurm job $sid: cancelled in Slurm by parsa-acct (uid $uid)\$" "$inst"
+check "and its Slurm state says so" grep -qx 'slurm state: CANCELLED by parsa-acct' "$inst"
 log=$LOGS/runner-slurm1.log
 check "sacct was asked, never more than once a cycle" \
 	test "$(grep -c 'slurm: sacct (calls' "$log")" -le "$(grep -c 'slurm: squeue (calls' "$log")"

@@ -118,6 +118,7 @@ static void changed(void *arg, void *owner, const struct exec_status *st, int64_
 		return;
 	seen.last[seen.calls] = *st;
 	seen.last[seen.calls].reason = st->reason ? xstrdup(st->reason) : NULL;
+	seen.last[seen.calls].batch_state = st->batch_state ? xstrdup(st->batch_state) : NULL;
 	seen.owner[seen.calls++] = owner;
 }
 
@@ -214,6 +215,7 @@ static void test_cycle(void)
 			ok(st->signal == SIGTERM && st->reason &&
 			   strcmp(st->reason, "slurm job 7: cancelled in Slurm by root (uid 0)") == 0,
 			   "who cancelled, by name: %s", st->reason ? st->reason : "");
+			is_str(st->batch_state, "CANCELLED by root", "accounting's end state, with the name");
 			ok(st->max_rss == job7.max_rss && st->cpu_ms == job7.cpu_ms && st->max_rss > 0,
 			   "its CPU time and peak memory from sacct (%lld ms, %lld bytes)", (long long)st->cpu_ms,
 			   (long long)st->max_rss);
@@ -233,7 +235,7 @@ static void test_cycle(void)
 	executor_tick(e, now + 31000);
 	is_int(seen.calls, 0, "a while");
 	executor_tick(e, now + 36000);
-	ok(seen.calls == 1 && seen.owner[0] == &o3 && seen.last[0].cpu_ms == -1,
+	ok(seen.calls == 1 && seen.owner[0] == &o3 && seen.last[0].cpu_ms == -1 && !seen.last[0].batch_state,
 	   "then is reported without accounting's facts");
 	seen_clear();
 	executor_slurm_counts(e, &c);
