@@ -201,6 +201,8 @@ static json_t *executor_to_json(const struct heartbeat_executor *x)
 
 	if (obj && x->poll_error)
 		json_object_set_new(obj, "poll_error", json_string(x->poll_error));
+	if (obj && x->accounting)
+		json_object_set_new(obj, "accounting", json_string(x->accounting));
 	return obj;
 }
 
@@ -220,6 +222,9 @@ static void executor_from_json(const json_t *obj, struct heartbeat_executor *x)
 	x->poll_error = json_string_value(json_object_get(obj, "poll_error"));
 	x->cpus_up = number_or(obj, "cpus_up", -1);
 	x->cpus_outside = number_or(obj, "cpus_outside", -1);
+	x->accounting = json_string_value(json_object_get(obj, "accounting"));
+	if (x->accounting && strcmp(x->accounting, "on") != 0 && strcmp(x->accounting, "off") != 0)
+		x->accounting = NULL;
 	if (x->last_poll_ms < 0)
 		x->last_poll_ms = 0;
 }
@@ -644,6 +649,8 @@ json_t *report_to_json(const struct report *r)
 		json_object_set_new(body, "gpu_list", json_string(r->gpu_list));
 	if (r->slurm_job)
 		json_object_set_new(body, "slurm_job", json_string(r->slurm_job));
+	if (r->slurm_state)
+		json_object_set_new(body, "slurm_state", json_string(r->slurm_state));
 	return body;
 }
 
@@ -675,6 +682,7 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 	r->cpu_list = json_string_value(json_object_get(json, "cpu_list"));
 	r->gpu_list = json_string_value(json_object_get(json, "gpu_list"));
 	r->slurm_job = json_string_value(json_object_get(json, "slurm_job"));
+	r->slurm_state = json_string_value(json_object_get(json, "slurm_state"));
 	if (!known) {
 		errno = EINVAL;
 		return errprintf(err, "\"state\" must be running, exited or failed");

@@ -91,6 +91,9 @@ struct heartbeat_executor {
 	const char *poll_error;          /* the last query's error; NULL when it answered */
 	int64_t cpus_up;                 /* the partition's usable CPUs (sinfo); -1 unknown */
 	int64_t cpus_outside;            /* of which other users' jobs hold; -1 unknown */
+	/* "on" or "off": whether the batch system keeps accounting (the
+	 * runner asks sacct of ended jobs); NULL not known (an older runner) */
+	const char *accounting;
 };
 
 /* The host's live use split in two: what parsa's instances use and what the
@@ -213,6 +216,9 @@ struct report {
 	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
 	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
 	const char *slurm_job;           /* its Slurm job id ("1234_7"); NULL: not a Slurm job */
+	/* exited: Slurm's end state from its accounting ("TIMEOUT", "CANCELLED
+	 * by alice"); NULL: not known (no accounting, an older runner) */
+	const char *slurm_state;
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

@@ -495,6 +495,8 @@ json_t *views_instance_json(const struct instance *inst)
 	if (json)
 		json_object_set_new(json, "slurm_job", inst->slurm_job ? json_string(inst->slurm_job) : json_null());
 	if (json)
+		json_object_set_new(json, "slurm_state", inst->slurm_state ? json_string(inst->slurm_state) : json_null());
+	if (json)
 		json_object_set_new(json, "not_before_ms", inst->state == INST_QUEUED &&
 				    inst->not_before_ms > 0 ? json_integer(inst->not_before_ms) : json_null());
 	return json;
