@@ -492,6 +492,12 @@ json_t *views_instance_json(const struct instance *inst)
 			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
 	if (json && inst->pid > 0)
 		json_object_set_new(json, "pid", json_integer(inst->pid));
+	if (json && inst->stage->spec->nmatrix) {
+		char *point = spec_point_text(inst->stage->spec, inst->index, " ");
+
+		json_object_set_new(json, "point", json_string(point));
+		free(point);
+	}
 	if (json)
 		json_object_set_new(json, "slurm_job", inst->slurm_job ? json_string(inst->slurm_job) : json_null());
 	if (json)
