@@ -91,6 +91,9 @@ struct heartbeat_executor {
 	const char *poll_error;          /* the last query's error; NULL when it answered */
 	int64_t cpus_up;                 /* the partition's usable CPUs (sinfo); -1 unknown */
 	int64_t cpus_outside;            /* of which other users' jobs hold; -1 unknown */
+	/* "on" or "off": whether the batch system keeps accounting (the
+	 * runner asks sacct of ended jobs); NULL not known (an older runner) */
+	const char *accounting;
 };
 
 /* The host's live use split in two: what parsa's instances use and what the
@@ -157,7 +160,11 @@ struct assignment {
 	char *stage;         /* safe as one path component (checked) */
 	int64_t index;
 	char *item;          /* relative to the job's out/ folder; "" without foreach */
+	char *point;         /* a sweep's point as a folder name ("cache=2M,quantum=1000"),
+	                      * below the stage's out/ folder; "" without matrix keys */
 	char *run;           /* the shell command */
+	char *workdir;       /* where it starts (lib/spec.h, workdir); "" for its output folder */
+	bool workdir_fallback; /* a workdir that is not on this host: start in the output folder */
 	int64_t cpus;
 	uint64_t mem;
 	uint64_t scratch;
@@ -177,6 +184,9 @@ struct assignment {
 };
 
 json_t *assignment_to_json(const struct assignment *a);
+/* Where the instance writes ($PARSA_OUT): MOUNT/jobs/J/out/STAGE, or its
+ * point's folder below that for a sweep. Malloc'ed. */
+char *assignment_out_dir(const char *mount, const struct assignment *a);
 /* Unlike the others, a copy: the caller frees it with assignment_destroy(). */
 struct assignment *assignment_from_json(const json_t *json, char **err);
 void assignment_destroy(struct assignment *a);
@@ -206,6 +216,9 @@ struct report {
 	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
 	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
 	const char *slurm_job;           /* its Slurm job id ("1234_7"); NULL: not a Slurm job */
+	/* exited: Slurm's end state from its accounting ("TIMEOUT", "CANCELLED
+	 * by alice"); NULL: not known (no accounting, an older runner) */
+	const char *slurm_state;
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

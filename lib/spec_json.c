@@ -61,6 +61,7 @@ static json_t *stage_json(const struct spec_stage *st)
 		  (st->gpus > 0 && json_object_set_new(j, "gpus", json_integer(st->gpus)) < 0) ||
 		  (spec_slurm_any(&st->slurm) &&
 		   json_object_set_new(j, "slurm", spec_slurm_to_json(&st->slurm)) < 0) ||
+		  (st->nmatrix > 0 && json_object_set_new(j, "matrix", spec_matrix_to_json(st)) < 0) ||
 		  failure_to_json(st, j) < 0)) {
 		json_decref(j);
 		j = NULL;
@@ -78,7 +79,10 @@ static int time_to_json(const struct spec *spec, json_t *root)
 	    json_object_set_new(root, "start_in_s", json_integer(spec->start_in_s)) < 0 ||
 	    json_object_set_new(root, "window", spec->window ? json_string(spec->window) : json_null()) < 0 ||
 	    json_object_set_new(root, "every", spec->every ? json_string(spec->every) : json_null()) < 0 ||
-	    json_object_set_new(root, "notify", notify) < 0)
+	    json_object_set_new(root, "notify", notify) < 0 ||
+	    (spec->workdir && (json_object_set_new(root, "workdir", json_string(spec->workdir)) < 0 ||
+			       json_object_set_new(root, "workdir_submitted",
+						   json_boolean(spec->workdir_submitted)) < 0)))
 		return -1;
 	return 0;
 }
@@ -198,8 +202,10 @@ static int time_from_json(const json_t *json, struct spec *spec, char **err)
 		spec->start_in_s = v;
 	}
 	if (window_from_json(json, &spec->window, &spec->win, "spec", err) < 0 ||
-	    json_get_string(json, "every", true, &spec->every, "spec", err) < 0)
+	    json_get_string(json, "every", true, &spec->every, "spec", err) < 0 ||
+	    json_get_string(json, "workdir", true, &spec->workdir, "spec", err) < 0)
 		return -1;
+	spec->workdir_submitted = json_is_true(json_object_get(json, "workdir_submitted"));
 	if (notify && !json_is_null(notify) &&
 	    json_get_strings(json, "notify", &spec->notify, &spec->nnotify, "spec", err) < 0)
 		return -1;
@@ -293,7 +299,8 @@ static int stage_from_json(const json_t *j, struct spec_stage *st, const char *w
 	    json_get_int(j, "gpus", 0, SPEC_MAX_GPUS, &gpus, where, err) < 0)
 		goto out;
 	st->gpus = (int)gpus;
-	if (spec_slurm_from_json(json_object_get(j, "slurm"), &st->slurm, where, err) < 0)
+	if (spec_slurm_from_json(json_object_get(j, "slurm"), &st->slurm, where, err) < 0 ||
+	    spec_matrix_from_json(json_object_get(j, "matrix"), st, where, err) < 0)
 		goto out;
 	st->line = (int)line;
 	st->cpus = (int)cpus;

@@ -87,6 +87,21 @@ static void stage_after(struct parser *p, struct stage_build *sb, const struct e
 	sb->st->after = spec_split_list(v, &sb->st->nafter);
 }
 
+/* GLOB, or FOLDER/GLOB with FOLDER a plain name (one point of a sweep's
+ * output, out/sim/cache=2M,quantum=1000/). */
+static bool foreach_glob_ok(const char *glob)
+{
+	const char *slash = strchr(glob, '/');
+	size_t n = slash ? (size_t)(slash - glob) : 0;
+
+	if (!slash)
+		return true;
+	if (n == 0 || strchr(slash + 1, '/') || slash[1] == '\0' || strcspn(glob, "*?[") < n ||
+	    (n == 1 && glob[0] == '.') || (n == 2 && glob[0] == '.' && glob[1] == '.'))
+		return false;
+	return true;
+}
+
 static void stage_foreach(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
 {
 	char cut[SHOWN_MAX + 4];
@@ -98,10 +113,11 @@ static void stage_foreach(struct parser *p, struct stage_build *sb, const struct
 	memcpy(stage, v, n);
 	stage[n] = '\0';
 	sb->foreach_line = e->line;
-	if (!spec_is_stage_name(stage) || *glob == '\0' || strchr(glob, '/') ||
+	if (!spec_is_stage_name(stage) || *glob == '\0' || !foreach_glob_ok(glob) ||
 	    strpbrk(glob, " \t")) {
-		spec_report(p, e->line, "foreach = %s: want STAGE or STAGE/GLOB, e.g. warm or warm/ckpt-* "
-		            "(GLOB matches names in STAGE's output folder, without '/')%s",
+		spec_report(p, e->line, "foreach = %s: want STAGE, STAGE/GLOB or STAGE/FOLDER/GLOB, e.g. warm, "
+		            "warm/ckpt-* or sim/cache=2M,quantum=1000/* (GLOB matches names in STAGE's output "
+		            "folder, or in one folder of it named without wildcards)%s",
 		            spec_shown(v, cut), spec_value_hint(e, v));
 		free(stage);
 		return;
@@ -420,6 +436,27 @@ static void job_notify(struct parser *p, struct spec *spec, const struct entry *
 	spec->nnotify = n;
 }
 
+/* workdir = /absolute/folder, or out: where each instance starts. */
+static void job_workdir(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+
+	for (const char *s = v; *s; s++) {
+		if (iscntrl((unsigned char)*s)) {
+			spec_report(p, e->line, "workdir = %s: control characters are not allowed", spec_shown(v, cut));
+			return;
+		}
+	}
+	if (strcmp(v, "out") != 0 && (v[0] != '/' || strlen(v) > 4095)) {
+		spec_report(p, e->line, "workdir = %s: want an absolute folder (/home/you/lab) or out (each "
+		            "stage's output folder)%s", spec_shown(v, cut), spec_value_hint(e, v));
+		return;
+	}
+	free(spec->workdir);
+	spec->workdir = xstrdup(v);
+	spec->workdir_submitted = false;
+}
+
 static const struct {
 	const char *name;
 	job_key_fn fn;
@@ -432,6 +469,7 @@ static const struct {
 	{ "window", job_window },
 	{ "every", job_every },
 	{ "notify", job_notify },
+	{ "workdir", job_workdir },
 };
 
 static const char *const stage_key_names[] = {
@@ -439,7 +477,7 @@ static const char *const stage_key_names[] = {
 	"walltime", "retries", "hosts", "window", "progress", "on_failure", "max_failed", "max_running",
 };
 static const char *const job_key_names[] = { "name", "team", "priority", "after", "start", "window",
-	"every", "notify" };
+	"every", "notify", "workdir" };
 
 static bool in_list(const char *key, const char *const *names, size_t n)
 {
@@ -495,11 +533,11 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 	else if (stage)
 		spec_report(p, e->line, "unknown key '%s' in %s: a stage takes run, cpus, mem, disk, scratch, "
 		            "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-		            "max_failed, max_running, env.NAME and slurm.partition/account/qos",
+		            "max_failed, max_running, env.NAME, matrix.NAME and slurm.partition/account/qos",
 		            key, where);
 	else
 		spec_report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "
-		            "start, window, every and notify", key);
+		            "start, window, every, notify and workdir", key);
 }
 
 static void stage_env(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
@@ -533,6 +571,8 @@ void spec_apply_stage_key(struct parser *p, const struct section *s, struct stag
 
 	if (strncmp(e->key, "env.", 4) == 0) {
 		fn = stage_env;
+	} else if (strncmp(e->key, "matrix.", 7) == 0) {
+		fn = spec_stage_matrix_key;
 	} else if (strncmp(e->key, "slurm.", 6) == 0) {
 		/* Read by a Slurm runner only (spec_slurm.c). */
 		fn = spec_stage_slurm_key;

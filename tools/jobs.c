@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -223,6 +224,14 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		goto out;
 	}
 	json_object_set_new(body, "token", json_string(token));
+	/* Its instances run where it was submitted from (lib/spec.h, workdir). */
+	{
+		char cwd[PATH_MAX];
+		json_t *w = getcwd(cwd, sizeof cwd) && cwd[0] == '/' ? json_string(cwd) : NULL;
+
+		if (w)
+			json_object_set_new(body, "workdir", w);
+	}
 	payload = json_dumps(body, JSON_COMPACT);
 	if (client_open(&c, o.sched, &err) < 0) {
 		rc = cli_fail("%s", err);

@@ -66,7 +66,7 @@ void api_jobs_submit(struct call *c)
 {
 	/* A spec with a NUL byte reaches the spec parser, which says where it is
 	 * and what to do, as `parsa check` does; not jansson's own words. */
-	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL), *name, *spec, *token;
+	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL), *name, *spec, *token, *workdir;
 	char *err = NULL;
 	int64_t id;
 	bool existed = false;
@@ -76,6 +76,7 @@ void api_jobs_submit(struct call *c)
 	name = json_object_get(json, "name");
 	spec = json_object_get(json, "spec");
 	token = json_object_get(json, "token");
+	workdir = json_object_get(json, "workdir");
 	if (!json_is_string(spec)) {
 		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"spec\": the spec's text");
 		goto out;
@@ -90,8 +91,14 @@ void api_jobs_submit(struct call *c)
 		goto out;
 	}
 	api_caller_groups(c);
-	if (engine_submit(c->engine, &c->who,
+	if (workdir && (!json_is_string(workdir) || json_string_value(workdir)[0] != '/' ||
+			strlen(json_string_value(workdir)) != json_string_length(workdir))) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"workdir\" is an absolute folder: the submitter's");
+		goto out;
+	}
+	if (engine_submit_from(c->engine, &c->who,
 			  json_is_string(name) && *json_string_value(name) ? json_string_value(name) : "spec",
+			  workdir ? json_string_value(workdir) : NULL,
 			  token ? json_string_value(token) : NULL,
 			  json_string_value(spec), json_string_length(spec), &id, &existed, &err) < 0) {
 		reply_errno(c, errno, err);

@@ -126,6 +126,12 @@ char *engine_host_status(struct engine *e, const char *name);
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
 		  char **err);
+/* The same, from a folder of the submitter's (parsa submit's or cp's working
+ * folder, NULL: unknown): where its instances start unless the spec says
+ * workdir (lib/spec.h). */
+int engine_submit_from(struct engine *e, const struct caller *who, const char *filename,
+		       const char *workdir, const char *token, const char *text, size_t len,
+		       int64_t *id, bool *existed, char **err);
 
 /* What a mount needs to know of job id at once (uid, gid, submitted_ms, the
  * stages' names and instances): the answer to a submission carries it. An

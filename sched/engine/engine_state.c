@@ -20,6 +20,12 @@ void engine_set_stage_state(struct engine *e, struct stage *stage, enum stage_st
 	stage->state = state;
 	if (state == STAGE_RUNNING && !stage->started_ms)
 		stage->started_ms = now;
+	/* A job runs from its first stage's start, even before an instance
+	 * reports that it reached exec (which may only move it earlier). */
+	if (state == STAGE_RUNNING && !stage->job->started_ms) {
+		stage->job->started_ms = stage->started_ms;
+		model_dirty_job(e->model, stage->job);
+	}
 	if (stage_state_ended(state))
 		stage->ended_ms = now;
 	else
@@ -234,6 +240,8 @@ void engine_record_report(struct engine *e, struct instance *inst, const struct 
 		model_set_text(&inst->gpu_list, r->gpu_list);
 	if (r->slurm_job)
 		model_set_short(&inst->slurm_job, r->slurm_job, 64);
+	if (r->slurm_state)
+		model_set_short(&inst->slurm_state, r->slurm_state, 128);
 	model_dirty_instance(e->model, inst);
 }
 

@@ -68,7 +68,8 @@ static int admit(struct engine *e, const struct caller *who, const char *user, c
 		return -1;
 	for (size_t s = 0; s < spec->nstages; s++)
 		if (!spec->stages[s].foreach_stage)
-			instances += spec->stages[s].instances;
+			instances += (int64_t)spec->stages[s].instances *
+				     (int64_t)spec_stage_points(&spec->stages[s]);
 	return engine_check_limits(e, who->uid, user, team, instances, instances, true, filename, err);
 }
 
@@ -131,7 +132,8 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 
 		if (stage->spec->foreach_stage)
 			continue;
-		for (int i = 0; i < stage->spec->instances; i++)
+		/* A sweep: every point, instances times (spec_stage_points). */
+		for (size_t i = 0; i < (size_t)stage->spec->instances * spec_stage_points(stage->spec); i++)
 			model_stage_new_instance(stage, next_inst++, "");
 		stage->expanded = true;
 	}
@@ -334,6 +336,13 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
 		  char **err)
 {
+	return engine_submit_from(e, who, filename, NULL, token, text, len, id, existed, err);
+}
+
+int engine_submit_from(struct engine *e, const struct caller *who, const char *filename,
+		       const char *workdir, const char *token, const char *text, size_t len,
+		       int64_t *id, bool *existed, char **err)
+{
 	struct submission s = { .who = who, .filename = filename, .token = token, .text = text,
 				.len = len };
 	char *user, *team;
@@ -356,6 +365,11 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 			  "(or remove every to run it once)", filename, s.spec->every_line, s.spec->every);
 		spec_destroy(s.spec);
 		return -1;
+	}
+	/* The spec's own workdir wins; else where it was submitted from. */
+	if (!s.spec->workdir && workdir && workdir[0] == '/' && strlen(workdir) < 4096) {
+		s.spec->workdir = xstrdup(workdir);
+		s.spec->workdir_submitted = true;
 	}
 	s.user = user = ident_cache_user_name(e->ident, who->uid);
 	s.team = team = s.spec->team ? xstrdup(s.spec->team) : ident_cache_group_name(e->ident, who->gid);

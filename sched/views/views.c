@@ -62,18 +62,30 @@ json_t *views_assignment_json(const struct instance *inst)
 {
 	const struct spec_stage *ss = inst->stage->spec;
 	const struct job *job = inst->job;
-	/* Borrows the model's strings: never destroyed. */
+	char *point = ss->nmatrix ? spec_point_text(ss, inst->index, ",") : NULL;
+	char **env = ss->nmatrix ? spec_point_env(ss, inst->index) : NULL;
+	/* Borrows the model's strings (but the point's): never destroyed. */
 	const struct assignment a = {
 		.id = inst->id, .attempt = inst->attempt, .job = job->id,
-		.stage = ss->name, .index = inst->index, .item = inst->item,
+		.stage = ss->name, .index = inst->index, .item = inst->item, .point = point ? point : "",
 		.run = ss->run ? ss->run : "", .cpus = ss->cpus, .mem = ss->mem,
+		.workdir = job->spec->workdir && strcmp(job->spec->workdir, "out") != 0 ?
+			   job->spec->workdir : "",
+		.workdir_fallback = job->spec->workdir_submitted,
 		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
-		.env = ss->env, .nenv = ss->nenv, .uid = job->uid, .gid = job->gid,
+		.env = env ? env : ss->env, .nenv = env ? ss->nenv + ss->nmatrix + 1 : ss->nenv,
+		.uid = job->uid, .gid = job->gid,
 		.user = job->user, .groups = job->groups, .ngroups = job->ngroups,
 		.gpus = ss->gpus, .slurm = ss->slurm,
 	};
+	json_t *json = assignment_to_json(&a);
 
-	return assignment_to_json(&a);
+	if (env)
+		for (size_t i = 0; i < a.nenv; i++)
+			free(env[i]);
+	free(env);
+	free(point);
+	return json;
 }
 
 static json_t *counts_json(const struct stage *stage)
@@ -248,6 +260,13 @@ char *views_job_status(const struct job *job, int64_t now)
 	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", esc(&t, job->spec_file),
 		iso(job->submitted_ms, a, sizeof a), iso(job->started_ms, b, sizeof b),
 		iso(job->ended_ms, c, sizeof c));
+	if (!job->spec->workdir || strcmp(job->spec->workdir, "out") == 0)
+		fprintf(t.f, "workdir: each stage's output folder\n");
+	else if (job->spec->workdir_submitted)
+		fprintf(t.f, "workdir: %s (where it was submitted from; a host without it: the output "
+			"folder)\n", esc(&t, job->spec->workdir));
+	else
+		fprintf(t.f, "workdir: %s\n", esc(&t, job->spec->workdir));
 	if (start > 0) {
 		timing_when(start, now, line, sizeof line);
 		fprintf(t.f, "start: %s\n", line);
@@ -341,6 +360,14 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 	if (ss->foreach_stage)
 		fprintf(t.f, "foreach: %s/%s\n", esc(&t, ss->foreach_stage),
 			esc(&t, ss->foreach_glob ? ss->foreach_glob : "*"));
+	for (size_t i = 0; i < ss->nmatrix; i++) {
+		fprintf(t.f, "matrix.%s:", esc(&t, ss->matrix[i].name));
+		for (size_t v = 0; v < ss->matrix[i].nvalues; v++)
+			fprintf(t.f, "%s %s", v ? "," : "", esc(&t, ss->matrix[i].values[v]));
+		fprintf(t.f, "\n");
+	}
+	if (ss->nmatrix)
+		fprintf(t.f, "points: %zu\n", spec_stage_points(ss));
 	fprintf(t.f, "run: %s\n", esc(&t, ss->run));
 	fprintf(t.f, "cpus: %d\nmem: %s\n", ss->cpus, size(ss->mem, a, sizeof a));
 	fprintf(t.f, "disk: %s\nscratch: %s\n", size(ss->disk, a, sizeof a), size(ss->scratch, b, sizeof b));
@@ -375,7 +402,7 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 		line[strcspn(line, ",")] = '\0';
 		fprintf(t.f, "progress: %s\n", line);
 		if (p.rate_per_s > 0)
-			fprintf(t.f, "rate: %.2g/s\n", p.rate_per_s);
+			fprintf(t.f, "rate: %s/s\n", stage_progress_rate(p.rate_per_s, line, sizeof line));
 		if (p.eta_ms > 0) {
 			timing_when(p.eta_ms, now, line, sizeof line);
 			fprintf(t.f, "estimated end: %s\n", line);
@@ -394,6 +421,12 @@ char *views_instance_status(const struct instance *inst)
 		esc(&t, inst->stage->spec->name), inst->index, (long long)inst->id);
 	if (*inst->item)
 		fprintf(t.f, "item: %s\n", esc(&t, inst->item));
+	if (inst->stage->spec->nmatrix) {
+		char *point = spec_point_text(inst->stage->spec, inst->index, " ");
+
+		fprintf(t.f, "point: %s\n", esc(&t, point));
+		free(point);
+	}
 	fprintf(t.f, "state: %s\nattempt: %d\n", inst_state_name(inst->state), inst->attempt);
 	instance_progress_format(inst, a, sizeof a);
 	if (*a)
@@ -461,8 +494,16 @@ json_t *views_instance_json(const struct instance *inst)
 			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
 	if (json && inst->pid > 0)
 		json_object_set_new(json, "pid", json_integer(inst->pid));
+	if (json && inst->stage->spec->nmatrix) {
+		char *point = spec_point_text(inst->stage->spec, inst->index, " ");
+
+		json_object_set_new(json, "point", json_string(point));
+		free(point);
+	}
 	if (json)
 		json_object_set_new(json, "slurm_job", inst->slurm_job ? json_string(inst->slurm_job) : json_null());
+	if (json)
+		json_object_set_new(json, "slurm_state", inst->slurm_state ? json_string(inst->slurm_state) : json_null());
 	if (json)
 		json_object_set_new(json, "not_before_ms", inst->state == INST_QUEUED &&
 				    inst->not_before_ms > 0 ? json_integer(inst->not_before_ms) : json_null());

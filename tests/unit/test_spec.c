@@ -427,8 +427,13 @@ static bool specs_equal(const struct spec *a, const struct spec *b)
 		    !str_eq(x->foreach_stage, y->foreach_stage) || !str_eq(x->foreach_glob, y->foreach_glob) ||
 		    x->walltime != y->walltime || x->retries != y->retries ||
 		    !strings_equal(x->hosts, x->nhosts, y->hosts, y->nhosts) ||
-		    !strings_equal(x->env, x->nenv, y->env, y->nenv))
+		    !strings_equal(x->env, x->nenv, y->env, y->nenv) || x->nmatrix != y->nmatrix)
 			return false;
+		for (size_t m = 0; m < x->nmatrix; m++)
+			if (!str_eq(x->matrix[m].name, y->matrix[m].name) ||
+			    !strings_equal(x->matrix[m].values, x->matrix[m].nvalues, y->matrix[m].values,
+					   y->matrix[m].nvalues))
+				return false;
 	}
 	return true;
 }
@@ -557,6 +562,7 @@ static void test_slurm_keys(void)
 	}
 	spec_destroy(spec);
 	round_trip("[stage a]\nrun = x\nslurm.partition = gpu\nslurm.qos = q\n", "slurm keys");
+	round_trip("[stage a]\nrun = x\nmatrix.cache = 1M, 2M\nmatrix.q = 10,100,1000\n", "a sweep");
 	spec = expect_ok("[vars]\np = short\n[stage a]\nrun = x\nslurm.partition = ${p}\n", "a slurm key from a var");
 	if (spec)
 		is_str(spec->stages[0].slurm.partition, "short", "expanded");
@@ -584,7 +590,7 @@ static void test_slurm_keys(void)
 		     "t.conf:3: unknown key 'slurm_qos' in [stage s] (did you mean 'slurm.qos'?)");
 	expect_error("[job]\nslurm.partition = gpu\n" STAGE_OK,
 		     "t.conf:2: unknown key 'slurm.partition' in [job]: [job] takes name, team, priority, "
-		     "after, start, window, every and notify");
+		     "after, start, window, every, notify and workdir");
 
 	expect_json_error("{\"name\": \"x\", \"priority\": 0, \"after\": [], \"stages\": [{\"name\": \"a\", "
 			  "\"run\": \"x\", \"line\": 1, \"cpus\": 1, \"mem\": 0, \"disk\": 0, \"scratch\": 0, "
@@ -602,6 +608,36 @@ static void test_slurm_keys(void)
 	   "Slurm names: no list, no newline, no option, at most 64");
 }
 
+/* A sweep's points: the product of its axes, the last varying fastest, each
+ * instance's environment and folder name from its index alone. */
+static void test_matrix(void)
+{
+	struct spec *spec = expect_ok("[stage s]\nmatrix.cache = 1M, 2M\nmatrix.quantum = 100,1000, 10000\n"
+				      "instances = 2\nenv.L = ${cache}/${quantum}/${other}\nrun = sim ${cache}\n",
+				      "a 2 x 3 sweep, twice");
+	char *text, **env;
+
+	if (!spec)
+		return;
+	is_int((int)spec_stage_points(&spec->stages[0]), 6, "six points");
+	is_str(spec->stages[0].run, "sim ${cache}", "${NAME} of an axis stays for the shell in run");
+	text = spec_point_text(&spec->stages[0], 4, ",");
+	is_str(text, "cache=2M,quantum=1000", "index 4 is the fifth point");
+	free(text);
+	text = spec_point_text(&spec->stages[0], 10, " ");
+	is_str(text, "cache=2M quantum=1000", "index 10: the same point, second copy");
+	free(text);
+	env = spec_point_env(&spec->stages[0], 1);
+	is_str(env[0], "cache=1M", "env: the first axis");
+	is_str(env[1], "quantum=1000", "env: the second axis");
+	is_str(env[2], "PARSA_POINT=cache=1M quantum=1000", "env: PARSA_POINT");
+	is_str(env[3], "L=1M/1000/${other}", "env.*: the axes' ${NAME} replaced, the rest kept");
+	for (size_t i = 0; i < 4; i++)
+		free(env[i]);
+	free(env);
+	spec_destroy(spec);
+}
+
 int main(void)
 {
 	test_lab_pipeline();
@@ -611,5 +647,6 @@ int main(void)
 	test_order();
 	test_json();
 	test_slurm_keys();
+	test_matrix();
 	return done_testing();
 }

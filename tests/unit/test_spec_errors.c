@@ -19,10 +19,16 @@ static void test_run_comment(void)
 		     "never reach the shell: write 'a; b' (no space before ';') or 'a && b', or put the "
 		     "next command on an indented line below; a note goes on a line of its own starting "
 		     "with ';'");
-	expect_error("[stage a]\nrun = first\n  second ;third\n",
-		     "t.conf:3: in run, ' ;' starts a comment, so 'third' would never reach the shell: "
-		     "write 'a; b' (no space before ';') or 'a && b', or put the next command on an "
-		     "indented line below; a note goes on a line of its own starting with ';'");
+	{
+		char *err = NULL;
+		struct spec *spec = parse_as("[stage a]\nrun = first\n  second ;third\n", "t.conf", &err);
+
+		/* inih 55 keeps ' ;' on a continuation line: the shell sees it. */
+		ok(spec && strcmp(spec->stages[0].run, "first\nsecond ;third") == 0,
+		   "a continuation line keeps ' ;' and what follows");
+		spec_destroy(spec);
+		free(err);
+	}
 }
 
 /* Another scheduler's word for a key gets the parsa key and how to write it. */
@@ -60,6 +66,33 @@ static void test_foreign_words(void)
 	expect_error("[job]\nmemory = 4G\n" STAGE_OK,
 		     "t.conf:2: unknown key 'memory' in [job]: parsa calls it 'mem', a key of a [stage NAME]: "
 		     "mem = 4G, the whole instance's memory");
+}
+
+static void test_matrix_errors(void)
+{
+	expect_error("[stage a]\nrun = x\nmatrix.cache =\n",
+		     "t.conf:3: matrix.cache has no value: give one or remove the line");
+	expect_error("[stage a]\nrun = x\nmatrix.cache = 1M, , 2M\n",
+		     "t.conf:3: matrix.cache: an empty value in the list: write v1, v2, ... with a value "
+		     "between each two commas");
+	expect_error("[stage a]\nrun = x\nmatrix.cache = 1M, 2M, 1M\n",
+		     "t.conf:3: matrix.cache lists '1M' twice: keep one");
+	expect_error("[stage a]\nrun = x\nmatrix.dir = a/b\n",
+		     "t.conf:3: matrix.dir: value 'a/b': use letters, digits and . _ + - : @ % (at most 64; "
+		     "it becomes part of the instance's folder name)");
+	expect_error("[stage a]\nrun = x\nmatrix.2x = 1\n",
+		     "t.conf:3: matrix.2x: bad name '2x': use letters, digits and '_', not starting with a "
+		     "digit or PARSA_ (it is the instance's $2x)");
+	expect_error("[vars]\ncache = 1\n[stage a]\nrun = x\nmatrix.cache = 1, 2\n",
+		     "t.conf:5: matrix.cache has the name of a [vars] entry: ${cache} would mean both; rename one");
+	expect_error("[stage a]\nrun = x\ninstances = 1001\nmatrix.a = 1,2,3,4,5,6,7,8,9,10\n"
+		     "matrix.b = 1,2,3,4,5,6,7,8,9,10\nmatrix.c = 1,2,3,4,5,6,7,8,9,10\n",
+		     "t.conf:4: matrix: 1000 points times instances is more than the 1000000 instances a "
+		     "stage may have: sweep fewer values");
+	expect_error("[stage a]\nrun = x\n[stage b]\nafter = a\nforeach = a/x*/y\nrun = y\n",
+		     "t.conf:5: foreach = a/x*/y: want STAGE, STAGE/GLOB or STAGE/FOLDER/GLOB, e.g. warm, "
+		     "warm/ckpt-* or sim/cache=2M,quantum=1000/* (GLOB matches names in STAGE's output "
+		     "folder, or in one folder of it named without wildcards)");
 }
 
 static void test_errors(void)
@@ -160,7 +193,7 @@ static void test_errors(void)
 	expect_error("[stage warm]\nrun = x\nenvironment.X = 4\n",
 		     "t.conf:3: unknown key 'environment.X' in [stage warm]: a stage takes run, cpus, mem, disk, "
 		     "scratch, instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-		     "max_failed, max_running, env.NAME and slurm.partition/account/qos");
+		     "max_failed, max_running, env.NAME, matrix.NAME and slurm.partition/account/qos");
 	expect_error("[stage warm]\nrun = x\nenvs.X = 4\n", "t.conf:3: unknown key 'envs.X' in [stage warm] (did you mean 'env.X'?)");
 	expect_error("[stage warm]\nrun = x\nname = w\n",
 		     "t.conf:3: unknown key 'name' in [stage warm]: a stage's name is in its header, [stage NAME]");
@@ -168,7 +201,7 @@ static void test_errors(void)
 	expect_error("[job]\nprio = 1\n" STAGE_OK, "t.conf:2: unknown key 'prio' in [job] (did you mean 'priority'?)");
 	expect_error("[job]\ncpus = 1\n" STAGE_OK, "t.conf:2: unknown key 'cpus' in [job]: it belongs in a [stage NAME] section");
 	expect_error("[job]\nowner = me\n" STAGE_OK,
-		     "t.conf:2: unknown key 'owner' in [job]: [job] takes name, team, priority, after, start, window, every and notify");
+		     "t.conf:2: unknown key 'owner' in [job]: [job] takes name, team, priority, after, start, window, every, notify and workdir");
 	expect_error("[stage a]\nrun = x\ncpus = 2\ncpus = 3\n", "t.conf:4: 'cpus' is set twice in [stage a] (first at line 3): keep one");
 	expect_error("[stage a]\nrun = x\nrun = y\n", "t.conf:3: 'run' is set twice in [stage a] (first at line 2): keep one");
 
@@ -262,12 +295,14 @@ static void test_errors(void)
 		     "t.conf:4: foreach: unknown stage 'wram' (did you mean 'warm'?)");
 	expect_error("[stage warm]\nrun = x\nforeach = warm\n",
 		     "t.conf:3: foreach: stage 'warm' cannot go over its own output");
-	expect_error("[stage warm]\nrun = x\n[stage timing]\nafter = warm\nforeach = warm/a/b\nrun = y\n",
-		     "t.conf:5: foreach = warm/a/b: want STAGE or STAGE/GLOB, e.g. warm or warm/ckpt-* "
-		     "(GLOB matches names in STAGE's output folder, without '/')");
+	expect_error("[stage warm]\nrun = x\n[stage timing]\nafter = warm\nforeach = warm/a/b/c\nrun = y\n",
+		     "t.conf:5: foreach = warm/a/b/c: want STAGE, STAGE/GLOB or STAGE/FOLDER/GLOB, e.g. warm, "
+		     "warm/ckpt-* or sim/cache=2M,quantum=1000/* (GLOB matches names in STAGE's output "
+		     "folder, or in one folder of it named without wildcards)");
 	expect_error("[stage warm]\nrun = x\n[stage timing]\nafter = warm\nforeach = warm/\nrun = y\n",
-		     "t.conf:5: foreach = warm/: want STAGE or STAGE/GLOB, e.g. warm or warm/ckpt-* "
-		     "(GLOB matches names in STAGE's output folder, without '/')");
+		     "t.conf:5: foreach = warm/: want STAGE, STAGE/GLOB or STAGE/FOLDER/GLOB, e.g. warm, "
+		     "warm/ckpt-* or sim/cache=2M,quantum=1000/* (GLOB matches names in STAGE's output "
+		     "folder, or in one folder of it named without wildcards)");
 	expect_error("[stage warm]\nrun = x\n[stage timing]\nafter = warm\nforeach = warm/*\ninstances = 4\nrun = y\n",
 		     "t.conf:6: instances cannot be used with foreach (foreach makes one instance per entry): "
 		     "remove instances");
@@ -287,7 +322,7 @@ static void test_errors(void)
 	       "t.conf:8: after: unknown stage 'zz' (stages are: a, b)\n"
 	       "t.conf:9: unknown key 'bogus' in [stage b]: a stage takes run, cpus, mem, disk, scratch, "
 	       "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-	       "max_failed, max_running, env.NAME and slurm.partition/account/qos",
+	       "max_failed, max_running, env.NAME, matrix.NAME and slurm.partition/account/qos",
 	       "all six errors, one per line, in line order");
 	free(err);
 	err = NULL;
@@ -323,5 +358,6 @@ int main(void)
 	test_errors();
 	test_run_comment();
 	test_foreign_words();
+	test_matrix_errors();
 	return done_testing();
 }
