@@ -504,6 +504,42 @@ fail:
 	return NULL;
 }
 
+struct store *store_open_reader(const char *path, char **err)
+{
+	struct store *st = xcalloc(1, sizeof *st);
+	int rc, saved;
+
+	st->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		store_db_error(st, rc, "open for reading", err);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, 5000);
+	/* The writes' statements compile too (a read-only connection refuses
+	 * them only when run): one table of statements serves both. */
+	for (int i = 0; i < ST_COUNT; i++) {
+		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					&st->stmt[i], NULL);
+		if (rc != SQLITE_OK) {
+			store_db_error(st, rc, stmt_sql[i], err);
+			goto fail;
+		}
+	}
+	return st;
+fail:
+	saved = errno;
+	store_close(st);
+	errno = saved;
+	return NULL;
+}
+
+const char *store_path(const struct store *st)
+{
+	return st->path;
+}
+
 int store_checkpoint_in_background(struct store *st, char **err)
 {
 	if (st->checkpoints)
