@@ -198,6 +198,15 @@ static inline bool stage_deps_ready(const struct job *job, const struct stage *s
 	return true;
 }
 
+/* ---- engine_views.c ---- */
+
+/* The state of job id, or of its stage (NULL: the job's), and whether it has
+ * ended: from the model, or for a job not in memory from the history reader,
+ * outside the lock. Lock NOT held. 0, or -1 with errno ENOENT (no such job or
+ * stage) or EIO and *err. *state is static. */
+int engine_job_state(struct engine *e, int64_t id, const char *stage, const char **state,
+		     bool *ended, char **err);
+
 /* ---- engine_history.c: finished jobs leave memory ---- */
 
 /* The state of job id, resident or not: 1, 0 when there is no such job. */

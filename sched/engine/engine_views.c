@@ -28,6 +28,8 @@ struct job_ask {
 	char *status;            /* theirs */
 	json_t *json;
 	char *missing;           /* no such stage or instance: what to say */
+	const char *state;       /* engine_job_state's */
+	bool ended;
 };
 
 typedef void (*job_fn)(struct job_ask *a, struct model *m, const struct job *job);
@@ -210,10 +212,10 @@ static void render_part(struct job_ask *a, struct model *m, const struct job *jo
 	a->json = views_instance_json(inst);
 }
 
-/* A stage's (index -1) or an instance's views into a->status and a->json. */
-static int part_views(struct engine *e, int64_t id, struct job_ask *a, char **err)
+/* with_job, and ENOENT when fn found no such stage or instance. */
+static int part_views(struct engine *e, int64_t id, job_fn fn, struct job_ask *a, char **err)
 {
-	if (with_job(e, id, render_part, a, err) < 0)
+	if (with_job(e, id, fn, a, err) < 0)
 		return -1;
 	if (a->missing) {
 		errprintf(err, "%s", a->missing);
@@ -228,7 +230,7 @@ char *engine_stage_status(struct engine *e, int64_t id, const char *stage, char 
 {
 	struct job_ask a = { .stage = stage, .index = -1 };
 
-	return part_views(e, id, &a, err) < 0 ? NULL : a.status;
+	return part_views(e, id, render_part, &a, err) < 0 ? NULL : a.status;
 }
 
 int engine_instance_views(struct engine *e, int64_t id, const char *stage, int64_t index,
@@ -236,7 +238,7 @@ int engine_instance_views(struct engine *e, int64_t id, const char *stage, int64
 {
 	struct job_ask a = { .stage = stage, .index = index < 0 ? INT64_MAX : index };
 
-	if (part_views(e, id, &a, err) < 0)
+	if (part_views(e, id, render_part, &a, err) < 0)
 		return -1;
 	if (status)
 		*status = a.status;
@@ -277,6 +279,31 @@ int engine_list_jobs(struct engine *e, int64_t uid, store_job_fn on_job, void *a
 int engine_last_job(struct engine *e, uid_t uid, int64_t *id, char **err)
 {
 	return history_reader_last(e->reader, uid, id, err);
+}
+
+static void job_state(struct job_ask *a, struct model *m, const struct job *job)
+{
+	int s = a->stage ? spec_stage_index(job->spec, a->stage) : -1;
+
+	(void)m;
+	if (a->stage && s < 0) {
+		a->missing = xasprintf("job %lld has no stage '%s'", (long long)job->id, a->stage);
+		return;
+	}
+	a->ended = job_ended(job) || (s >= 0 && stage_ended(&job->stages[s]));
+	a->state = s >= 0 ? stage_state_name(job->stages[s].state) : job_state_name(job->state);
+}
+
+int engine_job_state(struct engine *e, int64_t id, const char *stage, const char **state,
+		     bool *ended, char **err)
+{
+	struct job_ask a = { .stage = stage };
+
+	if (part_views(e, id, job_state, &a, err) < 0)
+		return -1;
+	*state = a.state;
+	*ended = a.ended;
+	return 0;
 }
 
 /* ---- hosts and the cluster ---- */

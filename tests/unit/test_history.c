@@ -10,6 +10,7 @@
 #include "sched_world.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,19 @@ int main(void)
 		free(after);
 	}
 	ok(!resident(&w, a), "views read it outside the engine: it does not come back into memory");
+	{
+		const char *state = "?";
+		int done = 0, rc;
+
+		rc = engine_wait(w.engine, a, "s", 1000, &done, &state, &err);
+		ok(rc == 0 && done && strcmp(state, "cancelled") == 0 && !resident(&w, a),
+		   "waiting for it answers at once from the store (%s)", state);
+		rc = engine_wait(w.engine, a, "nope", 1000, &done, &state, &err);
+		ok(rc < 0 && errno == ENOENT && err && strstr(err, "has no stage 'nope'"),
+		   "a stage it lacks is named (%s)", err ? err : "?");
+		free(err);
+		err = NULL;
+	}
 	list = get(&w, "/v1/jobs?view=owners");
 	snprintf(path, sizeof path, "%lld %u", (long long)a, (unsigned)geteuid());
 	ok(list && strstr(list, path) == list, "jobs/ still lists it (%s)", list ? list : "?");
