@@ -444,6 +444,19 @@ out:
 	return ret;
 }
 
+/* Every statement of stmt_sql, once, for the life of the connection. */
+static int prepare_all(struct store *st, char **err)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					    &st->stmt[i], NULL);
+
+		if (rc != SQLITE_OK)
+			return store_db_error(st, rc, stmt_sql[i], err);
+	}
+	return 0;
+}
+
 struct store *store_open(const char *path, char **err)
 {
 	struct store *st = xcalloc(1, sizeof *st);
@@ -486,16 +499,8 @@ struct store *store_open(const char *path, char **err)
 	    exec_simple(st, "PRAGMA temp_store=MEMORY", err) < 0 ||
 	    exec_simple(st, "PRAGMA journal_size_limit=0", err) < 0)
 		goto fail;
-	if (store_migrate(st, err) < 0)
+	if (store_migrate(st, err) < 0 || prepare_all(st, err) < 0)
 		goto fail;
-	for (int i = 0; i < ST_COUNT; i++) {
-		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-					&st->stmt[i], NULL);
-		if (rc != SQLITE_OK) {
-			store_db_error(st, rc, stmt_sql[i], err);
-			goto fail;
-		}
-	}
 	return st;
 fail:
 	saved = errno;
@@ -519,15 +524,8 @@ struct store *store_open_reader(const char *path, char **err)
 	sqlite3_busy_timeout(st->db, 5000);
 	/* The writes' statements compile too (a read-only connection refuses
 	 * them only when run): one table of statements serves both. */
-	for (int i = 0; i < ST_COUNT; i++) {
-		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-					&st->stmt[i], NULL);
-		if (rc != SQLITE_OK) {
-			store_db_error(st, rc, stmt_sql[i], err);
-			goto fail;
-		}
-	}
-	return st;
+	if (prepare_all(st, err) == 0)
+		return st;
 fail:
 	saved = errno;
 	store_close(st);
