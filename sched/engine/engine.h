@@ -4,8 +4,9 @@
  * timer; long polls (work, wait) sleep on a condition variable it broadcasts.
  * The mutex is the engine's own (sched/engine/engine_internal.h): everything
  * outside reads the model through the door below, "views", which renders what
- * is asked (sched/views) under the lock into a copy the caller owns; a job that
- * left memory is read from the store outside the lock. */
+ * is asked (sched/views) under the lock into a copy the caller owns (a snapshot
+ * copied out, not an immutable published version: why is said there); a job
+ * that left memory is read from the store outside the lock. */
 #ifndef PARSA_ENGINE_H
 #define PARSA_ENGINE_H
 
