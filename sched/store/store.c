@@ -444,6 +444,16 @@ out:
 	return ret;
 }
 
+/* A failed open: close what was made, keeping errno. NULL. */
+static struct store *close_failed(struct store *st)
+{
+	int saved = errno;
+
+	store_close(st);
+	errno = saved;
+	return NULL;
+}
+
 /* Every statement of stmt_sql, once, for the life of the connection. */
 static int prepare_all(struct store *st, char **err)
 {
@@ -460,7 +470,7 @@ static int prepare_all(struct store *st, char **err)
 struct store *store_open(const char *path, char **err)
 {
 	struct store *st = xcalloc(1, sizeof *st);
-	int rc, saved;
+	int rc;
 
 	st->path = xstrdup(path);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -503,34 +513,25 @@ struct store *store_open(const char *path, char **err)
 		goto fail;
 	return st;
 fail:
-	saved = errno;
-	store_close(st);
-	errno = saved;
-	return NULL;
+	return close_failed(st);
 }
 
 struct store *store_open_reader(const char *path, char **err)
 {
 	struct store *st = xcalloc(1, sizeof *st);
-	int rc, saved;
+	int rc;
 
 	st->path = xstrdup(path);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		store_db_error(st, rc, "open for reading", err);
-		goto fail;
+		return close_failed(st);
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, 5000);
 	/* The writes' statements compile too (a read-only connection refuses
 	 * them only when run): one table of statements serves both. */
-	if (prepare_all(st, err) == 0)
-		return st;
-fail:
-	saved = errno;
-	store_close(st);
-	errno = saved;
-	return NULL;
+	return prepare_all(st, err) == 0 ? st : close_failed(st);
 }
 
 const char *store_path(const struct store *st)
