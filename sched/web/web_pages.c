@@ -76,7 +76,7 @@ static void jobs_table(FILE *f, const json_t *jobs)
 	html_table(f, "jobs", heads);
 	for (size_t i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i), *stages = json_object_get(j, "stages");
-		json_int_t id = jint(j, "id"), done = 0, total = 0;
+		json_int_t id = jint(j, "id"), ok = 0, failed = 0, cancelled = 0, total = 0;
 
 		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td>", (long long)id, (long long)id);
 		html_td(f, jstr(j, "name"));
@@ -93,15 +93,25 @@ static void jobs_table(FILE *f, const json_t *jobs)
 			html_esc(f, jstr(st, "name"));
 			html_counts_bar(f, c, label);
 			fputs("</span>", f);
-			done += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled");
+			ok += jint(c, "succeeded");
+			failed += jint(c, "failed");
+			cancelled += jint(c, "cancelled");
 			total += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled") +
 				 jint(c, "running") + jint(c, "queued");
 		}
 		fputs("</td><td class=\"n\">", f);
-		if (total)
-			fprintf(f, "%lld/%lld (%.0f%%)", (long long)done, (long long)total,
-				json_is_number(json_object_get(j, "percent")) ? jnum(j, "percent")
-					: 100.0 * (double)done / (double)total);
+		/* Instances as counts, and a running job's progress file apart: a
+		 * failed job never reads as 100%, nor 1/14 as 29%. */
+		if (total) {
+			fprintf(f, "%lld/%lld ok", (long long)ok, (long long)total);
+			if (failed)
+				fprintf(f, ", %lld failed", (long long)failed);
+			if (cancelled)
+				fprintf(f, ", %lld cancelled", (long long)cancelled);
+			if (strcmp(jstr(j, "state"), "running") == 0 &&
+			    json_is_number(json_object_get(j, "percent")))
+				fprintf(f, "; progress %.0f%%", jnum(j, "percent"));
+		}
 		fputs("</td>", f);
 		html_td_time(f, jint(j, "eta_ms"));
 		html_td_time(f, jint(j, "submitted_ms"));
