@@ -134,7 +134,11 @@ static void instance_href(FILE *f, int64_t id, const json_t *in)
 
 static void instance_title(FILE *f, const json_t *in)
 {
-	fprintf(f, "%s[%lld] %s", jstr(in, "stage"), (long long)jint(in, "index"), jstr(in, "state"));
+	fprintf(f, "%s[%lld]", jstr(in, "stage"), (long long)jint(in, "index"));
+	/* A sweep's instance says its point first: what it is, not its number. */
+	if (*jstr(in, "point"))
+		fprintf(f, " %s", jstr(in, "point"));
+	fprintf(f, " %s", jstr(in, "state"));
 	if (*jstr(in, "host"))
 		fprintf(f, " on %s", jstr(in, "host"));
 	if (jint(in, "attempt") > 1)

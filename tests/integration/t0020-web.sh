@@ -104,7 +104,8 @@ page jobs /jobs lab-pipeline boom warm timing gather succeeded failed
 page job /jobs/"$id" lab-pipeline warm timing gather succeeded "<svg" 'class="gantt"' "$HOST" results.csv
 page job-failed /jobs/"$bad" boom failed "exit code 3" 'class="c-failed"'
 page instance-log /jobs/"$bad"/stages/boom/instances/0/log "about to fail" "exit code 3" "$HOST" failed
-page host /hosts/"$HOST" "$HOST" "CPU %" "memory %"
+page host /hosts/"$HOST" "$HOST" "CPU %" "memory %" ">100%<" ">now<" "outside parsa (orange line)" 'class="whole"'
+check "the host's charts have clock times along the bottom" grep -Eq '>[0-9]{2}:[0-9]{2}</text>' "$OUT/host.html"
 page usage /usage "cpu-hours" root
 page schedules /schedules "Recurring pipelines"
 page jobs-failed "/jobs?state=failed" boom
