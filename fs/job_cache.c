@@ -1,6 +1,8 @@
 /* The job metadata cache (see job_cache.h): a hash of immutable entries under
  * one mutex; a refresh builds a new entry and swaps it in. */
 #include "job_cache.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "backend.h"
 #include "log.h"
 #include "sched_link.h"
@@ -24,13 +26,6 @@ struct slot {
 	struct slot *next;
 };
 
-/* One job of the last listing: what a stat of jobs/<id> needs. */
-struct owner_row {
-	int64_t id, submitted_ms;
-	uid_t uid;
-	gid_t gid;
-};
-
 struct job_cache {
 	struct sched_link *link;
 	struct backend *backend;
@@ -40,8 +35,8 @@ struct job_cache {
 	size_t count;                          /* protected by lock */
 	/* The last listing of jobs/, by id, for the stats that follow it (ls
 	 * -l) while young: one array, not an entry per job, and freed once
-	 * stale. Protected by lock. */
-	struct owner_row *listing;
+	 * stale. Protected by lock. Each row is what a stat of jobs/<id> needs. */
+	struct api_owner *listing;
 	size_t nlisting;
 	int64_t listing_ms;
 };
@@ -260,10 +255,11 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 {
 	struct job_meta *m;
 	json_t *root;
-	char path[64];
+	char *path;
 
-	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+	path = api_path_id(API_JOB, id);
 	root = sched_link_get_json(cache->link, who, path);
+	free(path);
 	if (!root)
 		return NULL;
 	m = meta_from_json(id, root);
@@ -296,7 +292,7 @@ static struct job_meta *from_storage(struct job_cache *cache, int64_t id)
 
 static int cmp_owner(const void *key, const void *row)
 {
-	int64_t x = *(const int64_t *)key, y = ((const struct owner_row *)row)->id;
+	int64_t x = *(const int64_t *)key, y = ((const struct api_owner *)row)->id;
 
 	return x < y ? -1 : x > y;
 }
@@ -306,7 +302,7 @@ static int cmp_owner(const void *key, const void *row)
 static struct job_meta *from_listing(struct job_cache *cache, int64_t id)
 {
 	struct job_meta *m = NULL;
-	const struct owner_row *row;
+	const struct api_owner *row;
 	int64_t now = time_mono_ms();
 
 	pthread_mutex_lock(&cache->lock);
@@ -415,41 +411,19 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "id uid gid submitted_ms" lines (GET /v1/jobs?view=owners) into rows,
- * in id order as sent; lines that do not parse are skipped. */
-static struct owner_row *parse_owners(char *text, size_t *n)
-{
-	size_t cap = 64;
-	struct owner_row *rows = xmalloc(cap * sizeof *rows);
-	char *line, *save = NULL;
-
-	*n = 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long id, uid, gid, ms;
-
-		if (sscanf(line, "%lld %lld %lld %lld", &id, &uid, &gid, &ms) != 4 || id <= 0)
-			continue;
-		if (*n == cap) {
-			cap *= 2;
-			rows = xrealloc(rows, cap * sizeof *rows);
-		}
-		rows[(*n)++] = (struct owner_row){ .id = id, .uid = (uid_t)uid, .gid = (gid_t)gid,
-						   .submitted_ms = ms };
-	}
-	return rows;
-}
-
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
 {
 	struct dir_ids d = { 0 };
-	struct owner_row *rows, *stale;
+	struct api_owner *rows, *stale;
 	size_t nrows, len = 0;
-	char *text;
+	char *text, *path, *err = NULL;
 	int saved;
 
 	*ids = NULL;
 	*n = 0;
-	text = sched_link_get_text(cache->link, who, "/v1/jobs?view=owners", false, &len);
+	path = api_path_owners();
+	text = sched_link_get_text(cache->link, who, path, false, &len);
+	free(path);
 	if (!text) {
 		saved = errno;
 		if (saved != ENOTCONN && saved != EIO)
@@ -464,7 +438,13 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
-	rows = parse_owners(text, &nrows);
+	if (api_read_owners(text, len, &rows, &nrows, &err) < 0) {
+		log_warnx("%s", err);
+		free(err);
+		free(text);
+		errno = EIO;
+		return -1;
+	}
 	free(text);
 	d.ids = xcalloc(nrows + 1, sizeof *d.ids);
 	for (size_t i = 0; i < nrows; i++)

@@ -2,6 +2,7 @@
  * (like sacct) and usage (cpu-hours and job counts per team or user). They
  * print what GET /v1/history/jobs and GET /v1/usage answer, the numbers the
  * web page shows. */
+#include "api_paths.h"
 #include "cli.h"
 #include "client.h"
 #include "units.h"
@@ -196,7 +197,7 @@ static json_t *get_json(const char *sched, const char *path)
 static json_t *fetch_jobs(const struct cli_cmd *self, const struct hopts *o, const char *first,
 			  int *rc)
 {
-	char me[256], *query = NULL, *path;
+	char me[256], *query = NULL, *path, *base;
 	int64_t since = 0, until = 0;
 	size_t qlen = 0;
 	json_t *answer;
@@ -220,7 +221,9 @@ static json_t *fetch_jobs(const struct cli_cmd *self, const struct hopts *o, con
 	if (until)
 		fprintf(q, "&until_ms=%lld", (long long)until);
 	fclose(q);
-	path = xasprintf("/v1/history/jobs?%s", query);
+	base = api_path(API_HISTORY_JOBS, NULL);
+	path = xasprintf("%s?%s", base, query);
+	free(base);
 	answer = get_json(o->sched, path);
 	free(path);
 	free(query);
@@ -387,8 +390,8 @@ int cmd_usage(const struct cli_cmd *self, int argc, char **argv)
 		return rc;
 	if (when_arg(self, "since", o.since ? o.since : "30d", &since))
 		return CLI_USAGE;
-	path = xasprintf("/v1/usage?by=%s&since_ms=%lld&format=%s", o.by ? o.by : "team",
-			 (long long)since, o.format == OUT_CSV ? "csv" : o.format == OUT_JSON ? "json" : "text");
+	path = api_path_usage(o.by ? o.by : "team", since,
+			      o.format == OUT_CSV ? "csv" : o.format == OUT_JSON ? "json" : "text");
 	if (client_open(&c, o.sched, &err) < 0 ||
 	    client_call(&c, "GET", path, NULL, 0, CALL_TIMEOUT_MS, &reply, &err) < 0) {
 		cli_fail("%s", err);

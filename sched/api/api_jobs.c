@@ -4,6 +4,7 @@
 #include "api_reply.h"
 #include "space.h"
 
+#include "api_answers.h"
 #include "util.h"
 #include "views.h"
 
@@ -107,8 +108,9 @@ out:
 /* GET /v1/jobs: {"jobs":[summary, ...]} of what jobs/ lists (unfinished
  * jobs and those that ended within list_finished), read from the store row
  * by row into the answer's text: no job is loaded for it. ?uid=N: one
- * user's. ?view=owners: "id uid gid submitted_ms" lines instead, what the
- * mount needs to list and stat jobs/ (a tenth of the JSON's size). */
+ * user's. ?view=owners: {"owners":[[id,uid,gid,submitted_ms],...]} instead
+ * (lib/api_answers.h), what the mount needs to list and stat jobs/ (a tenth
+ * of the full list's size). */
 struct list_out {
 	FILE *f;
 	size_t n;
@@ -121,8 +123,8 @@ static int list_one(void *arg, const struct store_job_row *row)
 	json_t *summary;
 
 	if (o->owners) {
-		fprintf(o->f, "%lld %lld %lld %lld\n", (long long)row->id, (long long)row->uid,
-			(long long)row->gid, (long long)row->submitted_ms);
+		api_owners_row(o->f, &(struct api_owner){ .id = row->id, .uid = (uid_t)row->uid,
+			       .gid = (gid_t)row->gid, .submitted_ms = row->submitted_ms }, o->n++ == 0);
 		return 0;
 	}
 	summary = json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}", "id", (json_int_t)row->id,
@@ -153,14 +155,18 @@ void api_jobs_list(struct call *c)
 		reply_errno(c, errno, NULL);
 		return;
 	}
-	if (!o.owners)
+	if (o.owners)
+		api_owners_begin(o.f);
+	else
 		fputs("{\"jobs\":[", o.f);
 	engine_lock(c->engine);
 	rc = store_list_jobs(engine_store(c->engine),
 			     engine_now_ms(c->engine) - engine_list_finished_ms(c->engine), uid,
 			     list_one, &o, &err);
 	engine_unlock(c->engine);
-	if (!o.owners)
+	if (o.owners)
+		api_owners_end(o.f);
+	else
 		fputs("]}", o.f);
 	if (rc < 0 || ferror(o.f)) {
 		fclose(o.f);
@@ -169,10 +175,7 @@ void api_jobs_list(struct call *c)
 		return;
 	}
 	fclose(o.f);
-	if (o.owners)
-		reply_bytes(c, text, len);
-	else
-		reply_json_text(c, MHD_HTTP_OK, text, len);
+	reply_json_text(c, MHD_HTTP_OK, text, len);
 }
 
 void api_jobs_last(struct call *c)
@@ -189,7 +192,7 @@ void api_jobs_last(struct call *c)
 	else if (!found)
 		reply_error(c, MHD_HTTP_NOT_FOUND, "you have no job");
 	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:I}", "id", (json_int_t)id));
+		reply_json(c, MHD_HTTP_OK, api_id_json(id));
 }
 
 /* The job views share their shape: look the job up, render, answer. */
@@ -271,7 +274,7 @@ void api_jobs_wait(struct call *c)
 		reply_errno(c, errno, err);
 		return;
 	}
-	reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:s}", "done", done, "state", state));
+	reply_json(c, MHD_HTTP_OK, api_wait_json(done, state));
 }
 
 void api_jobs_stage_status(struct call *c)

@@ -1,0 +1,287 @@
+/* The API's answers, read and written (see api_answers.h). */
+#include "api_answers.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -1 with EPROTO and *err: "the answer of <what> ...". */
+static int malformed(char **err, const char *what, const char *why)
+{
+	errprintf(err, "the scheduler's answer to %s %s (a scheduler of another version?)", what, why);
+	errno = EPROTO;
+	return -1;
+}
+
+/* The body as a JSON object, or NULL after malformed(). */
+static json_t *load_object(const char *body, size_t len, const char *what, char **err)
+{
+	json_error_t error;
+	json_t *root = body ? json_loadb(body, len, 0, &error) : NULL;
+
+	if (!root) {
+		malformed(err, what, "is not JSON");
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		malformed(err, what, "is not a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
+/* A member that must be an integer in [min, max]. */
+static int get_int(const json_t *obj, const char *key, int64_t min, int64_t max, int64_t *v)
+{
+	const json_t *j = json_object_get(obj, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > max)
+		return -1;
+	*v = json_integer_value(j);
+	return 0;
+}
+
+/* An optional number member (0 when absent); -1 when present and not a number. */
+static int get_real(const json_t *obj, const char *key, double *v)
+{
+	const json_t *j = json_object_get(obj, key);
+
+	*v = 0;
+	if (!j)
+		return 0;
+	if (!json_is_number(j))
+		return -1;
+	*v = json_number_value(j);
+	return 0;
+}
+
+int api_read_id(const char *body, size_t len, int64_t *id, char **err)
+{
+	json_t *root = load_object(body, len, "a job's id", err);
+	int rc = 0;
+
+	if (!root)
+		return -1;
+	if (get_int(root, "id", 1, INT64_MAX, id) < 0)
+		rc = malformed(err, "a job's id", "has no \"id\" that is a positive integer");
+	json_decref(root);
+	return rc;
+}
+
+json_t *api_id_json(int64_t id)
+{
+	return json_pack("{s:I}", "id", (json_int_t)id);
+}
+
+int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_t *n, char **err)
+{
+	static const char what[] = "GET /v1/jobs?view=owners";
+	json_t *root = load_object(body, len, what, err), *list, *row;
+	size_t i;
+
+	*rows = NULL;
+	*n = 0;
+	if (!root)
+		return -1;
+	list = json_object_get(root, "owners");
+	if (!json_is_array(list)) {
+		json_decref(root);
+		return malformed(err, what, "has no \"owners\" list");
+	}
+	*rows = xcalloc(json_array_size(list) + 1, sizeof **rows);
+	json_array_foreach(list, i, row) {
+		struct api_owner *o = &(*rows)[i];
+		int64_t v[4];
+		bool ok = json_is_array(row) && json_array_size(row) == 4;
+
+		for (size_t k = 0; ok && k < 4; k++) {
+			json_t *j = json_array_get(row, k);
+
+			ok = json_is_integer(j) && json_integer_value(j) >= (k == 0 ? 1 : 0) &&
+			     (k == 0 || k == 3 || json_integer_value(j) <= UINT32_MAX);
+			v[k] = ok ? json_integer_value(j) : 0;
+		}
+		if (!ok) {
+			char why[96];
+
+			snprintf(why, sizeof why, "has a row %zu that is not [id, uid, gid, submitted_ms]", i);
+			free(*rows);
+			*rows = NULL;
+			json_decref(root);
+			return malformed(err, what, why);
+		}
+		*o = (struct api_owner){ .id = v[0], .uid = (uid_t)v[1], .gid = (gid_t)v[2],
+					 .submitted_ms = v[3] };
+	}
+	*n = json_array_size(list);
+	json_decref(root);
+	return 0;
+}
+
+void api_owners_begin(FILE *out)
+{
+	fputs("{\"owners\":[", out);
+}
+
+void api_owners_row(FILE *out, const struct api_owner *row, bool first)
+{
+	fprintf(out, "%s[%" PRId64 ",%lu,%lu,%" PRId64 "]", first ? "" : ",", row->id,
+		(unsigned long)row->uid, (unsigned long)row->gid, row->submitted_ms);
+}
+
+void api_owners_end(FILE *out)
+{
+	fputs("]}", out);
+}
+
+int api_read_wait(const char *body, size_t len, bool *done, char **state, char **err)
+{
+	static const char what[] = "a wait";
+	json_t *root = load_object(body, len, what, err);
+	const json_t *d;
+	const char *s;
+
+	*state = NULL;
+	if (!root)
+		return -1;
+	d = json_object_get(root, "done");
+	s = json_string_value(json_object_get(root, "state"));
+	if (!json_is_boolean(d) || !s) {
+		json_decref(root);
+		return malformed(err, what, "has no \"done\" true or false and \"state\" text");
+	}
+	*done = json_is_true(d);
+	*state = xstrdup(s);
+	json_decref(root);
+	return 0;
+}
+
+json_t *api_wait_json(bool done, const char *state)
+{
+	return json_pack("{s:b,s:s}", "done", done, "state", state ? state : "unknown");
+}
+
+/* One entry of the hosts list into h; -1 when a member has the wrong type. */
+static int read_host(const json_t *j, struct api_host *h)
+{
+	const json_t *res = json_object_get(j, "reserved"), *live = json_object_get(j, "live");
+	const json_t *running = json_object_get(j, "running");
+	const char *name = json_string_value(json_object_get(j, "name"));
+	const char *state = json_string_value(json_object_get(j, "state"));
+
+	if (!json_is_object(j) || !name || !state || !json_is_object(res))
+		return -1;
+	h->name = xstrdup(name);
+	h->state = xstrdup(state);
+	if (get_int(j, "cpus", 0, INT64_MAX, &h->cpus) < 0 ||
+	    get_int(j, "mem", 0, INT64_MAX, &h->mem) < 0 ||
+	    get_int(res, "cpus", 0, INT64_MAX, &h->reserved_cpus) < 0 ||
+	    get_int(res, "mem", 0, INT64_MAX, &h->reserved_mem) < 0)
+		return -1;
+	/* Optional: a host that has not said yet. */
+	if (json_object_get(j, "scratch_free") &&
+	    get_int(j, "scratch_free", 0, INT64_MAX, &h->scratch_free) < 0)
+		return -1;
+	if (json_object_get(j, "last_heartbeat_ms") &&
+	    get_int(j, "last_heartbeat_ms", 0, INT64_MAX, &h->last_heartbeat_ms) < 0)
+		return -1;
+	/* "running" is a count or a list of instances, depending on the view. */
+	if (json_is_array(running))
+		h->running = (int64_t)json_array_size(running);
+	else if (running && get_int(j, "running", 0, INT64_MAX, &h->running) < 0)
+		return -1;
+	if (live && (!json_is_object(live) || get_real(live, "cpu_pct", &h->cpu_pct) < 0 ||
+		     get_real(live, "mem_pct", &h->mem_pct) < 0 || get_real(live, "load1", &h->load1) < 0))
+		return -1;
+	return 0;
+}
+
+int api_read_hosts(const char *body, size_t len, struct api_host **hosts, size_t *n, char **err)
+{
+	static const char what[] = "GET /v1/hosts";
+	json_t *root = load_object(body, len, what, err), *list, *j;
+	size_t i;
+
+	*hosts = NULL;
+	*n = 0;
+	if (!root)
+		return -1;
+	list = json_object_get(root, "hosts");
+	if (!json_is_array(list)) {
+		json_decref(root);
+		return malformed(err, what, "has no \"hosts\" list");
+	}
+	*hosts = xcalloc(json_array_size(list) + 1, sizeof **hosts);
+	json_array_foreach(list, i, j) {
+		if (read_host(j, &(*hosts)[i]) < 0) {
+			char why[96];
+
+			api_hosts_free(*hosts, i + 1);
+			*hosts = NULL;
+			json_decref(root);
+			snprintf(why, sizeof why, "has a host %zu without its name, state, cpus and mem", i);
+			return malformed(err, what, why);
+		}
+	}
+	*n = json_array_size(list);
+	json_decref(root);
+	return 0;
+}
+
+void api_hosts_free(struct api_host *hosts, size_t n)
+{
+	for (size_t i = 0; hosts && i < n; i++) {
+		free(hosts[i].name);
+		free(hosts[i].state);
+	}
+	free(hosts);
+}
+
+int api_read_schedules(const char *body, size_t len, struct api_schedule_owner **list, size_t *n,
+		       char **err)
+{
+	static const char what[] = "GET /v1/schedules";
+	json_t *root = load_object(body, len, what, err), *items, *j;
+	size_t i;
+
+	*list = NULL;
+	*n = 0;
+	if (!root)
+		return -1;
+	items = json_object_get(root, "schedules");
+	if (!json_is_array(items)) {
+		json_decref(root);
+		return malformed(err, what, "has no \"schedules\" list");
+	}
+	*list = xcalloc(json_array_size(items) + 1, sizeof **list);
+	json_array_foreach(items, i, j) {
+		const char *name = json_string_value(json_object_get(j, "name"));
+		int64_t uid, gid;
+
+		if (!name || get_int(j, "uid", 0, UINT32_MAX, &uid) < 0 ||
+		    get_int(j, "gid", 0, UINT32_MAX, &gid) < 0) {
+			char why[96];
+
+			api_schedules_free(*list, i);
+			*list = NULL;
+			json_decref(root);
+			snprintf(why, sizeof why, "has a schedule %zu without its name, uid and gid", i);
+			return malformed(err, what, why);
+		}
+		(*list)[i] = (struct api_schedule_owner){ .name = xstrdup(name), .uid = (uid_t)uid,
+							  .gid = (gid_t)gid };
+	}
+	*n = json_array_size(items);
+	json_decref(root);
+	return 0;
+}
+
+void api_schedules_free(struct api_schedule_owner *list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++)
+		free(list[i].name);
+	free(list);
+}

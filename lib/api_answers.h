@@ -1,0 +1,65 @@
+/* The HTTP contract's answers (docs/api.md): the JSON shapes clients read,
+ * each with its one reader, and the writers the scheduler makes the compact
+ * ones with. A reader takes an answer's body as it came and returns 0, or -1
+ * with errno EPROTO and *err (when err is not NULL) saying what was wrong with
+ * it: a scheduler of another version, or a proxy's page. The paths are
+ * api_paths.h. */
+#ifndef PARSA_API_ANSWERS_H
+#define PARSA_API_ANSWERS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* {"id": N, ...} with N > 0: POST /v1/jobs's answer and GET /v1/jobs/last's. */
+int api_read_id(const char *body, size_t len, int64_t *id, char **err);
+json_t *api_id_json(int64_t id);
+
+/* GET /v1/jobs?view=owners: {"owners": [[id, uid, gid, submitted_ms], ...]},
+ * oldest first: the jobs jobs/ lists, in a tenth of the full list's bytes. */
+struct api_owner {
+	int64_t id;
+	uid_t uid;
+	gid_t gid;
+	int64_t submitted_ms;
+};
+/* *rows (malloc'ed, at least one element so never NULL on success) and *n. */
+int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_t *n, char **err);
+/* The writer streams, a row at a time, so that no list is built in memory. */
+void api_owners_begin(FILE *out);
+void api_owners_row(FILE *out, const struct api_owner *row, bool first);
+void api_owners_end(FILE *out);
+
+/* GET /v1/jobs/<id>/wait: {"done": bool, "state": "..."}. *state malloc'ed. */
+int api_read_wait(const char *body, size_t len, bool *done, char **state, char **err);
+json_t *api_wait_json(bool done, const char *state);
+
+/* One entry of GET /v1/hosts: {"hosts": [{...}]} (docs/api.md lists all of
+ * its members; these are the ones clients read). */
+struct api_host {
+	char *name;
+	char *state;
+	int64_t cpus, mem;                   /* what the host has */
+	int64_t reserved_cpus, reserved_mem; /* what placed instances hold */
+	int64_t scratch_free;
+	int64_t running;                     /* instances (a count, or the list's length) */
+	int64_t last_heartbeat_ms;
+	double cpu_pct, mem_pct, load1;      /* its live load */
+};
+int api_read_hosts(const char *body, size_t len, struct api_host **hosts, size_t *n, char **err);
+void api_hosts_free(struct api_host *hosts, size_t n);
+
+/* One entry of GET /v1/schedules: {"schedules": [{"name", "uid", "gid", ...}]}. */
+struct api_schedule_owner {
+	char *name;
+	uid_t uid;
+	gid_t gid;
+};
+int api_read_schedules(const char *body, size_t len, struct api_schedule_owner **list, size_t *n,
+		       char **err);
+void api_schedules_free(struct api_schedule_owner *list, size_t n);
+
+#endif
