@@ -1,19 +1,28 @@
 /* libFuzzer harness for what the scheduler's API reads of a request before
  * the engine acts (sched/api/api_args.c, sched/api/api_ctl.c): the body as JSON, the
  * ctl commands of jobs, hosts and schedules with their arguments, and the
- * whole numbers of paths and queries; and, on the client's side
- * (lib/api_client.c), the error an answer carries. The runner messages are
+ * whole numbers of paths and queries; the contract (lib/api_paths.c): a path
+ * found among the routes, a name built into a path and found again; and, on
+ * the client's side (lib/api_client.c, lib/api_answers.c), the error an
+ * answer carries and every reader of an answer. The runner messages are
  * fuzz_proto's, a submission's spec fuzz_spec's. Promises: a command is
  * taken (0) or refused with EINVAL and a message; a number is taken only
- * when it is all digits; an answer always gives an error text. */
+ * when it is all digits; an answer always gives an error text; a reader
+ * takes an answer with what it promises or refuses it with EPROTO and a
+ * message; a name comes back from its path as it went in. */
 #include "api_args.h"
+#include "api_answers.h"
 #include "api_client.h"
+#include "api_paths.h"
+#include "route.h"
 #include "engine.h"
 #include "fuzz.h"
 #include "schedules.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +53,108 @@ static void check_number(const char *text)
 		abort();
 }
 
+/* A reader's refusal keeps its promise (fuzz_refused's, with EPROTO). */
+static void check_refusal(char *err)
+{
+	if (errno != EPROTO || !err || !*err)
+		abort();
+	free(err);
+}
+
+/* The bytes as each answer a client reads. */
+static void check_answers(const char *body, size_t size)
+{
+	struct api_owner *owners;
+	struct api_host *hosts;
+	struct api_schedule_owner *schedules;
+	char *err = NULL, *state;
+	int64_t id;
+	size_t n;
+	bool done;
+
+	errno = 0;
+	if (api_read_id(body, size, &id, &err) < 0)
+		check_refusal(err);
+	else if (id < 1 || err)
+		abort();
+	err = NULL;
+	errno = 0;
+	if (api_read_owners(body, size, &owners, &n, &err) < 0) {
+		check_refusal(err);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (owners[i].id < 1)
+				abort();
+		free(owners);
+	}
+	err = NULL;
+	errno = 0;
+	if (api_read_wait(body, size, &done, &state, &err) < 0)
+		check_refusal(err);
+	else if (!state)
+		abort();
+	free(state);
+	err = NULL;
+	errno = 0;
+	if (api_read_hosts(body, size, &hosts, &n, &err) < 0) {
+		check_refusal(err);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (!hosts[i].name || !hosts[i].state || hosts[i].running < 0)
+				abort();
+		api_hosts_free(hosts, n);
+	}
+	err = NULL;
+	errno = 0;
+	if (api_read_schedules(body, size, &schedules, &n, &err) < 0) {
+		check_refusal(err);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (!schedules[i].name)
+				abort();
+		api_schedules_free(schedules, n);
+	}
+}
+
+/* Percent-decoding in place, as the server's HTTP library hands it a path. */
+static void decode(char *s)
+{
+	char *out = s;
+	unsigned int byte;
+
+	for (; *s; s++) {
+		if (*s == '%' && sscanf(s + 1, "%2x", &byte) == 1) {
+			*out++ = (char)byte;
+			s += 2;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* The text as a request's path, and as a name in the paths made for it. */
+static void check_paths(const char *text)
+{
+	const char *args[ROUTE_MAX_ARGS];
+	char buf[1024], *path;
+	bool known;
+	int r = api_route_find("GET", text, buf, sizeof buf, args, ROUTE_MAX_ARGS, &known);
+
+	if (r >= API_ROUTE_COUNT || (r >= 0 && !known))
+		abort();
+	/* A name is one segment: no '/', not empty (the names a spec and a runner accept). */
+	if (!*text || strchr(text, '/'))
+		return;
+	path = api_path(API_STAGE_STATUS, &(struct api_ref){ .id = 1, .name = text });
+	decode(path);
+	if (strlen(path) < sizeof buf &&
+	    (api_route_find("GET", path, buf, sizeof buf, args, ROUTE_MAX_ARGS, &known) != API_STAGE_STATUS ||
+	     strcmp(args[1], text) != 0))
+		abort();
+	free(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *body;
@@ -54,6 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text = fuzz_text(data, size);
 		check_number(text);
 		check_command(text);
+		check_paths(text);
 		free(text);
 	}
 	/* The bytes as a ctl request's body: {"command": ...} or {"check": ...}. */
@@ -68,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_command(check);
 	}
 	json_decref(body);
+	check_answers((const char *)data, size);
 	/* The bytes as an error answer's body, as every client reads it. */
 	{
 		struct api_reply reply = { .status = 400, .len = size, .cap = size + 1 };

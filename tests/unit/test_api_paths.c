@@ -19,6 +19,9 @@
 
 TAP_STATE;
 
+/* A literal answer and its length. */
+#define LIT(text) text, strlen(text)
+
 /* Percent-decoding in place, as libmicrohttpd hands the server its path. */
 static void decode(char *s)
 {
@@ -168,8 +171,11 @@ static void job_files(void)
 /* A reader's refusal: -1, EPROTO, a sentence. */
 #define refused(call, what) do { \
 		char *err_ = NULL; \
+		int rc_, errno_; \
 		errno = 0; \
-		ok((call) < 0 && errno == EPROTO && err_ && *err_, "refused: %s (%s)", what, \
+		rc_ = (call); \
+		errno_ = errno; \
+		ok(rc_ < 0 && errno_ == EPROTO && err_ && *err_, "refused: %s (%s)", what, \
 		   err_ ? err_ : "no message"); \
 		free(err_); \
 	} while (0)
@@ -196,19 +202,19 @@ static void answers(void)
 	   memcmp(back, rows, sizeof rows) == 0, "the owners read back as written (%s)", text);
 	free(back);
 	free(text);
-	ok(api_read_owners("{\"owners\":[]}", 13, &back, &n, NULL) == 0 && n == 0 && back,
+	ok(api_read_owners(LIT("{\"owners\":[]}"), &back, &n, NULL) == 0 && n == 0 && back,
 	   "no jobs: an empty list");
 	free(back);
-	refused(api_read_owners("1 1000 100 5\n", 13, &back, &n, &err_), "the old text lines");
-	refused(api_read_owners("{\"owners\":[[1,2,3]]}", 20, &back, &n, &err_), "a short row");
-	refused(api_read_owners("{\"owners\":[[0,2,3,4]]}", 22, &back, &n, &err_), "job id 0");
+	refused(api_read_owners(LIT("1 1000 100 5\n"), &back, &n, &err_), "the old text lines");
+	refused(api_read_owners(LIT("{\"owners\":[[1,2,3]]}"), &back, &n, &err_), "a short row");
+	refused(api_read_owners(LIT("{\"owners\":[[0,2,3,4]]}"), &back, &n, &err_), "job id 0");
 
 	text = json_dumps(j = api_id_json(17), JSON_COMPACT);
 	ok(api_read_id(text, strlen(text), &id, NULL) == 0 && id == 17, "an id (%s)", text);
 	json_decref(j);
 	free(text);
-	refused(api_read_id("{\"id\":\"17\"}", 11, &id, &err_), "an id that is text");
-	refused(api_read_id("<html>", 6, &id, &err_), "a proxy's page");
+	refused(api_read_id(LIT("{\"id\":\"17\"}"), &id, &err_), "an id that is text");
+	refused(api_read_id(LIT("<html>"), &id, &err_), "a proxy's page");
 
 	text = json_dumps(j = api_wait_json(true, "failed"), JSON_COMPACT);
 	ok(api_read_wait(text, strlen(text), &done, &state, NULL) == 0 && done &&
@@ -216,7 +222,7 @@ static void answers(void)
 	json_decref(j);
 	free(text);
 	free(state);
-	refused(api_read_wait("{\"done\":1,\"state\":\"x\"}", 22, &done, &state, &err_), "done as a number");
+	refused(api_read_wait(LIT("{\"done\":1,\"state\":\"x\"}"), &done, &state, &err_), "done as a number");
 
 	text = "{\"hosts\":[{\"name\":\"n1\",\"state\":\"up\",\"cpus\":8,\"mem\":1024,"
 	       "\"reserved\":{\"cpus\":2,\"mem\":512},\"live\":{\"cpu_pct\":50.5,\"mem_pct\":1,\"load1\":0.5},"
@@ -226,14 +232,14 @@ static void answers(void)
 	   hosts[0].running == 2 && hosts[0].cpu_pct == 50.5 && hosts[0].last_heartbeat_ms == 99,
 	   "a host");
 	api_hosts_free(hosts, n);
-	refused(api_read_hosts("{\"hosts\":[{\"name\":\"n1\"}]}", 25, &hosts, &n, &err_), "a host without its numbers");
-	refused(api_read_hosts("[]", 2, &hosts, &n, &err_), "a list where an object belongs");
+	refused(api_read_hosts(LIT("{\"hosts\":[{\"name\":\"n1\"}]}"), &hosts, &n, &err_), "a host without its numbers");
+	refused(api_read_hosts(LIT("[]"), &hosts, &n, &err_), "a list where an object belongs");
 
 	text = "{\"schedules\":[{\"name\":\"nightly\",\"uid\":1000,\"gid\":100,\"cron\":\"0 3 * * *\"}]}";
 	ok(api_read_schedules(text, strlen(text), &sched, &n, NULL) == 0 && n == 1 &&
 	   strcmp(sched[0].name, "nightly") == 0 && sched[0].uid == 1000, "a schedule's owner");
 	api_schedules_free(sched, n);
-	refused(api_read_schedules("{\"schedules\":[{\"name\":\"x\",\"uid\":-1,\"gid\":0}]}", 46, &sched, &n,
+	refused(api_read_schedules(LIT("{\"schedules\":[{\"name\":\"x\",\"uid\":-1,\"gid\":0}]}"), &sched, &n,
 				   &err_), "a negative uid");
 }
 
