@@ -220,31 +220,23 @@ static const struct job_meta *lookup(struct job_cache *cache, int64_t id)
 	return m;
 }
 
-static void owner_from_json(struct job_meta *m, json_t *job)
-{
-	m->uid = (uid_t)json_integer_value(json_object_get(job, "uid"));
-	m->gid = (gid_t)json_integer_value(json_object_get(job, "gid"));
-	m->submitted_ms = json_integer_value(json_object_get(job, "submitted_ms"));
-}
-
-/* A new full entry from the scheduler's JSON of a job (one reference, the
- * caller's). */
-static struct job_meta *meta_from_json(int64_t id, const json_t *root)
+/* A new full entry from the scheduler's answer about a job (one reference,
+ * the caller's); takes the stages of job. */
+static struct job_meta *meta_from_answer(int64_t id, struct api_job_meta *job)
 {
 	struct job_meta *m = meta_new(id);
-	json_t *stages, *st;
-	size_t i;
 
-	owner_from_json(m, (json_t *)root);
-	stages = json_object_get(root, "stages");
-	m->nstages = json_is_array(stages) ? json_array_size(stages) : 0;
+	m->uid = job->uid;
+	m->gid = job->gid;
+	m->submitted_ms = job->submitted_ms;
+	m->nstages = job->nstages;
 	m->stages = xcalloc(m->nstages ? m->nstages : 1, sizeof *m->stages);
-	json_array_foreach(stages, i, st) {
-		const char *name = json_string_value(json_object_get(st, "name"));
-
-		m->stages[i].name = xstrdup(name ? name : "");
-		m->stages[i].instances = (int)json_integer_value(json_object_get(st, "instances"));
+	for (size_t i = 0; i < job->nstages; i++) {
+		m->stages[i].name = job->stages[i].name;
+		m->stages[i].instances = job->stages[i].instances;
+		job->stages[i].name = NULL;
 	}
+	api_job_meta_clear(job);
 	m->full = true;
 	m->fetched_ms = time_mono_ms();
 	return m;
@@ -253,24 +245,30 @@ static struct job_meta *meta_from_json(int64_t id, const json_t *root)
 /* GET /v1/jobs/<id> into a new full entry (one reference, the caller's). */
 static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity *who, int64_t id)
 {
-	struct job_meta *m;
-	json_t *root;
-	char *path;
+	struct api_job_meta job;
+	char *path, *text, *err = NULL;
+	size_t len = 0;
+	int rc;
 
 	path = api_path_id(API_JOB, id);
-	root = sched_link_get_json(cache->link, who, path);
+	text = sched_link_get_text(cache->link, who, path, false, &len);
 	free(path);
-	if (!root)
+	if (!text)
 		return NULL;
-	m = meta_from_json(id, root);
-	json_decref(root);
-	return m;
+	rc = api_read_job(text, len, &job, &err);
+	free(text);
+	if (rc < 0) {
+		log_warnx("job %lld: %s", (long long)id, err);
+		free(err);
+		errno = EIO;
+		return NULL;
+	}
+	return meta_from_answer(id, &job);
 }
 
-void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
+void job_cache_prime(struct job_cache *cache, int64_t id, struct api_job_meta *job)
 {
-	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
-		store(cache, meta_from_json(id, job));
+	store(cache, meta_from_answer(id, job));
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */

@@ -4,6 +4,7 @@
  * The folder itself (names, lookups, reports) is fs/queue_dir.c. */
 #include "queue_dir.h"
 #include "queue_dir_internal.h"
+#include "api_answers.h"
 #include "escape.h"
 #include "proc_fd.h"
 #include "job_cache.h"
@@ -94,9 +95,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		     const char *text, size_t len, bool too_big, int64_t *id, char **err)
 {
 	struct api_reply reply = { 0 };
-	json_t *body = NULL, *spec, *answer = NULL;
+	json_t *body = NULL, *spec;
+	struct api_job_meta job;
 	char *dump = NULL;
-	bool unconfirmed = false;
+	bool unconfirmed = false, has_job = false;
 	int ret = -1, saved = 0, rc;
 
 	if (too_big) {
@@ -169,17 +171,15 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		}
 		goto out;
 	}
-	answer = json_loadb(reply.body, reply.len, 0, NULL);
-	if (!json_is_integer(json_object_get(answer, "id"))) {
+	if (api_read_submitted(reply.body, reply.len, id, &job, &has_job, NULL) < 0) {
 		saved = EIO;
 		errprintf(err, "%s: the scheduler accepted the spec but its answer has no job id", name);
 		goto out;
 	}
-	*id = json_integer_value(json_object_get(answer, "id"));
-	job_cache_prime(q->fs->jobs, *id, json_object_get(answer, "job"));
+	if (has_job)
+		job_cache_prime(q->fs->jobs, *id, &job);
 	ret = 0;
 out:
-	json_decref(answer);
 	json_decref(body);
 	free(dump);
 	api_reply_clear(&reply);

@@ -76,6 +76,106 @@ json_t *api_id_json(int64_t id)
 	return json_pack("{s:I}", "id", (json_int_t)id);
 }
 
+int api_read_job_json(const json_t *json, struct api_job_meta *job, char **err)
+{
+	static const char what[] = "GET /v1/jobs/<id>";
+	const json_t *stages = json_object_get(json, "stages"), *st;
+	int64_t uid, gid;
+	size_t i;
+
+	memset(job, 0, sizeof *job);
+	if (!json_is_object(json) || get_int(json, "uid", 0, UINT32_MAX, &uid) < 0 ||
+	    get_int(json, "gid", 0, UINT32_MAX, &gid) < 0 ||
+	    get_int(json, "submitted_ms", 0, INT64_MAX, &job->submitted_ms) < 0 || !json_is_array(stages))
+		return malformed(err, what, "has no uid, gid, submitted_ms and stages");
+	job->uid = (uid_t)uid;
+	job->gid = (gid_t)gid;
+	job->stages = xcalloc(json_array_size(stages) + 1, sizeof *job->stages);
+	json_array_foreach(stages, i, st) {
+		const char *name = json_string_value(json_object_get(st, "name"));
+		int64_t n;
+
+		if (!name || get_int(st, "instances", 0, INT32_MAX, &n) < 0) {
+			api_job_meta_clear(job);
+			return malformed(err, what, "has a stage without its name and instances");
+		}
+		job->stages[i] = (struct api_stage_meta){ .name = xstrdup(name), .instances = (int)n };
+		job->nstages = i + 1;
+	}
+	return 0;
+}
+
+int api_read_job(const char *body, size_t len, struct api_job_meta *job, char **err)
+{
+	json_t *root = load_object(body, len, "GET /v1/jobs/<id>", err);
+	int rc;
+
+	memset(job, 0, sizeof *job);
+	if (!root)
+		return -1;
+	rc = api_read_job_json(root, job, err);
+	json_decref(root);
+	return rc;
+}
+
+void api_job_meta_clear(struct api_job_meta *job)
+{
+	for (size_t i = 0; i < job->nstages; i++)
+		free(job->stages[i].name);
+	free(job->stages);
+	memset(job, 0, sizeof *job);
+}
+
+int api_read_submitted(const char *body, size_t len, int64_t *id, struct api_job_meta *job,
+		       bool *has_job, char **err)
+{
+	static const char what[] = "POST /v1/jobs";
+	json_t *root = load_object(body, len, what, err), *j;
+	int rc = 0;
+
+	if (has_job)
+		*has_job = false;
+	if (!root)
+		return -1;
+	if (get_int(root, "id", 1, INT64_MAX, id) < 0) {
+		rc = malformed(err, what, "has no \"id\" that is a positive integer");
+	} else if (has_job && (j = json_object_get(root, "job"))) {
+		/* The job is committed whatever its shape: the id is the answer. */
+		*has_job = api_read_job_json(j, job, NULL) == 0;
+	}
+	json_decref(root);
+	return rc;
+}
+
+int api_read_check(const char *body, size_t len, bool *good, char **why, char **err)
+{
+	static const char what[] = "a ctl check";
+	json_t *root = load_object(body, len, what, err);
+	const json_t *ok_member;
+	const char *error;
+	int rc = 0;
+
+	*why = NULL;
+	if (!root)
+		return -1;
+	ok_member = json_object_get(root, "ok");
+	error = json_string_value(json_object_get(root, "error"));
+	if (!json_is_boolean(ok_member)) {
+		rc = malformed(err, what, "has no \"ok\" true or false");
+	} else {
+		*good = json_is_true(ok_member);
+		if (!*good)
+			*why = xstrdup(error ? error : "not a command");
+	}
+	json_decref(root);
+	return rc;
+}
+
+json_t *api_check_json(const char *error)
+{
+	return error ? json_pack("{s:b,s:s}", "ok", 0, "error", error) : json_pack("{s:b}", "ok", 1);
+}
+
 int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_t *n, char **err)
 {
 	static const char what[] = "GET /v1/jobs?view=owners";

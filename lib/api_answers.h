@@ -18,6 +18,35 @@
 int api_read_id(const char *body, size_t len, int64_t *id, char **err);
 json_t *api_id_json(int64_t id);
 
+/* A job as the mount needs it, from its JSON (GET /v1/jobs/<id>, and the
+ * "job" of POST /v1/jobs's answer): its owner, when it came, its stages. */
+struct api_stage_meta {
+	char *name;
+	int instances;
+};
+struct api_job_meta {
+	uid_t uid;
+	gid_t gid;
+	int64_t submitted_ms;
+	struct api_stage_meta *stages;   /* malloc'ed, never NULL on success */
+	size_t nstages;
+};
+int api_read_job(const char *body, size_t len, struct api_job_meta *job, char **err);
+int api_read_job_json(const json_t *json, struct api_job_meta *job, char **err);
+void api_job_meta_clear(struct api_job_meta *job);
+
+/* POST /v1/jobs: {"id": N, "job": {...}}: *id, and *job filled when has_job
+ * is not NULL and the answer carries a job that reads (*has_job says so; a
+ * job that does not read is no refusal: the id is the answer). */
+int api_read_submitted(const char *body, size_t len, int64_t *id, struct api_job_meta *job,
+		       bool *has_job, char **err);
+
+/* POST .../ctl {"check": "..."}: {"ok": true} or {"ok": false, "error": "..."}:
+ * *good, and *why (malloc'ed) when not. */
+int api_read_check(const char *body, size_t len, bool *good, char **why, char **err);
+/* error NULL: {"ok": true}; else {"ok": false, "error": error}. */
+json_t *api_check_json(const char *error);
+
 /* GET /v1/jobs?view=owners: {"owners": [[id, uid, gid, submitted_ms], ...]},
  * oldest first: the jobs jobs/ lists, in a tenth of the full list's bytes. */
 struct api_owner {

@@ -6,6 +6,8 @@
 #include "api_identity.h"
 #include "api_reply.h"
 #include "schedules.h"
+
+#include "api_answers.h"
 #include "util.h"
 
 #include <errno.h>
@@ -34,10 +36,9 @@ static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(
 		char *err = NULL;
 
 		if (check(json_string_value(checked), &err) < 0)
-			reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:s}", "ok", 0, "error",
-							     err ? err : "not a command"));
+			reply_json(c, MHD_HTTP_OK, api_check_json(err ? err : "not a command"));
 		else
-			reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+			reply_json(c, MHD_HTTP_OK, api_check_json(NULL));
 		free(err);
 		return NULL;
 	}
@@ -56,7 +57,7 @@ static void ctl_reply(struct call *c, int rc, char *err)
 	if (rc < 0)
 		reply_errno(c, errno, err);
 	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+		reply_json(c, MHD_HTTP_OK, api_check_json(NULL));
 }
 
 void api_ctl_job(struct call *c)

@@ -67,10 +67,11 @@ static void check_answers(const char *body, size_t size)
 	struct api_owner *owners;
 	struct api_host *hosts;
 	struct api_schedule_owner *schedules;
-	char *err = NULL, *state;
+	struct api_job_meta job;
+	char *err = NULL, *state, *why;
 	int64_t id;
 	size_t n;
-	bool done;
+	bool done, has_job, good;
 
 	errno = 0;
 	if (api_read_id(body, size, &id, &err) < 0)
@@ -104,6 +105,31 @@ static void check_answers(const char *body, size_t size)
 				abort();
 		api_hosts_free(hosts, n);
 	}
+	err = NULL;
+	errno = 0;
+	if (api_read_job(body, size, &job, &err) < 0) {
+		check_refusal(err);
+	} else {
+		for (size_t i = 0; i < job.nstages; i++)
+			if (!job.stages[i].name || job.stages[i].instances < 0)
+				abort();
+		api_job_meta_clear(&job);
+	}
+	err = NULL;
+	errno = 0;
+	if (api_read_submitted(body, size, &id, &job, &has_job, &err) < 0)
+		check_refusal(err);
+	else if (id < 1)
+		abort();
+	if (has_job)
+		api_job_meta_clear(&job);
+	err = NULL;
+	errno = 0;
+	if (api_read_check(body, size, &good, &why, &err) < 0)
+		check_refusal(err);
+	else if (good == !!why)
+		abort();
+	free(why);
 	err = NULL;
 	errno = 0;
 	if (api_read_schedules(body, size, &schedules, &n, &err) < 0) {

@@ -186,6 +186,8 @@ static void answers(void)
 	struct api_owner *back = NULL;
 	struct api_host *hosts = NULL;
 	struct api_schedule_owner *sched = NULL;
+	struct api_job_meta job;
+	bool has_job = false;
 	char *text = NULL, *state = NULL;
 	size_t len = 0, n = 0;
 	int64_t id = 0;
@@ -234,6 +236,29 @@ static void answers(void)
 	api_hosts_free(hosts, n);
 	refused(api_read_hosts(LIT("{\"hosts\":[{\"name\":\"n1\"}]}"), &hosts, &n, &err_), "a host without its numbers");
 	refused(api_read_hosts(LIT("[]"), &hosts, &n, &err_), "a list where an object belongs");
+
+	text = "{\"id\":9,\"job\":{\"uid\":1,\"gid\":2,\"submitted_ms\":3,\"stages\":"
+	       "[{\"name\":\"a\",\"instances\":4}],\"state\":\"queued\"}}";
+	ok(api_read_submitted(text, strlen(text), &id, &job, &has_job, NULL) == 0 && id == 9 && has_job &&
+	   job.uid == 1 && job.nstages == 1 && strcmp(job.stages[0].name, "a") == 0 &&
+	   job.stages[0].instances == 4, "a submission's answer with its job");
+	api_job_meta_clear(&job);
+	ok(api_read_submitted(LIT("{\"id\":9,\"job\":{}}"), &id, &job, &has_job, NULL) == 0 && !has_job,
+	   "a job that does not read is no refusal of the id");
+	refused(api_read_job(LIT("{\"uid\":1,\"gid\":2,\"submitted_ms\":3,\"stages\":[{\"name\":\"a\"}]}"),
+			     &job, &err_), "a stage without its instances");
+	text = json_dumps(j = api_check_json("no such command"), JSON_COMPACT);
+	ok(api_read_check(text, strlen(text), &done, &state, NULL) == 0 && !done &&
+	   strcmp(state, "no such command") == 0, "a refused check (%s)", text);
+	json_decref(j);
+	free(text);
+	free(state);
+	text = json_dumps(j = api_check_json(NULL), JSON_COMPACT);
+	ok(api_read_check(text, strlen(text), &done, &state, NULL) == 0 && done && !state,
+	   "a check that passed (%s)", text);
+	json_decref(j);
+	free(text);
+	refused(api_read_check(LIT("{}"), &done, &state, &err_), "a check without ok");
 
 	text = "{\"schedules\":[{\"name\":\"nightly\",\"uid\":1000,\"gid\":100,\"cron\":\"0 3 * * *\"}]}";
 	ok(api_read_schedules(text, strlen(text), &sched, &n, NULL) == 0 && n == 1 &&
