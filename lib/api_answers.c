@@ -340,6 +340,96 @@ void api_hosts_free(struct api_host *hosts, size_t n)
 	free(hosts);
 }
 
+/* A member as text ("" when absent or not text), malloc'ed. */
+static char *text_of(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return xstrdup(s ? s : "");
+}
+
+/* A member as a number (0 when absent, null or not a whole number). */
+static int64_t num_of(const json_t *obj, const char *key)
+{
+	return json_integer_value(json_object_get(obj, key));
+}
+
+static void read_history_job(const json_t *j, struct api_history_job *h)
+{
+	static const char *const ended[] = { "succeeded", "failed", "cancelled" };
+	static const char *const open[] = { "running", "queued" };
+	const json_t *stages = json_object_get(j, "stages"), *st;
+	size_t s;
+
+	h->name = text_of(j, "name");
+	h->user = text_of(j, "user");
+	h->team = text_of(j, "team");
+	h->state = text_of(j, "state");
+	h->reason = text_of(j, "reason");
+	h->submitted_ms = num_of(j, "submitted_ms");
+	h->started_ms = num_of(j, "started_ms");
+	h->ended_ms = num_of(j, "ended_ms");
+	h->wait_ms = num_of(j, "wait_ms");
+	h->run_ms = num_of(j, "run_ms");
+	h->cpu_ms = num_of(j, "cpu_ms");
+	h->max_rss = num_of(j, "max_rss");
+	json_array_foreach(stages, s, st) {
+		const json_t *counts = json_object_get(st, "counts");
+
+		for (size_t k = 0; k < ARRAY_LEN(ended); k++)
+			h->done += num_of(counts, ended[k]);
+		for (size_t k = 0; k < ARRAY_LEN(open); k++)
+			h->total += num_of(counts, open[k]);
+	}
+	h->total += h->done;
+}
+
+int api_read_history(const char *body, size_t len, struct api_history_job **jobs, size_t *n,
+		     char **err)
+{
+	static const char what[] = "GET /v1/history/jobs";
+	json_t *root = load_object(body, len, what, err), *list, *j;
+	size_t i;
+
+	*jobs = NULL;
+	*n = 0;
+	if (!root)
+		return -1;
+	list = json_object_get(root, "jobs");
+	if (!json_is_array(list)) {
+		json_decref(root);
+		return malformed(err, what, "has no \"jobs\" list");
+	}
+	*jobs = xcalloc(json_array_size(list) + 1, sizeof **jobs);
+	json_array_foreach(list, i, j) {
+		if (!json_is_object(j) || get_int(j, "id", 1, INT64_MAX, &(*jobs)[i].id) < 0) {
+			char why[64];
+
+			api_history_free(*jobs, i);
+			*jobs = NULL;
+			json_decref(root);
+			snprintf(why, sizeof why, "has a job %zu without its id", i);
+			return malformed(err, what, why);
+		}
+		read_history_job(j, &(*jobs)[i]);
+	}
+	*n = json_array_size(list);
+	json_decref(root);
+	return 0;
+}
+
+void api_history_free(struct api_history_job *jobs, size_t n)
+{
+	for (size_t i = 0; jobs && i < n; i++) {
+		free(jobs[i].name);
+		free(jobs[i].user);
+		free(jobs[i].team);
+		free(jobs[i].state);
+		free(jobs[i].reason);
+	}
+	free(jobs);
+}
+
 int api_read_schedules(const char *body, size_t len, struct api_schedule_owner **list, size_t *n,
 		       char **err)
 {

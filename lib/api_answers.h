@@ -81,6 +81,20 @@ struct api_host {
 int api_read_hosts(const char *body, size_t len, struct api_host **hosts, size_t *n, char **err);
 void api_hosts_free(struct api_host *hosts, size_t n);
 
+/* One job of GET /v1/history/jobs: {"total": N, "jobs": [{...}]}, newest
+ * first. Text absent is "", a number absent or null 0 (cpu_ms and max_rss
+ * are -1 when nothing was measured); done and total count the instances of
+ * its stages (with stages=1) that ended, and all of them. */
+struct api_history_job {
+	int64_t id;
+	char *name, *user, *team, *state, *reason;
+	int64_t submitted_ms, started_ms, ended_ms, wait_ms, run_ms, cpu_ms, max_rss;
+	int64_t done, total;
+};
+int api_read_history(const char *body, size_t len, struct api_history_job **jobs, size_t *n,
+		     char **err);
+void api_history_free(struct api_history_job *jobs, size_t n);
+
 /* One entry of GET /v1/schedules: {"schedules": [{"name", "uid", "gid", ...}]}. */
 struct api_schedule_owner {
 	char *name;

@@ -68,6 +68,7 @@ static void check_answers(const char *body, size_t size)
 	struct api_host *hosts;
 	struct api_schedule_owner *schedules;
 	struct api_job_meta job;
+	struct api_history_job *history;
 	char *err = NULL, *state, *why;
 	int64_t id;
 	size_t n;
@@ -130,6 +131,16 @@ static void check_answers(const char *body, size_t size)
 	else if (good == !!why)
 		abort();
 	free(why);
+	err = NULL;
+	errno = 0;
+	if (api_read_history(body, size, &history, &n, &err) < 0) {
+		check_refusal(err);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (history[i].id < 1 || !history[i].name || !history[i].reason)
+				abort();
+		api_history_free(history, n);
+	}
 	err = NULL;
 	errno = 0;
 	if (api_read_schedules(body, size, &schedules, &n, &err) < 0) {

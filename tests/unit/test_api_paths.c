@@ -187,6 +187,7 @@ static void answers(void)
 	struct api_host *hosts = NULL;
 	struct api_schedule_owner *sched = NULL;
 	struct api_job_meta job;
+	struct api_history_job *history = NULL;
 	bool has_job = false;
 	char *text = NULL, *state = NULL;
 	size_t len = 0, n = 0;
@@ -259,6 +260,15 @@ static void answers(void)
 	json_decref(j);
 	free(text);
 	refused(api_read_check(LIT("{}"), &done, &state, &err_), "a check without ok");
+
+	text = "{\"total\":1,\"jobs\":[{\"id\":5,\"name\":\"a\",\"user\":\"u\",\"state\":\"running\","
+	       "\"max_rss\":-1,\"stages\":[{\"counts\":{\"succeeded\":2,\"failed\":1,\"running\":3}},"
+	       "{\"counts\":{\"queued\":4}}]}]}";
+	ok(api_read_history(text, strlen(text), &history, &n, NULL) == 0 && n == 1 && history[0].id == 5 &&
+	   strcmp(history[0].team, "") == 0 && history[0].max_rss == -1 && history[0].done == 3 &&
+	   history[0].total == 10, "a job of the history: absent text is empty, done and total counted");
+	api_history_free(history, n);
+	refused(api_read_history(LIT("{\"jobs\":[{\"name\":\"a\"}]}"), &history, &n, &err_), "a job without its id");
 
 	text = "{\"schedules\":[{\"name\":\"nightly\",\"uid\":1000,\"gid\":100,\"cron\":\"0 3 * * *\"}]}";
 	ok(api_read_schedules(text, strlen(text), &sched, &n, NULL) == 0 && n == 1 &&
