@@ -74,12 +74,8 @@ static int host_names(struct hosts_dir *h, bool fresh, char ***out, size_t *nout
 		return -1;
 	rc = api_read_hosts(text, len, &hosts, &n, &err);
 	free(text);
-	if (rc < 0) {
-		log_warnx("%s", err);
-		free(err);
-		errno = EIO;
-		return -1;
-	}
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	names = xcalloc(n ? n : 1, sizeof *names);
 	for (i = 0; i < n; i++) {
 		names[i] = hosts[i].name;

@@ -258,9 +258,7 @@ static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity 
 	rc = api_read_job(text, len, &job, &err);
 	free(text);
 	if (rc < 0) {
-		log_warnx("job %lld: %s", (long long)id, err);
-		free(err);
-		errno = EIO;
+		sched_link_unreadable(err);
 		return NULL;
 	}
 	return meta_from_answer(id, &job);
@@ -415,7 +413,7 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 	struct api_owner *rows, *stale;
 	size_t nrows, len = 0;
 	char *text, *path, *err = NULL;
-	int saved;
+	int saved, rc;
 
 	*ids = NULL;
 	*n = 0;
@@ -436,14 +434,10 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
-	if (api_read_owners(text, len, &rows, &nrows, &err) < 0) {
-		log_warnx("%s", err);
-		free(err);
-		free(text);
-		errno = EIO;
-		return -1;
-	}
+	rc = api_read_owners(text, len, &rows, &nrows, &err);
 	free(text);
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	d.ids = xcalloc(nrows + 1, sizeof *d.ids);
 	for (size_t i = 0; i < nrows; i++)
 		d.ids[d.n++] = rows[i].id;

@@ -190,12 +190,8 @@ static ssize_t last_readlink(struct fs_ctx *fs, const struct fs_path *p, char *b
 		return -1;
 	n = api_read_id(text, len, &id, &err);
 	free(text);
-	if (n < 0) {
-		log_warnx("%s", err);
-		free(err);
-		errno = EIO;
-		return -1;
-	}
+	if (n < 0)
+		return sched_link_unreadable(err);
 	n = snprintf(buf, size, "%lld", (long long)id);
 	return n < 0 ? -1 : (ssize_t)n;
 }

@@ -73,12 +73,8 @@ static int refresh(struct schedules_dir *s, bool fresh)
 		return -1;
 	rc = api_read_schedules(text, len, &owners, &n, &err);
 	free(text);
-	if (rc < 0) {
-		log_warnx("%s", err);
-		free(err);
-		errno = EIO;
-		return -1;
-	}
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	pthread_mutex_lock(&s->lock);
 	api_schedules_free(s->list, s->n);
 	s->list = owners;

@@ -58,6 +58,53 @@ static int get_real(const json_t *obj, const char *key, double *v)
 	return 0;
 }
 
+/* How read_list() reads one kind of list: the member holding it, what a
+ * row must have (for the refusal), the row's size, its reader (-1 for a
+ * row that does not read) and what frees n rows. */
+struct list_kind {
+	const char *what;           /* the request, for messages */
+	const char *key;
+	const char *row_needs;
+	size_t row_size;
+	int (*read)(const json_t *j, void *row);
+	void (*free_rows)(void *rows, size_t n);
+};
+
+/* The rows of the list member of the answer: *rows (at least one element,
+ * so never NULL on success) and *n; or -1 after malformed(). */
+static int read_list(const struct list_kind *k, const char *body, size_t len, void **rows,
+		     size_t *n, char **err)
+{
+	json_t *root = load_object(body, len, k->what, err), *list, *j;
+	char why[128];
+	size_t i;
+
+	*rows = NULL;
+	*n = 0;
+	if (!root)
+		return -1;
+	list = json_object_get(root, k->key);
+	if (!json_is_array(list)) {
+		json_decref(root);
+		snprintf(why, sizeof why, "has no \"%s\" list", k->key);
+		return malformed(err, k->what, why);
+	}
+	*rows = xcalloc(json_array_size(list) + 1, k->row_size);
+	json_array_foreach(list, i, j) {
+		if (k->read(j, (char *)*rows + i * k->row_size) < 0) {
+			/* The row that failed may hold some of its own. */
+			k->free_rows(*rows, i + 1);
+			*rows = NULL;
+			json_decref(root);
+			snprintf(why, sizeof why, "has a row %zu without %s", i, k->row_needs);
+			return malformed(err, k->what, why);
+		}
+	}
+	*n = json_array_size(list);
+	json_decref(root);
+	return 0;
+}
+
 int api_read_id(const char *body, size_t len, int64_t *id, char **err)
 {
 	json_t *root = load_object(body, len, "a job's id", err);
@@ -176,49 +223,37 @@ json_t *api_check_json(const char *error)
 	return error ? json_pack("{s:b,s:s}", "ok", 0, "error", error) : json_pack("{s:b}", "ok", 1);
 }
 
+static int read_owner(const json_t *row, void *out)
+{
+	int64_t v[4];
+
+	if (!json_is_array(row) || json_array_size(row) != 4)
+		return -1;
+	for (size_t k = 0; k < 4; k++) {
+		json_t *j = json_array_get(row, k);
+
+		if (!json_is_integer(j) || json_integer_value(j) < (k == 0 ? 1 : 0) ||
+		    ((k == 1 || k == 2) && json_integer_value(j) > UINT32_MAX))
+			return -1;
+		v[k] = json_integer_value(j);
+	}
+	*(struct api_owner *)out = (struct api_owner){ .id = v[0], .uid = (uid_t)v[1], .gid = (gid_t)v[2],
+						       .submitted_ms = v[3] };
+	return 0;
+}
+
+static void free_plain(void *rows, size_t n)
+{
+	(void)n;
+	free(rows);
+}
+
 int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_t *n, char **err)
 {
-	static const char what[] = "GET /v1/jobs?view=owners";
-	json_t *root = load_object(body, len, what, err), *list, *row;
-	size_t i;
+	static const struct list_kind kind = { "GET /v1/jobs?view=owners", "owners",
+		"its [id, uid, gid, submitted_ms]", sizeof **rows, read_owner, free_plain };
 
-	*rows = NULL;
-	*n = 0;
-	if (!root)
-		return -1;
-	list = json_object_get(root, "owners");
-	if (!json_is_array(list)) {
-		json_decref(root);
-		return malformed(err, what, "has no \"owners\" list");
-	}
-	*rows = xcalloc(json_array_size(list) + 1, sizeof **rows);
-	json_array_foreach(list, i, row) {
-		struct api_owner *o = &(*rows)[i];
-		int64_t v[4];
-		bool ok = json_is_array(row) && json_array_size(row) == 4;
-
-		for (size_t k = 0; ok && k < 4; k++) {
-			json_t *j = json_array_get(row, k);
-
-			ok = json_is_integer(j) && json_integer_value(j) >= (k == 0 ? 1 : 0) &&
-			     (k == 0 || k == 3 || json_integer_value(j) <= UINT32_MAX);
-			v[k] = ok ? json_integer_value(j) : 0;
-		}
-		if (!ok) {
-			char why[96];
-
-			snprintf(why, sizeof why, "has a row %zu that is not [id, uid, gid, submitted_ms]", i);
-			free(*rows);
-			*rows = NULL;
-			json_decref(root);
-			return malformed(err, what, why);
-		}
-		*o = (struct api_owner){ .id = v[0], .uid = (uid_t)v[1], .gid = (gid_t)v[2],
-					 .submitted_ms = v[3] };
-	}
-	*n = json_array_size(list);
-	json_decref(root);
-	return 0;
+	return read_list(&kind, body, len, (void **)rows, n, err);
 }
 
 void api_owners_begin(FILE *out)
@@ -265,8 +300,9 @@ json_t *api_wait_json(bool done, const char *state)
 }
 
 /* One entry of the hosts list into h; -1 when a member has the wrong type. */
-static int read_host(const json_t *j, struct api_host *h)
+static int read_host(const json_t *j, void *row)
 {
+	struct api_host *h = row;
 	const json_t *res = json_object_get(j, "reserved"), *live = json_object_get(j, "live");
 	const json_t *running = json_object_get(j, "running");
 	const char *name = json_string_value(json_object_get(j, "name"));
@@ -299,36 +335,17 @@ static int read_host(const json_t *j, struct api_host *h)
 	return 0;
 }
 
+static void free_hosts(void *rows, size_t n)
+{
+	api_hosts_free(rows, n);
+}
+
 int api_read_hosts(const char *body, size_t len, struct api_host **hosts, size_t *n, char **err)
 {
-	static const char what[] = "GET /v1/hosts";
-	json_t *root = load_object(body, len, what, err), *list, *j;
-	size_t i;
+	static const struct list_kind kind = { "GET /v1/hosts", "hosts",
+		"its name, state, cpus and mem", sizeof **hosts, read_host, free_hosts };
 
-	*hosts = NULL;
-	*n = 0;
-	if (!root)
-		return -1;
-	list = json_object_get(root, "hosts");
-	if (!json_is_array(list)) {
-		json_decref(root);
-		return malformed(err, what, "has no \"hosts\" list");
-	}
-	*hosts = xcalloc(json_array_size(list) + 1, sizeof **hosts);
-	json_array_foreach(list, i, j) {
-		if (read_host(j, &(*hosts)[i]) < 0) {
-			char why[96];
-
-			api_hosts_free(*hosts, i + 1);
-			*hosts = NULL;
-			json_decref(root);
-			snprintf(why, sizeof why, "has a host %zu without its name, state, cpus and mem", i);
-			return malformed(err, what, why);
-		}
-	}
-	*n = json_array_size(list);
-	json_decref(root);
-	return 0;
+	return read_list(&kind, body, len, (void **)hosts, n, err);
 }
 
 void api_hosts_free(struct api_host *hosts, size_t n)
@@ -354,13 +371,16 @@ static int64_t num_of(const json_t *obj, const char *key)
 	return json_integer_value(json_object_get(obj, key));
 }
 
-static void read_history_job(const json_t *j, struct api_history_job *h)
+static int read_history_job(const json_t *j, void *row)
 {
+	struct api_history_job *h = row;
 	static const char *const ended[] = { "succeeded", "failed", "cancelled" };
 	static const char *const open[] = { "running", "queued" };
 	const json_t *stages = json_object_get(j, "stages"), *st;
 	size_t s;
 
+	if (!json_is_object(j) || get_int(j, "id", 1, INT64_MAX, &h->id) < 0)
+		return -1;
 	h->name = text_of(j, "name");
 	h->user = text_of(j, "user");
 	h->team = text_of(j, "team");
@@ -382,40 +402,21 @@ static void read_history_job(const json_t *j, struct api_history_job *h)
 			h->total += num_of(counts, open[k]);
 	}
 	h->total += h->done;
+	return 0;
+}
+
+static void free_history(void *rows, size_t n)
+{
+	api_history_free(rows, n);
 }
 
 int api_read_history(const char *body, size_t len, struct api_history_job **jobs, size_t *n,
 		     char **err)
 {
-	static const char what[] = "GET /v1/history/jobs";
-	json_t *root = load_object(body, len, what, err), *list, *j;
-	size_t i;
+	static const struct list_kind kind = { "GET /v1/history/jobs", "jobs", "its id",
+		sizeof **jobs, read_history_job, free_history };
 
-	*jobs = NULL;
-	*n = 0;
-	if (!root)
-		return -1;
-	list = json_object_get(root, "jobs");
-	if (!json_is_array(list)) {
-		json_decref(root);
-		return malformed(err, what, "has no \"jobs\" list");
-	}
-	*jobs = xcalloc(json_array_size(list) + 1, sizeof **jobs);
-	json_array_foreach(list, i, j) {
-		if (!json_is_object(j) || get_int(j, "id", 1, INT64_MAX, &(*jobs)[i].id) < 0) {
-			char why[64];
-
-			api_history_free(*jobs, i);
-			*jobs = NULL;
-			json_decref(root);
-			snprintf(why, sizeof why, "has a job %zu without its id", i);
-			return malformed(err, what, why);
-		}
-		read_history_job(j, &(*jobs)[i]);
-	}
-	*n = json_array_size(list);
-	json_decref(root);
-	return 0;
+	return read_list(&kind, body, len, (void **)jobs, n, err);
 }
 
 void api_history_free(struct api_history_job *jobs, size_t n)
@@ -430,43 +431,30 @@ void api_history_free(struct api_history_job *jobs, size_t n)
 	free(jobs);
 }
 
+static int read_schedule(const json_t *j, void *row)
+{
+	const char *name = json_string_value(json_object_get(j, "name"));
+	int64_t uid, gid;
+
+	if (!name || get_int(j, "uid", 0, UINT32_MAX, &uid) < 0 || get_int(j, "gid", 0, UINT32_MAX, &gid) < 0)
+		return -1;
+	*(struct api_schedule_owner *)row = (struct api_schedule_owner){ .name = xstrdup(name),
+		.uid = (uid_t)uid, .gid = (gid_t)gid };
+	return 0;
+}
+
+static void free_schedules(void *rows, size_t n)
+{
+	api_schedules_free(rows, n);
+}
+
 int api_read_schedules(const char *body, size_t len, struct api_schedule_owner **list, size_t *n,
 		       char **err)
 {
-	static const char what[] = "GET /v1/schedules";
-	json_t *root = load_object(body, len, what, err), *items, *j;
-	size_t i;
+	static const struct list_kind kind = { "GET /v1/schedules", "schedules",
+		"its name, uid and gid", sizeof **list, read_schedule, free_schedules };
 
-	*list = NULL;
-	*n = 0;
-	if (!root)
-		return -1;
-	items = json_object_get(root, "schedules");
-	if (!json_is_array(items)) {
-		json_decref(root);
-		return malformed(err, what, "has no \"schedules\" list");
-	}
-	*list = xcalloc(json_array_size(items) + 1, sizeof **list);
-	json_array_foreach(items, i, j) {
-		const char *name = json_string_value(json_object_get(j, "name"));
-		int64_t uid, gid;
-
-		if (!name || get_int(j, "uid", 0, UINT32_MAX, &uid) < 0 ||
-		    get_int(j, "gid", 0, UINT32_MAX, &gid) < 0) {
-			char why[96];
-
-			api_schedules_free(*list, i);
-			*list = NULL;
-			json_decref(root);
-			snprintf(why, sizeof why, "has a schedule %zu without its name, uid and gid", i);
-			return malformed(err, what, why);
-		}
-		(*list)[i] = (struct api_schedule_owner){ .name = xstrdup(name), .uid = (uid_t)uid,
-							  .gid = (gid_t)gid };
-	}
-	*n = json_array_size(items);
-	json_decref(root);
-	return 0;
+	return read_list(&kind, body, len, (void **)list, n, err);
 }
 
 void api_schedules_free(struct api_schedule_owner *list, size_t n)

@@ -53,99 +53,81 @@ static void check_number(const char *text)
 		abort();
 }
 
-/* A reader's refusal keeps its promise (fuzz_refused's, with EPROTO). */
-static void check_refusal(char *err)
+/* A reader called with errno 0 and *err NULL (READ) took the answer (true)
+ * or refused it keeping its promise: EPROTO and a message (fuzz_refused's). */
+static bool read_ok(int rc, char **err)
 {
-	if (errno != EPROTO || !err || !*err)
+	if (rc == 0) {
+		if (*err)
+			abort();
+		return true;
+	}
+	if (errno != EPROTO || !*err || !**err)
 		abort();
-	free(err);
+	free(*err);
+	*err = NULL;
+	return false;
 }
 
-/* The bytes as each answer a client reads. */
-static void check_answers(const char *body, size_t size)
-{
-	struct api_owner *owners;
-	struct api_host *hosts;
-	struct api_schedule_owner *schedules;
-	struct api_job_meta job;
-	struct api_history_job *history;
-	char *err = NULL, *state, *why;
-	int64_t id;
-	size_t n;
-	bool done, has_job, good;
+#define READ(call) (errno = 0, read_ok((call), &err))
 
-	errno = 0;
-	if (api_read_id(body, size, &id, &err) < 0)
-		check_refusal(err);
-	else if (id < 1 || err)
+/* The bytes as each answer of one object a client reads. */
+static void check_objects(const char *body, size_t size)
+{
+	struct api_job_meta job;
+	char *err = NULL, *state = NULL, *why = NULL;
+	int64_t id;
+	bool done, has_job = false, good;
+
+	if (READ(api_read_id(body, size, &id, &err)) && id < 1)
 		abort();
-	err = NULL;
-	errno = 0;
-	if (api_read_owners(body, size, &owners, &n, &err) < 0) {
-		check_refusal(err);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (owners[i].id < 1)
-				abort();
-		free(owners);
-	}
-	err = NULL;
-	errno = 0;
-	if (api_read_wait(body, size, &done, &state, &err) < 0)
-		check_refusal(err);
-	else if (!state)
+	if (READ(api_read_wait(body, size, &done, &state, &err)) && !state)
 		abort();
 	free(state);
-	err = NULL;
-	errno = 0;
-	if (api_read_hosts(body, size, &hosts, &n, &err) < 0) {
-		check_refusal(err);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (!hosts[i].name || !hosts[i].state || hosts[i].running < 0)
-				abort();
-		api_hosts_free(hosts, n);
-	}
-	err = NULL;
-	errno = 0;
-	if (api_read_job(body, size, &job, &err) < 0) {
-		check_refusal(err);
-	} else {
+	if (READ(api_read_job(body, size, &job, &err))) {
 		for (size_t i = 0; i < job.nstages; i++)
 			if (!job.stages[i].name || job.stages[i].instances < 0)
 				abort();
 		api_job_meta_clear(&job);
 	}
-	err = NULL;
-	errno = 0;
-	if (api_read_submitted(body, size, &id, &job, &has_job, &err) < 0)
-		check_refusal(err);
-	else if (id < 1)
+	if (READ(api_read_submitted(body, size, &id, &job, &has_job, &err)) && id < 1)
 		abort();
 	if (has_job)
 		api_job_meta_clear(&job);
-	err = NULL;
-	errno = 0;
-	if (api_read_check(body, size, &good, &why, &err) < 0)
-		check_refusal(err);
-	else if (good == !!why)
+	if (READ(api_read_check(body, size, &good, &why, &err)) && good == !!why)
 		abort();
 	free(why);
-	err = NULL;
-	errno = 0;
-	if (api_read_history(body, size, &history, &n, &err) < 0) {
-		check_refusal(err);
-	} else {
+}
+
+/* The bytes as each list a client reads. */
+static void check_lists(const char *body, size_t size)
+{
+	struct api_owner *owners;
+	struct api_host *hosts;
+	struct api_schedule_owner *schedules;
+	struct api_history_job *history;
+	char *err = NULL;
+	size_t n;
+
+	if (READ(api_read_owners(body, size, &owners, &n, &err))) {
+		for (size_t i = 0; i < n; i++)
+			if (owners[i].id < 1)
+				abort();
+		free(owners);
+	}
+	if (READ(api_read_hosts(body, size, &hosts, &n, &err))) {
+		for (size_t i = 0; i < n; i++)
+			if (!hosts[i].name || !hosts[i].state || hosts[i].running < 0)
+				abort();
+		api_hosts_free(hosts, n);
+	}
+	if (READ(api_read_history(body, size, &history, &n, &err))) {
 		for (size_t i = 0; i < n; i++)
 			if (history[i].id < 1 || !history[i].name || !history[i].reason)
 				abort();
 		api_history_free(history, n);
 	}
-	err = NULL;
-	errno = 0;
-	if (api_read_schedules(body, size, &schedules, &n, &err) < 0) {
-		check_refusal(err);
-	} else {
+	if (READ(api_read_schedules(body, size, &schedules, &n, &err))) {
 		for (size_t i = 0; i < n; i++)
 			if (!schedules[i].name)
 				abort();
@@ -217,7 +199,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_command(check);
 	}
 	json_decref(body);
-	check_answers((const char *)data, size);
+	check_objects((const char *)data, size);
+	check_lists((const char *)data, size);
 	/* The bytes as an error answer's body, as every client reads it. */
 	{
 		struct api_reply reply = { .status = 400, .len = size, .cap = size + 1 };

@@ -180,6 +180,15 @@ static void job_files(void)
 		free(err_); \
 	} while (0)
 
+/* What a writer of the scheduler writes, as text (j is released). */
+static char *written(json_t *j)
+{
+	char *text = json_dumps(j, JSON_COMPACT);
+
+	json_decref(j);
+	return text;
+}
+
 static void answers(void)
 {
 	struct api_owner rows[] = { { 1, 1000, 100, 5 }, { 3, 0, 0, 4000000000000LL } };
@@ -194,7 +203,6 @@ static void answers(void)
 	int64_t id = 0;
 	bool done = false;
 	FILE *f = open_memstream(&text, &len);
-	json_t *j;
 
 	api_owners_begin(f);
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
@@ -212,17 +220,15 @@ static void answers(void)
 	refused(api_read_owners(LIT("{\"owners\":[[1,2,3]]}"), &back, &n, &err_), "a short row");
 	refused(api_read_owners(LIT("{\"owners\":[[0,2,3,4]]}"), &back, &n, &err_), "job id 0");
 
-	text = json_dumps(j = api_id_json(17), JSON_COMPACT);
+	text = written(api_id_json(17));
 	ok(api_read_id(text, strlen(text), &id, NULL) == 0 && id == 17, "an id (%s)", text);
-	json_decref(j);
 	free(text);
 	refused(api_read_id(LIT("{\"id\":\"17\"}"), &id, &err_), "an id that is text");
 	refused(api_read_id(LIT("<html>"), &id, &err_), "a proxy's page");
 
-	text = json_dumps(j = api_wait_json(true, "failed"), JSON_COMPACT);
+	text = written(api_wait_json(true, "failed"));
 	ok(api_read_wait(text, strlen(text), &done, &state, NULL) == 0 && done &&
 	   strcmp(state, "failed") == 0, "a wait's answer (%s)", text);
-	json_decref(j);
 	free(text);
 	free(state);
 	refused(api_read_wait(LIT("{\"done\":1,\"state\":\"x\"}"), &done, &state, &err_), "done as a number");
@@ -248,16 +254,14 @@ static void answers(void)
 	   "a job that does not read is no refusal of the id");
 	refused(api_read_job(LIT("{\"uid\":1,\"gid\":2,\"submitted_ms\":3,\"stages\":[{\"name\":\"a\"}]}"),
 			     &job, &err_), "a stage without its instances");
-	text = json_dumps(j = api_check_json("no such command"), JSON_COMPACT);
+	text = written(api_check_json("no such command"));
 	ok(api_read_check(text, strlen(text), &done, &state, NULL) == 0 && !done &&
 	   strcmp(state, "no such command") == 0, "a refused check (%s)", text);
-	json_decref(j);
 	free(text);
 	free(state);
-	text = json_dumps(j = api_check_json(NULL), JSON_COMPACT);
+	text = written(api_check_json(NULL));
 	ok(api_read_check(text, strlen(text), &done, &state, NULL) == 0 && done && !state,
 	   "a check that passed (%s)", text);
-	json_decref(j);
 	free(text);
 	refused(api_read_check(LIT("{}"), &done, &state, &err_), "a check without ok");
 
