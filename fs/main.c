@@ -58,6 +58,7 @@ struct options {
 	char *sched;
 	char *storage;
 	char *storage_patience;
+	char *log_file;
 	int ready_fd;
 	int page_cache;
 	int show_help;
@@ -75,6 +76,8 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--munge-socket=%s", munge_socket),
 	OPT("--admin-group %s", admin_group),
 	OPT("--admin-group=%s", admin_group),
+	OPT("--log-file %s", log_file),
+	OPT("--log-file=%s", log_file),
 	OPT("--ready-fd %d", ready_fd),
 	OPT("--ready-fd=%d", ready_fd),
 	OPT("--page-cache", page_cache),
@@ -111,10 +114,11 @@ static int take_patience_flag(int *argc, char **argv, char **value)
 
 static void usage(const char *prog)
 {
-	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [-f] [-d] [-o OPTIONS]\n"
+	printf("usage: %s MOUNTPOINT --sched ENDPOINT --storage URL [--ready-fd N] [--log-file PATH] [-f] [-d] [-o OPTIONS]\n"
 	       "\n"
-	       "  --sched ENDPOINT   the scheduler: unix:/path/sched.sock or http://host:port\n"
-	       "                     (default: $PARSA_SCHED, else the standard socket)\n"
+	       "  --sched ENDPOINT   the scheduler: HOST:PORT (TCP, munge), unix:/path or\n"
+	       "                     http://host:port (default: $PARSA_SCHED, else [cluster] sched\n"
+	       "                     of parsa.conf, else the local socket)\n"
 	       "  --storage URL      the job volume: /path, file:///path or\n"
 	       "                     nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS]\n"
 	       "  --storage-patience DURATION  how long I/O waits for a volume that does not\n"
@@ -127,6 +131,8 @@ static void usage(const char *prog)
 	       "  --ready-fd N       write \"ready\\n\" to descriptor N and close it once mounted\n"
 	       "  --page-cache       keep out/ and data/ files in the kernel's page cache (allows\n"
 	       "                     MAP_SHARED mmap; slower streaming). Default: direct I/O\n"
+	       "  --log-file PATH    append the log to PATH (default: syslog, or stderr with -f;\n"
+	       "                     parsa up: STATE/logs/fs.log)\n"
 	       "  -f                 stay in the foreground (log to stderr)\n"
 	       "  -d                 debug output (implies -f)\n"
 	       "  -o OPTIONS         FUSE mount options; default_permissions is always on,\n"
@@ -215,7 +221,9 @@ static int apply_config(struct options *opt, struct fs_ctx *fs, char **err)
 
 	if (parsa_conf_load(opt->config ? opt->config : PARSA_CONF_DEFAULT, !opt->config, &c, err) < 0)
 		return -1;
-	if (c.sched && !opt->sched)
+	/* The order every program keeps: --sched, $PARSA_SCHED, [cluster] sched,
+	 * the local socket (default_sched). */
+	if (c.sched && !opt->sched && !(getenv("PARSA_SCHED") && *getenv("PARSA_SCHED")))
 		opt->sched = parsa_endpoint(c.sched);
 	take(&opt->storage, c.storage);
 	if (!opt->storage_patience && c.storage_patience_ms >= 0)
@@ -336,6 +344,11 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	log_init("parsafs", cmd.foreground || cmd.debug, cmd.debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	/* A stream of its own: fuse_daemonize() points stderr at /dev/null. */
+	if (opt.log_file && log_to_file(opt.log_file, &err) < 0) {
+		fprintf(stderr, "parsafs: --log-file: %s\n", err);
+		goto out;
+	}
 	if (!cmd.mountpoint) {
 		fprintf(stderr, "parsafs: no mount point (see parsafs --help)\n");
 		goto out;
@@ -410,6 +423,7 @@ int main(int argc, char *argv[])
 	fs.hosts = hosts_dir_create(&fs, CACHE_TTL_MS);
 	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", API_SCHEDULES_PUT);
 	fs.schedules = schedules_dir_create(&fs, CACHE_TTL_MS);
+	queue_dir_on_accepted(fs.schedules_queue, schedules_dir_forget, fs.schedules);
 	fs.inodes = inode_map_create();
 	fs.ctl_notes = ctl_notes_create();
 
@@ -504,6 +518,7 @@ out:
 	free(opt.sched);
 	free(opt.storage);
 	free(opt.storage_patience);
+	free(opt.log_file);
 	free(storage_name);
 	free(opt.config);
 	free(opt.munge_socket);

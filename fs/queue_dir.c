@@ -56,6 +56,12 @@ static void rejected_free(struct rejected *r)
 	free(r);
 }
 
+void queue_dir_on_accepted(struct queue_dir *q, void (*fn)(void *arg), void *arg)
+{
+	q->on_accepted = fn;
+	q->on_accepted_arg = arg;
+}
+
 void queue_dir_destroy(struct queue_dir *q)
 {
 	struct rejected *r, *next;

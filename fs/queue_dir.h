@@ -25,6 +25,9 @@ struct queue_dir *queue_dir_create(struct fs_ctx *fs);
  * route post (schedules/: API_SCHEDULES_PUT). folder must outlive it. */
 struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, enum api_route post);
 void queue_dir_destroy(struct queue_dir *q);
+/* Call fn(arg) after each accepted submission (schedules/: the list that
+ * shows the new schedule is asked again). Set once, before the mount serves. */
+void queue_dir_on_accepted(struct queue_dir *q, void (*fn)(void *arg), void *arg);
 
 /* The names uid is writing (each user's names are their own) and the
  * .rejected reports (malloc'ed, with *out). */

@@ -84,6 +84,8 @@ struct queue_dir {
 	struct rejected *rejected; /* newest first; protected by lock */
 	size_t nrejected;          /* protected by lock */
 	atomic_uint accepted;      /* submissions accepted, for QUEUE_FORGET_EVERY */
+	void (*on_accepted)(void *arg); /* queue_dir_on_accepted, or NULL */
+	void *on_accepted_arg;
 };
 
 

@@ -206,6 +206,8 @@ static int submit_locked(struct spec_file *f, bool may_drop)
 		if (f->q->once && atomic_fetch_add(&f->q->accepted, 1) % QUEUE_FORGET_EVERY ==
 					 QUEUE_FORGET_EVERY - 1)
 			fs_forget_top_folder(f->q->fs, "jobs");
+		if (f->q->on_accepted)
+			f->q->on_accepted(f->q->on_accepted_arg);
 		f->answer = xasprintf("%lld\n", (long long)id);
 		log_debug("queue/%s: job %lld for uid %u", f->clone ? ".clone" : f->name,
 			  (long long)id, (unsigned)f->who.uid);

@@ -86,7 +86,8 @@ static int refresh(struct schedules_dir *s, bool fresh)
 
 /* The owner of schedule name. 0, or -1 with errno (ENOENT: no such schedule).
  * A name not in the cached list is asked for again: it may be brand new. */
-static int owner_of(struct schedules_dir *s, const char *name, uid_t *uid, gid_t *gid)
+static int owner_of(struct schedules_dir *s, const char *name, uid_t *uid, gid_t *gid,
+		    int64_t *created_ms)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool found = false;
@@ -98,6 +99,8 @@ static int owner_of(struct schedules_dir *s, const char *name, uid_t *uid, gid_t
 			if (strcmp(s->list[i].name, name) == 0) {
 				*uid = s->list[i].uid;
 				*gid = s->list[i].gid;
+				if (created_ms)
+					*created_ms = s->list[i].created_ms;
 				found = true;
 			}
 		}
@@ -109,8 +112,10 @@ static int owner_of(struct schedules_dir *s, const char *name, uid_t *uid, gid_t
 	return -1;
 }
 
-static void forget(struct schedules_dir *s)
+void schedules_dir_forget(void *arg)
 {
+	struct schedules_dir *s = arg;
+
 	pthread_mutex_lock(&s->lock);
 	s->fetched_ms = 0;
 	pthread_mutex_unlock(&s->lock);
@@ -165,6 +170,7 @@ static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 {
 	uid_t uid;
 	gid_t gid;
+	int64_t created_ms = 0;
 
 	/* A spec being written, or its .rejected report, first; ESTALE (a name
 	 * just submitted, see queue_dir.c) goes back to the kernel as it is. */
@@ -172,9 +178,13 @@ static int entry_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat
 		return 0;
 	if (errno != ENOENT)
 		return -1;
-	if (owner_of(fs->schedules, p->name, &uid, &gid) < 0)
+	if (owner_of(fs->schedules, p->name, &uid, &gid, &created_ms) < 0)
 		return -1;
 	fs_stat_dir(fs, st, 0755, uid, gid);
+	if (created_ms > 0) {
+		st->st_mtim.tv_sec = st->st_ctim.tv_sec = created_ms / 1000;
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = (long)(created_ms % 1000) * 1000000;
+	}
 	return 0;
 }
 
@@ -183,7 +193,7 @@ static int entry_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn 
 	uid_t uid;
 	gid_t gid;
 
-	if (owner_of(fs->schedules, p->name, &uid, &gid) < 0)
+	if (owner_of(fs->schedules, p->name, &uid, &gid, NULL) < 0)
 		return -1;
 	for (size_t i = 0; i < ARRAY_LEN(schedule_entries); i++)
 		if (fill(arg, schedule_entries[i], NULL))
@@ -203,7 +213,7 @@ static int entry_create(struct fs_ctx *fs, const struct fs_path *p, int flags, m
 	gid_t gid;
 
 	/* A name that is a schedule is a folder. */
-	if (owner_of(fs->schedules, p->name, &uid, &gid) == 0) {
+	if (owner_of(fs->schedules, p->name, &uid, &gid, NULL) == 0) {
 		errno = EISDIR;
 		return -1;
 	}
@@ -215,7 +225,7 @@ static int entry_unlink(struct fs_ctx *fs, const struct fs_path *p)
 	uid_t uid;
 	gid_t gid;
 
-	if (owner_of(fs->schedules, p->name, &uid, &gid) == 0) {
+	if (owner_of(fs->schedules, p->name, &uid, &gid, NULL) == 0) {
 		errno = EISDIR;
 		return -1;
 	}
@@ -242,7 +252,7 @@ static int entry_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 	}
 	api_reply_clear(&reply);
 	fs_identity_clear(&who);
-	forget(fs->schedules);
+	schedules_dir_forget(fs->schedules);
 	free(url);
 	return ret;
 }
@@ -275,7 +285,7 @@ static int file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 	uid_t uid;
 	gid_t gid;
 
-	if (owner_of(fs->schedules, p->arg[0], &uid, &gid) < 0)
+	if (owner_of(fs->schedules, p->arg[0], &uid, &gid, NULL) < 0)
 		return -1;
 	fs_stat_file(fs, st, mode, uid, gid, 0);
 	return 0;
@@ -336,7 +346,7 @@ static int view_unlink(struct fs_ctx *fs, const struct fs_path *p)
 	uid_t uid;
 	gid_t gid;
 
-	return owner_of(fs->schedules, p->arg[0], &uid, &gid);
+	return owner_of(fs->schedules, p->arg[0], &uid, &gid, NULL);
 }
 
 const struct node_ops schedule_view_ops = {
@@ -360,7 +370,7 @@ static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struc
 	gid_t gid;
 
 	(void)flags;
-	if (owner_of(fs->schedules, p->arg[0], &uid, &gid) < 0)
+	if (owner_of(fs->schedules, p->arg[0], &uid, &gid, NULL) < 0)
 		return -1;
 	url = api_path_name(API_SCHEDULE_CTL, p->arg[0]);
 	what = xasprintf("schedule %s", p->arg[0]);

@@ -13,6 +13,9 @@ struct schedules_dir;
 
 struct schedules_dir *schedules_dir_create(struct fs_ctx *fs, int64_t ttl_ms);
 void schedules_dir_destroy(struct schedules_dir *s);
+/* Ask the scheduler again at the next look (arg: the schedules_dir): a
+ * schedule was just created or removed through this mount. */
+void schedules_dir_forget(void *arg);
 
 extern const struct node_ops schedules_root_ops;  /* schedules/ */
 extern const struct node_ops schedule_entry_ops;  /* schedules/<name>: a schedule, or a spec being written */

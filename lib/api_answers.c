@@ -439,7 +439,7 @@ static int read_schedule(const json_t *j, void *row)
 	if (!name || get_int(j, "uid", 0, UINT32_MAX, &uid) < 0 || get_int(j, "gid", 0, UINT32_MAX, &gid) < 0)
 		return -1;
 	*(struct api_schedule_owner *)row = (struct api_schedule_owner){ .name = xstrdup(name),
-		.uid = (uid_t)uid, .gid = (gid_t)gid };
+		.uid = (uid_t)uid, .gid = (gid_t)gid, .created_ms = num_of(j, "created_ms") };
 	return 0;
 }
 

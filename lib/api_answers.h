@@ -95,11 +95,13 @@ int api_read_history(const char *body, size_t len, struct api_history_job **jobs
 		     char **err);
 void api_history_free(struct api_history_job *jobs, size_t n);
 
-/* One entry of GET /v1/schedules: {"schedules": [{"name", "uid", "gid", ...}]}. */
+/* One entry of GET /v1/schedules: {"schedules": [{"name", "uid", "gid",
+ * "created_ms", ...}]} (created_ms 0 from a scheduler that does not say). */
 struct api_schedule_owner {
 	char *name;
 	uid_t uid;
 	gid_t gid;
+	int64_t created_ms;     /* the schedule's own time, for its stat */
 };
 int api_read_schedules(const char *body, size_t len, struct api_schedule_owner **list, size_t *n,
 		       char **err);

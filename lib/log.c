@@ -1,11 +1,14 @@
 #include "log.h"
+#include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Written once by log_init() before threads exist, then only read: the one
  * file-scope state of the project, as in OpenBSD's log.c. */
@@ -13,7 +16,8 @@ static struct {
 	const char *progname;
 	int to_stderr;
 	enum log_level level;
-} log_cfg = { "parsa", 1, LOG_LEVEL_INFO };
+	FILE *file;             /* --log-file, else NULL: stderr */
+} log_cfg = { "parsa", 1, LOG_LEVEL_INFO, NULL };
 
 void log_init(const char *progname, int to_stderr, enum log_level level)
 {
@@ -22,6 +26,25 @@ void log_init(const char *progname, int to_stderr, enum log_level level)
 	log_cfg.level = level;
 	if (!to_stderr)
 		openlog(progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+int log_to_file(const char *path, char **err)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
+
+	if (!f) {
+		int saved = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
+		return errprintf(err, "cannot open the log file %s: %s", path, strerror(saved));
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	log_cfg.file = f;
+	log_cfg.to_stderr = 1;
+	return 0;
 }
 
 int log_enabled(enum log_level level)
@@ -42,7 +65,7 @@ static void vlog(int priority, const char *errtext, const char *fmt, va_list ap)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		localtime_r(&ts.tv_sec, &tm);
 		strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ld %s: %s%s%s\n", stamp, ts.tv_nsec / 1000000,
+		fprintf(log_cfg.file ? log_cfg.file : stderr, "%s.%03ld %s: %s%s%s\n", stamp, ts.tv_nsec / 1000000,
 			log_cfg.progname, msg, errtext ? ": " : "", errtext ? errtext : "");
 	} else {
 		syslog(priority, "%s%s%s", msg, errtext ? ": " : "", errtext ? errtext : "");

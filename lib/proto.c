@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,21 @@ static int get_int(const json_t *obj, const char *key, int64_t min, int64_t max,
 	return 0;
 }
 
+/* A sweep point's folder: NAME=VALUE pairs joined by ',' (lib/spec_matrix.c
+ * keeps names and values to these characters). */
+static bool point_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 255 || name[0] == '.')
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._+-:@%=,", *p)))
+			return false;
+	return true;
+}
+
 static int get_str(const json_t *obj, const char *key, int required, char **out, char **err)
 {
 	const json_t *v = json_object_get(obj, key);
@@ -492,6 +508,7 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	if (get_str(json, "stage", 1, &a->stage, err) < 0 ||
 	    get_str(json, "run", 1, &a->run, err) < 0 ||
 	    get_str(json, "item", 0, &a->item, err) < 0 ||
+	    get_str(json, "point", 0, &a->point, err) < 0 ||
 	    get_str(json, "user", 0, &a->user, err) < 0 ||
 	    get_env(json, a, err) < 0 ||
 	    get_groups(json, a, err) < 0 ||
@@ -501,6 +518,11 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	 * creates, possibly as root. */
 	if (!proto_safe_name(a->stage)) {
 		errprintf(err, "assignment: stage name '%s' is not a safe file name", a->stage);
+		goto fail;
+	}
+	/* Made below out/STAGE by the runner, as the instance's user. */
+	if (a->point[0] && !point_name_ok(a->point)) {
+		errprintf(err, "assignment: point '%s' is not a safe folder name", a->point);
 		goto fail;
 	}
 	if (!relative_inside(a->item)) {
@@ -520,6 +542,7 @@ void assignment_destroy(struct assignment *a)
 		return;
 	free(a->stage);
 	free(a->item);
+	free(a->point);
 	free(a->run);
 	for (size_t i = 0; i < a->nenv; i++)
 		free(a->env[i]);
@@ -528,6 +551,13 @@ void assignment_destroy(struct assignment *a)
 	free(a->groups);
 	spec_slurm_clear(&a->slurm);
 	free(a);
+}
+
+char *assignment_out_dir(const char *mount, const struct assignment *a)
+{
+	if (a->point && a->point[0])
+		return xasprintf("%s/jobs/%" PRId64 "/out/%s/%s", mount, a->job, a->stage, a->point);
+	return xasprintf("%s/jobs/%" PRId64 "/out/%s", mount, a->job, a->stage);
 }
 
 json_t *assignment_to_json(const struct assignment *a)
@@ -550,6 +580,8 @@ json_t *assignment_to_json(const struct assignment *a)
 			 "groups", groups, "progress_files", (json_int_t)a->progress_files);
 	if (body && a->gpus > 0)
 		json_object_set_new(body, "gpus", json_integer(a->gpus));
+	if (body && a->point && a->point[0])
+		json_object_set_new(body, "point", json_string(a->point));
 	if (body && spec_slurm_any(&a->slurm))
 		json_object_set_new(body, "slurm", spec_slurm_to_json(&a->slurm));
 	return body;

@@ -157,6 +157,8 @@ struct assignment {
 	char *stage;         /* safe as one path component (checked) */
 	int64_t index;
 	char *item;          /* relative to the job's out/ folder; "" without foreach */
+	char *point;         /* a sweep's point as a folder name ("cache=2M,quantum=1000"),
+	                      * below the stage's out/ folder; "" without matrix keys */
 	char *run;           /* the shell command */
 	int64_t cpus;
 	uint64_t mem;
@@ -177,6 +179,9 @@ struct assignment {
 };
 
 json_t *assignment_to_json(const struct assignment *a);
+/* Where the instance writes ($PARSA_OUT): MOUNT/jobs/J/out/STAGE, or its
+ * point's folder below that for a sweep. Malloc'ed. */
+char *assignment_out_dir(const char *mount, const struct assignment *a);
 /* Unlike the others, a copy: the caller frees it with assignment_destroy(). */
 struct assignment *assignment_from_json(const json_t *json, char **err);
 void assignment_destroy(struct assignment *a);

@@ -24,6 +24,7 @@ static void stage_clear(struct spec_stage *st)
 	free(st->window);
 	timewin_destroy(st->win);
 	spec_slurm_clear(&st->slurm);
+	spec_matrix_clear(st);
 }
 
 void spec_destroy(struct spec *spec)
@@ -114,6 +115,7 @@ static struct spec *build_spec(struct parser *p)
 			for (size_t k = 0; k < s->n; k++)
 				if (!s->entries[k].dup)
 					spec_apply_stage_key(p, s, sb, &s->entries[k]);
+			spec_check_matrix(p, sb);
 			if (!sb->has_run && !s->lost_key)
 				spec_report(p, s->line, "%s has no run: add run = COMMAND",
 				            spec_section_label(s, label, sizeof label));

@@ -33,6 +33,16 @@ struct spec_slurm {
 	char *partition, *account, *qos;
 };
 
+/* One parameter of a sweep: matrix.NAME = v1, v2, ... (spec_matrix.c). */
+struct spec_axis {
+	char *name;
+	char **values;
+	size_t nvalues;
+};
+#define SPEC_MATRIX_AXES_MAX 8
+#define SPEC_MATRIX_VALUES_MAX 1000
+#define SPEC_MATRIX_VALUE_MAX 64
+
 struct spec_stage {
 	char *name;
 	int line;            /* line of its [stage NAME] header */
@@ -61,6 +71,8 @@ struct spec_stage {
 	bool max_failed_pct;     /* max_failed is a percentage of the stage's instances */
 	int max_running;         /* at most this many instances at once; 0 = no limit */
 	struct spec_slurm slurm;
+	struct spec_axis *matrix; /* matrix.NAME keys, in file order; points = product */
+	size_t nmatrix;
 };
 
 struct spec {
@@ -119,6 +131,23 @@ void spec_slurm_clear(struct spec_slurm *s);
  * -1 with *err ("WHERE.slurm.KEY: ..."). */
 json_t *spec_slurm_to_json(const struct spec_slurm *s);
 int spec_slurm_from_json(const json_t *obj, struct spec_slurm *s, const char *where, char **err);
+
+/* A sweep's points (1 without matrix keys). An instance's point is its
+ * index % points, the last axis varying fastest: the value of axis for it,
+ * and "cache=2M quantum=1000" with sep between the pairs (malloc'ed; "" without
+ * matrix keys). Its instances: points times instances (times the foreach
+ * entries, each entry going through every point). */
+size_t spec_stage_points(const struct spec_stage *st);
+const char *spec_point_value(const struct spec_stage *st, int64_t index, size_t axis);
+char *spec_point_text(const struct spec_stage *st, int64_t index, const char *sep);
+void spec_matrix_clear(struct spec_stage *st);
+/* A sweep instance's environment: each axis as NAME=value, PARSA_POINT
+ * ("cache=2M quantum=1000"), then the stage's env.* with ${NAME} of the
+ * axes replaced: nmatrix + 1 + nenv malloc'ed strings in a malloc'ed array. */
+char **spec_point_env(const struct spec_stage *st, int64_t index);
+/* [{"name": ..., "values": [...]}, ...] and back (list NULL or null: none). */
+json_t *spec_matrix_to_json(const struct spec_stage *st);
+int spec_matrix_from_json(const json_t *list, struct spec_stage *st, const char *where, char **err);
 
 /* A stable JSON form (what the scheduler stores and status.json shows) and back. */
 json_t *spec_to_json(const struct spec *spec);

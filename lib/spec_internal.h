@@ -70,6 +70,7 @@ struct parser {
 	int lineno;                /* line the reader handed over last */
 	enum line_kind kind;
 	bool inih_prev;            /* mirrors inih's "a key was seen in this section" */
+	char comment[208];         /* the inline comment inih drops from this line, or "" */
 	long cur_sect;             /* -1 before any header, -2 after an unreadable one */
 	long cur_entry;            /* entry continuation lines extend, -1: drop them */
 	struct section *sects;
@@ -94,7 +95,7 @@ struct stage_build {
 	struct spec_stage *st;
 	const char *label;       /* "[stage NAME]" */
 	bool has_run;
-	int after_line, foreach_line, instances_line;
+	int after_line, foreach_line, instances_line, matrix_line;
 	size_t *after_idx;       /* resolved after, indexes into the file-order stages */
 	size_t nafter_idx;
 	size_t env_cap;          /* room in st->env */
@@ -134,6 +135,13 @@ bool spec_is_identifier(const char *s);
 /* 1 to STAGE_NAME_MAX letters, digits, '_', '.' or '-'; not "." or "..". */
 bool spec_is_stage_name(const char *s);
 
+/* ---- spec_words.c: other schedulers' words ---- */
+
+/* If key is another scheduler's word for a parsa key (memory, cpus-per-task,
+ * time, array, depends_on, ...): true, with "parsa calls it 'mem': mem = 4G,
+ * ..." in out (saying which section it belongs to when in_stage is wrong). */
+bool spec_foreign_word(const char *key, bool in_stage, char *out, size_t len);
+
 /* ---- spec_read.c: pass 1, the INI reader ---- */
 
 /* Run inih over p->text, filling p->sects (every raw value) and reporting
@@ -150,6 +158,8 @@ void spec_find_duplicates(struct parser *p, struct section *s);
 void spec_collect_vars(struct parser *p);
 /* The expanded form of a value (malloc'ed), or NULL if it cannot be (reported). */
 char *spec_expand(struct parser *p, const char *text, int line);
+/* Whether [vars] defines name (after spec_collect_vars). */
+bool spec_is_var(struct parser *p, const char *name);
 
 /* ---- spec_values.c: value parsers ---- */
 
@@ -190,6 +200,15 @@ enum { SPEC_SLURM_KEYS = 3 };
 extern const char *const spec_slurm_keys[SPEC_SLURM_KEYS];
 char **spec_slurm_field(struct spec_slurm *s, size_t i);
 void spec_stage_slurm_key(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v);
+
+/* ---- spec_matrix.c: matrix.NAME = v1, v2, ... ---- */
+
+/* One axis into sb's stage, or an error (a bad name, an empty or duplicate
+ * value, a value that cannot be part of a folder name). */
+void spec_stage_matrix_key(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v);
+/* After all of a stage's keys: the product within the instances limit, no
+ * axis named as a [vars] entry. */
+void spec_check_matrix(struct parser *p, const struct stage_build *sb);
 
 /* ---- spec_dag.c: the stage DAG ---- */
 

@@ -61,6 +61,7 @@ static json_t *stage_json(const struct spec_stage *st)
 		  (st->gpus > 0 && json_object_set_new(j, "gpus", json_integer(st->gpus)) < 0) ||
 		  (spec_slurm_any(&st->slurm) &&
 		   json_object_set_new(j, "slurm", spec_slurm_to_json(&st->slurm)) < 0) ||
+		  (st->nmatrix > 0 && json_object_set_new(j, "matrix", spec_matrix_to_json(st)) < 0) ||
 		  failure_to_json(st, j) < 0)) {
 		json_decref(j);
 		j = NULL;
@@ -293,7 +294,8 @@ static int stage_from_json(const json_t *j, struct spec_stage *st, const char *w
 	    json_get_int(j, "gpus", 0, SPEC_MAX_GPUS, &gpus, where, err) < 0)
 		goto out;
 	st->gpus = (int)gpus;
-	if (spec_slurm_from_json(json_object_get(j, "slurm"), &st->slurm, where, err) < 0)
+	if (spec_slurm_from_json(json_object_get(j, "slurm"), &st->slurm, where, err) < 0 ||
+	    spec_matrix_from_json(json_object_get(j, "matrix"), st, where, err) < 0)
 		goto out;
 	st->line = (int)line;
 	st->cpus = (int)cpus;

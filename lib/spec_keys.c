@@ -87,6 +87,21 @@ static void stage_after(struct parser *p, struct stage_build *sb, const struct e
 	sb->st->after = spec_split_list(v, &sb->st->nafter);
 }
 
+/* GLOB, or FOLDER/GLOB with FOLDER a plain name (one point of a sweep's
+ * output, out/sim/cache=2M,quantum=1000/). */
+static bool foreach_glob_ok(const char *glob)
+{
+	const char *slash = strchr(glob, '/');
+	size_t n = slash ? (size_t)(slash - glob) : 0;
+
+	if (!slash)
+		return true;
+	if (n == 0 || strchr(slash + 1, '/') || slash[1] == '\0' || strcspn(glob, "*?[") < n ||
+	    (n == 1 && glob[0] == '.') || (n == 2 && glob[0] == '.' && glob[1] == '.'))
+		return false;
+	return true;
+}
+
 static void stage_foreach(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)
 {
 	char cut[SHOWN_MAX + 4];
@@ -98,10 +113,11 @@ static void stage_foreach(struct parser *p, struct stage_build *sb, const struct
 	memcpy(stage, v, n);
 	stage[n] = '\0';
 	sb->foreach_line = e->line;
-	if (!spec_is_stage_name(stage) || *glob == '\0' || strchr(glob, '/') ||
+	if (!spec_is_stage_name(stage) || *glob == '\0' || !foreach_glob_ok(glob) ||
 	    strpbrk(glob, " \t")) {
-		spec_report(p, e->line, "foreach = %s: want STAGE or STAGE/GLOB, e.g. warm or warm/ckpt-* "
-		            "(GLOB matches names in STAGE's output folder, without '/')%s",
+		spec_report(p, e->line, "foreach = %s: want STAGE, STAGE/GLOB or STAGE/FOLDER/GLOB, e.g. warm, "
+		            "warm/ckpt-* or sim/cache=2M,quantum=1000/* (GLOB matches names in STAGE's output "
+		            "folder, or in one folder of it named without wildcards)%s",
 		            spec_shown(v, cut), spec_value_hint(e, v));
 		free(stage);
 		return;
@@ -451,7 +467,7 @@ static bool in_list(const char *key, const char *const *names, size_t n)
 
 static void unknown_key(struct parser *p, const struct section *s, const struct entry *e)
 {
-	char label[STAGE_NAME_MAX + 16], cut[SHOWN_MAX + 4];
+	char label[STAGE_NAME_MAX + 16], cut[SHOWN_MAX + 4], foreign[160];
 	const char *where = spec_section_label(s, label, sizeof label);
 	const char *key = spec_shown(e->key, cut);
 	bool stage = s->kind == SECT_STAGE;
@@ -475,7 +491,9 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 			}
 		}
 	}
-	if (stage && (strcmp(e->key, "partition") == 0 || strcmp(e->key, "account") == 0 ||
+	if (spec_foreign_word(e->key, stage, foreign, sizeof foreign))
+		spec_report(p, e->line, "unknown key '%s' in %s: %s", key, where, foreign);
+	else if (stage && (strcmp(e->key, "partition") == 0 || strcmp(e->key, "account") == 0 ||
 		      strcmp(e->key, "qos") == 0 || strncmp(e->key, "slurm_", 6) == 0))
 		spec_report(p, e->line, "unknown key '%s' in %s (did you mean 'slurm.%s'?)", key, where,
 		            strncmp(e->key, "slurm_", 6) == 0 ? e->key + 6 : e->key);
@@ -493,7 +511,7 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 	else if (stage)
 		spec_report(p, e->line, "unknown key '%s' in %s: a stage takes run, cpus, mem, disk, scratch, "
 		            "instances, after, foreach, walltime, retries, hosts, window, progress, on_failure, "
-		            "max_failed, max_running, env.NAME and slurm.partition/account/qos",
+		            "max_failed, max_running, env.NAME, matrix.NAME and slurm.partition/account/qos",
 		            key, where);
 	else
 		spec_report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "
@@ -531,6 +549,8 @@ void spec_apply_stage_key(struct parser *p, const struct section *s, struct stag
 
 	if (strncmp(e->key, "env.", 4) == 0) {
 		fn = stage_env;
+	} else if (strncmp(e->key, "matrix.", 7) == 0) {
+		fn = spec_stage_matrix_key;
 	} else if (strncmp(e->key, "slurm.", 6) == 0) {
 		/* Read by a Slurm runner only (spec_slurm.c). */
 		fn = spec_stage_slurm_key;

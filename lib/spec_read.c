@@ -140,6 +140,36 @@ static void begin_section(struct parser *p, char *text)
 	}
 }
 
+/* The text inih will drop from a value as an inline comment (its rule: a ';'
+ * after a space, not at the value's start), kept for the one key where a
+ * dropped comment changes what runs: run (spec_handler). A bare ' ;' at the
+ * end drops nothing the shell needed. */
+static void keep_comment(struct parser *p, char *value)
+{
+	char *c = find_chars_or_comment(value, NULL);
+	size_t n;
+
+	p->comment[0] = '\0';
+	if (*c != ';')
+		return;
+	c = lskip(c + 1);
+	n = strcspn(c, "\r\n");
+	while (n > 0 && isspace((unsigned char)c[n - 1]))
+		n--;
+	snprintf(p->comment, sizeof p->comment, "%.*s", (int)n, c);
+}
+
+/* In run, a ' ;' ends the command: inih drops the rest of the line, so
+ * `run = a ; b` would silently run only a. Refused with the ways to say it. */
+static void refuse_run_comment(struct parser *p)
+{
+	spec_report(p, p->lineno,
+		    "in run, ' ;' starts a comment, so '%.60s' would never reach the shell: write "
+		    "'a; b' (no space before ';') or 'a && b', or put the next command on an "
+		    "indented line below; a note goes on a line of its own starting with ';'",
+		    p->comment);
+}
+
 /* Decide, with inih's own rules (ini.c, ini_parse_stream), what inih will do
  * with this line, and keep our section state. buf holds the line and its
  * '\n'. The rules must match inih's exactly: inih calls the handler for
@@ -160,6 +190,7 @@ static void classify(struct parser *p, char *buf)
 		return;
 	if (p->inih_prev && start > line) {
 		p->kind = LINE_CONT;
+		keep_comment(p, start);
 		return;
 	}
 	if (*start == '[') {
@@ -180,6 +211,7 @@ static void classify(struct parser *p, char *buf)
 	if (*end == '=' || *end == ':') {
 		p->inih_prev = end > start; /* inih keeps the name; an empty one is "none" */
 		p->kind = LINE_KEY;
+		keep_comment(p, lskip(end + 1));
 		return;
 	}
 	if (*end == ';')
@@ -272,13 +304,17 @@ static int spec_handler(void *user, const char *section, const char *name, const
 	if (kind == LINE_CONT) {
 		struct section *s;
 		struct entry *e;
+		bool is_run;
 
 		if (p->cur_sect < 0 || p->cur_entry < 0)
 			return 1;
 		s = &p->sects[p->cur_sect];
 		e = &s->entries[p->cur_entry];
 		/* run is a script: keep its lines; anything else is one line. */
-		entry_append(e, value, s->kind == SECT_STAGE && strcmp(e->key, "run") == 0 ? "\n" : " ");
+		is_run = s->kind == SECT_STAGE && strcmp(e->key, "run") == 0;
+		if (is_run && p->comment[0])
+			refuse_run_comment(p);
+		entry_append(e, value, is_run ? "\n" : " ");
 		e->ncont++;
 		return 1;
 	}
@@ -305,6 +341,8 @@ static int spec_handler(void *user, const char *section, const char *name, const
 		memset(e, 0, sizeof *e);
 		e->key = xstrdup(name);
 		e->line = p->lineno;
+		if (s->kind == SECT_STAGE && strcmp(name, "run") == 0 && p->comment[0])
+			refuse_run_comment(p);
 		entry_append(e, value, "");
 		p->cur_entry = (long)s->n++;
 	}

@@ -38,6 +38,11 @@ static struct var *find_var(struct parser *p, const char *name, size_t len)
 	return NULL;
 }
 
+bool spec_is_var(struct parser *p, const char *name)
+{
+	return find_var(p, name, strlen(name)) != NULL;
+}
+
 /* The chain of vars being expanded, innermost last, for cycle messages. */
 struct var_chain {
 	struct var *v[VAR_DEPTH_MAX + 1];

@@ -146,7 +146,7 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 	v = a->item[0] ? xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->item) : xstrdup("");
 	env_set(e, "PARSA_ITEM", v);
 	free(v);
-	v = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	v = assignment_out_dir(req->mount, a);
 	env_set(e, "PARSA_OUT", v);
 	free(v);
 	v = xasprintf("%s/jobs/%" PRId64, req->mount, a->job);
@@ -175,7 +175,10 @@ static void build_env(struct envv *e, const struct launch_request *req, const st
 struct child_plan {
 	const struct identity *id;
 	const char *log_path;
+	const char *log_banner; /* written first, for an attempt after the first; or NULL */
+	size_t log_banner_len;
 	const char *out_dir;
+	bool make_out_dir;   /* a sweep's point folder below out/STAGE */
 	const char *scratch;
 	char *const *argv;
 	char *const *envp;
@@ -248,8 +251,16 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 	nullfd = above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (nullfd < 0)
 		child_fail(p->status_fd, STEP_NULL);
+	/* The log holds every attempt: a line between them, so that an attempt
+	 * that succeeded does not seem to end with the last one's error. */
+	if (p->log_banner && write(logfd, p->log_banner, p->log_banner_len) < 0)
+		child_fail(p->status_fd, STEP_LOG);
 	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 		child_fail(p->status_fd, STEP_DUP);
+	/* A sweep's point has a folder of its own, made by its first instance
+	 * (as the user, like the log). */
+	if (p->make_out_dir)
+		(void)mkdir(p->out_dir, 0755); /* EEXIST is fine; chdir tells any other error */
 	if (chdir(p->out_dir) < 0) {
 		int out_err = errno;
 
@@ -275,7 +286,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	struct identity id = { 0 };
 	struct envv env = { 0 };
 	struct child_plan plan;
-	char *argv[4];
+	char *argv[4], *banner = NULL;
 	int fds[2] = { -1, -1 }, cgroup_fd = -1;
 	int ok = 0;
 	pid_t pid;
@@ -284,7 +295,7 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	l->pid = -1;
 	l->status_fd = -1;
 	l->log_path = launch_log_path(req->mount, a);
-	l->out_dir = xasprintf("%s/jobs/%" PRId64 "/out/%s", req->mount, a->job, a->stage);
+	l->out_dir = assignment_out_dir(req->mount, a);
 	l->scratch = xstrdup(req->scratch);
 	l->cgroup = req->cgroup ? xstrdup(req->cgroup) : NULL;
 	l->cpu_list = req->cpu_list ? xstrdup(req->cpu_list) : NULL;
@@ -322,7 +333,21 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 	}
 	plan.id = &id;
 	plan.log_path = l->log_path;
+	if (a->attempt > 1) {
+		char host[256] = "?", when[32] = "?";
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gethostname(host, sizeof host - 1);
+		if (localtime_r(&now, &tm))
+			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+		banner = xasprintf("---- parsa: attempt %" PRId64 " of this instance, started %s on %s ----\n",
+				   a->attempt, when, host);
+		plan.log_banner = banner;
+		plan.log_banner_len = strlen(banner);
+	}
 	plan.out_dir = l->out_dir;
+	plan.make_out_dir = a->point && a->point[0];
 	plan.scratch = l->scratch;
 	plan.argv = argv;
 	plan.envp = env.v;
@@ -364,6 +389,7 @@ out:
 	}
 	env_free(&env);
 	identity_free(&id);
+	free(banner);
 	return l;
 }
 

@@ -247,7 +247,7 @@ static void on_prepare(void *arg, const struct assignment *a, const char *file, 
 	int rc = 0;
 
 	if (a->progress_files)
-		out = xasprintf("%s/jobs/%" PRId64 "/out/%s", r->cfg.mount, a->job, a->stage);
+		out = assignment_out_dir(r->cfg.mount, a);
 	/* Without the watcher the file is still there: an instance that writes
 	 * to $PARSA_PROGRESS must not fail because of it. */
 	if (remote) {
@@ -607,6 +607,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_init("parsa-runner", 1, r.cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (r.cfg.log_file && log_to_file(r.cfg.log_file, &err) < 0) {
+		fprintf(stderr, "parsa-runner: --log-file: %s\n", err);
+		goto out;
+	}
 	/* Every API client of this process (api_client.h) signs with this munged. */
 	if (r.cfg.munge_socket)
 		setenv("PARSA_MUNGE_SOCKET", r.cfg.munge_socket, 1);

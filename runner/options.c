@@ -21,7 +21,7 @@ static const char usage_text[] =
 	"  --config FILE       cluster and host settings (default " PARSA_CONF_DEFAULT " if it\n"
 	"                      exists); the flags below override it\n"
 	"  --sched ENDPOINT    scheduler: HOST:PORT (TCP, munge), unix:/path or http://host:port\n"
-	"                      (default: [cluster] sched of the config, else $PARSA_SCHED,\n"
+	"                      (default: $PARSA_SCHED, else [cluster] sched of the config,\n"
 	"                      else unix:/var/lib/parsa/sched.sock as root,\n"
 	"                      unix:$XDG_STATE_HOME/parsa/sched.sock otherwise)\n"
 	"  --name NAME         this host's name (default: the host name)\n"
@@ -65,6 +65,8 @@ static const char usage_text[] =
 	"  --slurm-max-array N  at most N instances to one sbatch --array (default: Slurm's\n"
 	"                      MaxArraySize)\n"
 	"  --clock-file PATH   a test facility: take the time from PATH (see parsa-sched)\n"
+	"  --log-file PATH     append the log to PATH (default: stderr; parsa up:\n"
+	"                      STATE/logs/runner.log; the systemd unit: the journal)\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n"
 	"  --version           the release and the protocol it speaks with the scheduler\n";
@@ -73,6 +75,7 @@ void options_free(struct runner_options *cfg)
 {
 	free(cfg->config_path);
 	free(cfg->munge_socket);
+	free(cfg->log_file);
 	free(cfg->sched);
 	free(cfg->name);
 	free(cfg->mount);
@@ -161,7 +164,9 @@ static int apply_file(struct runner_options *cfg, const int *seen, char **err)
 	if (parsa_conf_load(cfg->config_path ? cfg->config_path : PARSA_CONF_DEFAULT,
 			    !cfg->config_path, &c, err) < 0)
 		return -1;
-	if (c.sched && !cfg->sched)
+	/* The order every program keeps: --sched, $PARSA_SCHED, [cluster] sched,
+	 * the local socket (config_defaults). */
+	if (c.sched && !cfg->sched && !(getenv("PARSA_SCHED") && *getenv("PARSA_SCHED")))
 		cfg->sched = parsa_endpoint(c.sched);
 	take(&cfg->munge_socket, c.munge_socket);
 	if (!cfg->name && c.name && !proto_safe_name(c.name)) {
@@ -206,7 +211,7 @@ static int apply_file(struct runner_options *cfg, const int *seen, char **err)
 
 int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 {
-	enum { O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
+	enum { O_LOG_FILE = 200, O_SCHED = 256, O_NAME, O_MOUNT, O_SCRATCH, O_STATE, O_CPUS, O_MEM, O_SCRATCH_SIZE,
 	       O_CPU_LIMIT, O_MEM_LIMIT, O_FEATURES, O_GRACE, O_CONFIG, O_MUNGE, O_WINDOW, O_DRAIN,
 	       O_CLOCK, O_GPUS, O_VERSION, O_EXECUTOR, O_S_PART, O_S_ACCT, O_S_QOS, O_S_MAX, O_S_MAP,
 	       O_S_LOST, O_S_REQUEUE, O_S_ARRAY };
@@ -238,6 +243,7 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 		{ "slurm-lost-after", required_argument, NULL, O_S_LOST },
 		{ "slurm-requeue", no_argument, NULL, O_S_REQUEUE },
 		{ "slurm-max-array", required_argument, NULL, O_S_ARRAY },
+		{ "log-file", required_argument, NULL, O_LOG_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -408,6 +414,10 @@ int options_parse(int argc, char **argv, struct runner_options *cfg, char **err)
 			break;
 		case O_S_REQUEUE:
 			cfg->slurm_requeue = 1;
+			break;
+		case O_LOG_FILE:
+			free(cfg->log_file);
+			cfg->log_file = xstrdup(optarg);
 			break;
 		case 'v':
 			cfg->verbose++;

@@ -10,6 +10,7 @@
 struct runner_options {
 	char *config_path;
 	char *munge_socket;
+	char *log_file;         /* --log-file, or NULL: stderr */
 	char *sched;
 	char *name;
 	char *mount;

@@ -102,7 +102,7 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	v = a->item[0] ? xasprintf("%s/jobs/%" PRId64 "/out/%s", node_mount, a->job, a->item) : xstrdup("");
 	put_export(&buf, &len, "PARSA_ITEM", v);
 	free(v);
-	v = xasprintf("%s/jobs/%" PRId64 "/out/%s", node_mount, a->job, a->stage);
+	v = assignment_out_dir(node_mount, a);
 	put_export(&buf, &len, "PARSA_OUT", v);
 	free(v);
 	v = xasprintf("%s/jobs/%" PRId64, node_mount, a->job);
@@ -141,6 +141,7 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	    /* Made empty, as the runner makes a local instance's; true, not
 	     * the special builtin ':', whose failed redirection ends sh. */
 	    "true >\"$PARSA_PROGRESS\"\n"
+	    "mkdir -p \"$PARSA_OUT\" 2>/dev/null\n"
 	    "cd \"$PARSA_OUT\" 2>/dev/null || cd \"$PARSA_SCRATCH\"\n"
 	    "start=$(date +%s%3N)\n"
 	    "/bin/sh -c \"$run\"\n"

@@ -43,6 +43,7 @@ struct sched {
 	char *db_path;
 	int verbose;
 	int log_stderr;
+	char *log_file;           /* --log-file, or NULL */
 	int lock_fd;
 	char *clock_file;
 	char *sendmail;
@@ -65,8 +66,8 @@ static void usage(FILE *out)
 		"                   [--listen HOST:PORT] [--munge-socket PATH] [--admin-group GROUP]\n"
 		"                   [--host-timeout DURATION] [--lease DURATION] [--retention DURATION]\n"
 		"                   [--keep-finished DURATION] [--record-retention DURATION]\n"
-		"                   [--list-finished DURATION] [--web HOST:PORT|off] [-v] [--log-stderr]\n"
-		"                   [-n] [--help] [--version]\n"
+		"                   [--list-finished DURATION] [--web HOST:PORT|off] [-v]\n"
+		"                   [--log-stderr | --syslog | --log-file PATH] [-n] [--help] [--version]\n"
 		"  --config FILE   cluster settings (default " PARSA_CONF_DEFAULT " if it exists);\n"
 		"                  the flags below override it\n"
 		"  --state DIR     the database DIR/parsa.db (default /var/lib/parsa as root,\n"
@@ -95,7 +96,9 @@ static void usage(FILE *out)
 		"  -n, --check     check the configuration (parsa.conf and these flags) and exit:\n"
 		"                  0 and \"configuration OK\", or 1 and each problem\n"
 		"  -v              debug logging\n"
-		"  --log-stderr    log to stderr (the default; --syslog logs to syslog instead)\n"
+		"  --log-stderr    log to stderr (the default)\n"
+		"  --syslog        log to syslog (daemon facility; journalctl -t parsa-sched)\n"
+		"  --log-file PATH append the log to PATH (parsa up: STATE/logs/sched.log)\n"
 		"  -h, --help      this text\n"
 		"  --version       the release and the protocol it speaks with runners and mounts\n");
 }
@@ -338,6 +341,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-stderr", no_argument, NULL, 'e' },
 		{ "syslog", no_argument, NULL, 'L' },
+		{ "log-file", required_argument, NULL, 'G' },
 		{ "config", required_argument, NULL, 'C' },
 		{ "listen", required_argument, NULL, 'T' },
 		{ "munge-socket", required_argument, NULL, 'M' },
@@ -394,6 +398,10 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			s.log_stderr = 0;
+			break;
+		case 'G':
+			free(s.log_file);
+			s.log_file = xstrdup(optarg);
 			break;
 		case 'C':
 			free(s.config_path);
@@ -467,6 +475,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_init("parsa-sched", s.log_stderr, s.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (s.log_file && log_to_file(s.log_file, &err) < 0) {
+		fprintf(stderr, "parsa-sched: --log-file: %s\n", err);
+		status = 2;
+		goto out;
+	}
 	s.flags = (struct sched_flags){ .listen = s.listen, .munge_socket = s.munge_socket,
 					.admin_group = s.admin_group, .state_dir = s.state_dir,
 					.storage_url = s.storage_url, .web_listen = s.web_listen,
@@ -587,6 +600,7 @@ out:
 	free(s.munge_socket);
 	free(s.admin_group);
 	free(s.state_dir);
+	free(s.log_file);
 	free(s.socket_path);
 	free(s.storage_url);
 	free(s.db_path);

@@ -18,6 +18,13 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 cmake --install build >/dev/null
+# man -k and apropos read man-db's index, which an install does not update:
+# the system's for /usr/local, the user's own for ~/.local.
+if [ "$(id -u)" -eq 0 ]; then
+	mandb -q 2>/dev/null || true
+else
+	mandb -q --user-db 2>/dev/null || true
+fi
 parsa=$prefix/bin/parsa
 if [ "$(command -v parsa || true)" != "$parsa" ]; then
 	path_hint="parsa is installed in $prefix/bin, which is not first on your PATH; add it with:

@@ -12,7 +12,7 @@ packages="build-essential cmake pkg-config
   libmunge-dev munge libssl-dev faketime
   nfs-ganesha nfs-ganesha-vfs rpcbind rsync
   curl iproute2 procps psmisc util-linux passwd python3
-  scdoc man-db systemd debhelper dpkg-dev lintian adduser
+  scdoc man-db bash-completion systemd debhelper dpkg-dev lintian adduser
   chromium prometheus
   slurmctld slurmd slurm-client"
 

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 struct admin_args {
 	char *state; /* absolute, malloc'ed */
 	const char *file;
+	bool replaced; /* restore: a database was there and is kept aside */
 };
 
 /* Copy every page of src's "main" to dst in one step: one read transaction,
@@ -129,7 +131,7 @@ out:
 	return jobs;
 }
 
-static int admin_backup(const struct admin_args *a, char **err)
+static int admin_backup(struct admin_args *a, char **err)
 {
 	char *db_path = xasprintf("%s/parsa.db", a->state);
 	sqlite3 *src = NULL;
@@ -171,8 +173,9 @@ static int lock_state(const char *state, char **err)
 }
 
 /* The database being replaced, with its -wal and -shm (the -wal belongs to
- * it: left beside the restored file it would be replayed into it). */
-static int move_aside(const char *state, char **err)
+ * it: left beside the restored file it would be replayed into it). *moved
+ * tells whether there was a database to move. */
+static int move_aside(const char *state, bool *moved, char **err)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
 
@@ -187,11 +190,13 @@ static int move_aside(const char *state, char **err)
 		free(to);
 		if (rc < 0 && errno != ENOENT)
 			return -1;
+		if (rc == 0 && i == 0)
+			*moved = true;
 	}
 	return 0;
 }
 
-static int admin_restore(const struct admin_args *a, char **err)
+static int admin_restore(struct admin_args *a, char **err)
 {
 	char *db_path = xasprintf("%s/parsa.db", a->state);
 	sqlite3 *src = NULL;
@@ -201,7 +206,7 @@ static int admin_restore(const struct admin_args *a, char **err)
 	if (!src || check_db(src, a->file, err) < 0)
 		goto out;
 	lock = lock_state(a->state, err);
-	if (lock < 0 || move_aside(a->state, err) < 0)
+	if (lock < 0 || move_aside(a->state, &a->replaced, err) < 0)
 		goto out;
 	jobs = write_copy(src, db_path, 0644, err);
 out:
@@ -214,12 +219,15 @@ out:
 
 static const struct admin_cmd {
 	const char *name;
-	int (*run)(const struct admin_args *a, char **err);
-	const char *done; /* printf: the file, the number of jobs */
+	int (*run)(struct admin_args *a, char **err);
+	const char *done; /* printf: the file, the state folder, the number of jobs */
+	const char *done_fresh; /* the same where nothing was replaced; NULL: done */
 } admin_cmds[] = {
-	{ "backup", admin_backup, "%s: a copy of %s/parsa.db with %d jobs\n" },
+	{ "backup", admin_backup, "%s: a copy of %s/parsa.db with %d jobs\n", NULL },
 	{ "restore", admin_restore, "%s is now %s/parsa.db (%d jobs); the one it replaced is "
-				    "parsa.db.before-restore: start the scheduler\n" },
+				    "parsa.db.before-restore: start the scheduler\n",
+	  "%s is now %s/parsa.db (%d jobs); there was no database to replace: start the "
+	  "scheduler\n" },
 };
 
 int cmd_admin(const struct cli_cmd *self, int argc, char **argv)
@@ -257,7 +265,8 @@ int cmd_admin(const struct cli_cmd *self, int argc, char **argv)
 	if (jobs < 0)
 		rc = cli_fail("admin %s: %s", cmd->name, err ? err : strerror(errno));
 	else
-		rc = (printf(cmd->done, a.file, a.state, jobs), CLI_OK);
+		rc = (printf(a.replaced || !cmd->done_fresh ? cmd->done : cmd->done_fresh, a.file,
+			     a.state, jobs), CLI_OK);
 	free(err);
 	free(a.state);
 	return rc;

@@ -17,8 +17,9 @@ static int cmd_version(const struct cli_cmd *self, int argc, char **argv);
 static int cmd_help(const struct cli_cmd *self, int argc, char **argv);
 
 #define SCHED_HELP \
-	"  --sched ENDPOINT    the scheduler (unix:/path or http://host:port); default\n" \
-	"                      $PARSA_SCHED, else the socket of the default `parsa up` state\n"
+	"  --sched ENDPOINT    the scheduler: HOST:PORT (TCP, munge), unix:/path or\n" \
+	"                      http://host:port (default: $PARSA_SCHED, else [cluster] sched\n" \
+	"                      of parsa.conf, else the local socket)\n"
 
 static const struct cli_cmd commands[] = {
 	{ "up", cmd_up,

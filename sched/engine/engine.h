@@ -6,6 +6,7 @@
 #define PARSA_ENGINE_H
 
 #include "backend.h"
+#include "caller.h"
 #include "model.h"
 #include "placement.h"
 #include "proto.h"
@@ -57,14 +58,6 @@ struct engine_config {
 /* The defaults of keep_finished and of what jobs/ lists. */
 #define ENGINE_KEEP_FINISHED_MS (3600LL * 1000)
 #define ENGINE_LIST_FINISHED_MS (30LL * 24 * 3600 * 1000)
-
-/* Who is acting: the socket peer, or whom a trusted peer acts for. */
-struct caller {
-	uid_t uid;
-	gid_t gid;
-	const gid_t *groups;
-	size_t ngroups;
-};
 
 /* What runners send (struct host_info, heartbeat, report) is lib/proto.h. */
 

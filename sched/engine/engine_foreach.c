@@ -71,8 +71,14 @@ static int cmp_names(const void *a, const void *b)
 static int list_upstream(struct engine *e, struct listing *l)
 {
 	char path[512];
+	const char *slash = strchr(l->glob, '/');
 
-	snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)l->job, l->upstream);
+	/* FOLDER/GLOB: the names in one folder of the stage's output. */
+	if (slash)
+		snprintf(path, sizeof path, "jobs/%lld/out/%s/%.*s", (long long)l->job, l->upstream,
+			 (int)(slash - l->glob), l->glob);
+	else
+		snprintf(path, sizeof path, "jobs/%lld/out/%s", (long long)l->job, l->upstream);
 	if (!e->storage) {
 		errno = ENODEV;
 		return errprintf(&l->err, "no storage volume to list %s", path);
@@ -90,7 +96,11 @@ static void expand(struct engine *e, struct stage *stage, const struct listing *
 {
 	const struct spec_stage *ss = stage->spec;
 	const struct job *job = stage->job;
-	int64_t next_id = model_next_instance_id(e->model), total = (int64_t)l->found.n;
+	int64_t next_id = model_next_instance_id(e->model);
+	/* A sweep's stage goes through every point for each entry. */
+	int64_t points = (int64_t)spec_stage_points(ss), adding = (int64_t)l->found.n * points;
+	int64_t total = adding;
+	const char *slash = strchr(l->glob, '/');
 	char item[1024], reason[1200];
 	char *over = NULL;
 
@@ -99,7 +109,7 @@ static void expand(struct engine *e, struct stage *stage, const struct listing *
 	for (size_t s = 0; s < job->nstages; s++)
 		total += (int64_t)job->stages[s].ninst;
 	if (!l->failed && engine_check_limits(e, job->uid, job->user, job->team, total,
-					      (int64_t)l->found.n, false, job->spec_file, &over) < 0) {
+					      adding, false, job->spec_file, &over) < 0) {
 		snprintf(reason, sizeof reason, "stage %s: foreach = %s/%s matched %zu entries: %s",
 			 ss->name, ss->foreach_stage, l->glob, l->found.n, over);
 		free(over);
@@ -115,12 +125,17 @@ static void expand(struct engine *e, struct stage *stage, const struct listing *
 		return;
 	}
 	for (size_t i = 0; i < l->found.n; i++) {
-		struct instance *inst;
+		if (slash)
+			snprintf(item, sizeof item, "%s/%.*s/%s", ss->foreach_stage, (int)(slash - l->glob),
+				 l->glob, l->found.names[i]);
+		else
+			snprintf(item, sizeof item, "%s/%s", ss->foreach_stage, l->found.names[i]);
+		for (int64_t p = 0; p < points; p++) {
+			struct instance *inst = model_stage_new_instance(stage, next_id++, item);
 
-		snprintf(item, sizeof item, "%s/%s", ss->foreach_stage, l->found.names[i]);
-		inst = model_stage_new_instance(stage, next_id++, item);
-		model_add_instance(e->model, inst);
-		model_dirty_instance(e->model, inst);
+			model_add_instance(e->model, inst);
+			model_dirty_instance(e->model, inst);
+		}
 	}
 	stage->expanded = true;
 	stage->queued_hint = 0;
@@ -221,7 +236,8 @@ void engine_foreach_list(struct engine *e, struct stage *stage)
 	l->stage = stage->idx;
 	l->upstream = xstrdup(ss->foreach_stage);
 	l->glob = xstrdup(ss->foreach_glob ? ss->foreach_glob : "*");
-	l->found.glob = l->glob;
+	/* FOLDER/GLOB matches GLOB in that folder. */
+	l->found.glob = strchr(l->glob, '/') ? strchr(l->glob, '/') + 1 : l->glob;
 	stage->listing = true;
 	storage_queue_post(e->storage_work, listing_run, listing_free, l);
 }

@@ -68,7 +68,8 @@ static int admit(struct engine *e, const struct caller *who, const char *user, c
 		return -1;
 	for (size_t s = 0; s < spec->nstages; s++)
 		if (!spec->stages[s].foreach_stage)
-			instances += spec->stages[s].instances;
+			instances += (int64_t)spec->stages[s].instances *
+				     (int64_t)spec_stage_points(&spec->stages[s]);
 	return engine_check_limits(e, who->uid, user, team, instances, instances, true, filename, err);
 }
 
@@ -131,7 +132,8 @@ static struct job *build(struct engine *e, const struct caller *who, const char 
 
 		if (stage->spec->foreach_stage)
 			continue;
-		for (int i = 0; i < stage->spec->instances; i++)
+		/* A sweep: every point, instances times (spec_stage_points). */
+		for (size_t i = 0; i < (size_t)stage->spec->instances * spec_stage_points(stage->spec); i++)
 			model_stage_new_instance(stage, next_inst++, "");
 		stage->expanded = true;
 	}

@@ -14,7 +14,7 @@
 #ifndef PARSA_SCHEDULES_H
 #define PARSA_SCHEDULES_H
 
-#include "engine.h"        /* struct caller */
+#include "caller.h"
 #include "store.h"
 
 #include <jansson.h>

@@ -47,7 +47,16 @@ int timing_stage_open(const struct stage *stage, int64_t now, char *buf, size_t 
 	if (start > now) {
 		if (buf) {
 			timing_when(start, now, when, sizeof when);
-			snprintf(buf, len, "starts at %s", when);
+			/* The window that blocks it next is worth saying too. */
+			if (w && !timewin_contains(w, start) && (opens = timewin_next_change(w, start)) > 0) {
+				char then[128];
+
+				timing_when(opens, now, then, sizeof then);
+				snprintf(buf, len, "starts at %s, then waits for its window (%s) until %s",
+					 when, timewin_text(w), then);
+			} else {
+				snprintf(buf, len, "starts at %s", when);
+			}
 		}
 		return 0;
 	}

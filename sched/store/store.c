@@ -422,8 +422,12 @@ static int store_migrate(struct store *st, char **err)
 			errno = saved;
 			goto out;
 		}
-		log_info("%s: schema version %d -> %d", st->path, v, v + 1);
+		/* A new database passes through every step too: not an upgrade. */
+		if (version > 0)
+			log_info("%s: schema version %d -> %d", st->path, v, v + 1);
 	}
+	if (version == 0)
+		log_info("%s: a new database, schema version %d", st->path, SCHEMA_VERSION);
 	if (version < SCHEMA_VERSION) {
 		rc = sqlite3_prepare_v2(st->db, sql_set_version, -1, &s, NULL);
 		if (rc != SQLITE_OK) {

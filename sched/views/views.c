@@ -60,18 +60,27 @@ json_t *views_assignment_json(const struct instance *inst)
 {
 	const struct spec_stage *ss = inst->stage->spec;
 	const struct job *job = inst->job;
-	/* Borrows the model's strings: never destroyed. */
+	char *point = ss->nmatrix ? spec_point_text(ss, inst->index, ",") : NULL;
+	char **env = ss->nmatrix ? spec_point_env(ss, inst->index) : NULL;
+	/* Borrows the model's strings (but the point's): never destroyed. */
 	const struct assignment a = {
 		.id = inst->id, .attempt = inst->attempt, .job = job->id,
-		.stage = ss->name, .index = inst->index, .item = inst->item,
+		.stage = ss->name, .index = inst->index, .item = inst->item, .point = point ? point : "",
 		.run = ss->run ? ss->run : "", .cpus = ss->cpus, .mem = ss->mem,
 		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
-		.env = ss->env, .nenv = ss->nenv, .uid = job->uid, .gid = job->gid,
+		.env = env ? env : ss->env, .nenv = env ? ss->nenv + ss->nmatrix + 1 : ss->nenv,
+		.uid = job->uid, .gid = job->gid,
 		.user = job->user, .groups = job->groups, .ngroups = job->ngroups,
 		.gpus = ss->gpus, .slurm = ss->slurm,
 	};
+	json_t *json = assignment_to_json(&a);
 
-	return assignment_to_json(&a);
+	if (env)
+		for (size_t i = 0; i < a.nenv; i++)
+			free(env[i]);
+	free(env);
+	free(point);
+	return json;
 }
 
 static json_t *counts_json(const struct stage *stage)
@@ -278,15 +287,30 @@ char *views_job_status(const struct job *job, int64_t now)
 	return text_close(&t);
 }
 
+static int event_order(const void *a, const void *b)
+{
+	const struct event *x = *(const struct event *const *)a, *y = *(const struct event *const *)b;
+
+	if (x->ms != y->ms)
+		return x->ms < y->ms ? -1 : 1;
+	return x < y ? -1 : x > y; /* the same millisecond: as they were recorded */
+}
+
+/* In time order: an instance's start is stamped by its runner and may
+ * arrive after a later event of the scheduler's (a cancel) was recorded. */
 char *views_job_events(const struct job *job)
 {
+	const struct event **order = xcalloc(job->nevents ? job->nevents : 1, sizeof *order);
 	struct text t;
 	char stamp[64];
 
+	for (size_t e = 0; e < job->nevents; e++)
+		order[e] = &job->events[e];
+	qsort(order, job->nevents, sizeof *order, event_order);
 	text_open(&t);
 	for (size_t e = 0; e < job->nevents; e++)
-		fprintf(t.f, "%s  %s\n", iso_ms(job->events[e].ms, stamp, sizeof stamp),
-			esc(&t, job->events[e].text));
+		fprintf(t.f, "%s  %s\n", iso_ms(order[e]->ms, stamp, sizeof stamp), esc(&t, order[e]->text));
+	free(order);
 	return text_close(&t);
 }
 
@@ -324,6 +348,14 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 	if (ss->foreach_stage)
 		fprintf(t.f, "foreach: %s/%s\n", esc(&t, ss->foreach_stage),
 			esc(&t, ss->foreach_glob ? ss->foreach_glob : "*"));
+	for (size_t i = 0; i < ss->nmatrix; i++) {
+		fprintf(t.f, "matrix.%s:", esc(&t, ss->matrix[i].name));
+		for (size_t v = 0; v < ss->matrix[i].nvalues; v++)
+			fprintf(t.f, "%s %s", v ? "," : "", esc(&t, ss->matrix[i].values[v]));
+		fprintf(t.f, "\n");
+	}
+	if (ss->nmatrix)
+		fprintf(t.f, "points: %zu\n", spec_stage_points(ss));
 	fprintf(t.f, "run: %s\n", esc(&t, ss->run));
 	fprintf(t.f, "cpus: %d\nmem: %s\n", ss->cpus, size(ss->mem, a, sizeof a));
 	fprintf(t.f, "disk: %s\nscratch: %s\n", size(ss->disk, a, sizeof a), size(ss->scratch, b, sizeof b));
@@ -377,6 +409,12 @@ char *views_instance_status(const struct instance *inst)
 		esc(&t, inst->stage->spec->name), inst->index, (long long)inst->id);
 	if (*inst->item)
 		fprintf(t.f, "item: %s\n", esc(&t, inst->item));
+	if (inst->stage->spec->nmatrix) {
+		char *point = spec_point_text(inst->stage->spec, inst->index, " ");
+
+		fprintf(t.f, "point: %s\n", esc(&t, point));
+		free(point);
+	}
 	fprintf(t.f, "state: %s\nattempt: %d\n", inst_state_name(inst->state), inst->attempt);
 	instance_progress_format(inst, a, sizeof a);
 	if (*a)

@@ -145,6 +145,18 @@ for page in parsa.1 parsafs.8 parsa-sched.8 parsa-runner.8 parsa-supervise.8 par
 	[ -z "$out" ] || fail "man --warnings -l $f: $out"
 done
 pass "the installed man pages format without a warning"
+# man-db's trigger indexes them (man -k, apropos); bash-completion, which the
+# package recommends, loads the completion on the first <Tab> after parsa.
+apropos -M /usr/share/man parsa 2>/dev/null | grep -q '^parsa (1)' ||
+	fail "man -k parsa does not find parsa(1) in /usr/share/man: $(apropos -M /usr/share/man parsa 2>&1)"
+pass "man -k parsa finds the installed pages"
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+	out=$(bash -c '. /usr/share/bash-completion/bash_completion; _completion_loader parsa; complete -p parsa' 2>&1)
+	case $out in
+	"complete -F "*" parsa") pass "bash-completion loads parsa's completion: $out" ;;
+	*) fail "bash-completion does not load parsa's completion: $out" ;;
+	esac
+fi
 
 # The lab's pipeline with the installed programs only (limits of 100%: this
 # tests the package, not admission, and the machine may be busy).
@@ -217,6 +229,8 @@ for f in /etc/parsa /var/lib/parsa /run/parsa/runner-%var%lib%parsa*; do
 	[ -e "$f" ] && left="$left $f"
 done
 [ -z "$left" ] || fail "left after purge:$left"
+grep -q "parsa: purge: removing /var/lib/parsa" "$W/purge.log" ||
+	fail "the purge did not say it removed /var/lib/parsa: $(cat "$W/purge.log")"
 [ -z "$(installed_daemons)" ] || fail "daemons left after purge: $(installed_daemons)"
 pass "purged: none of the $(wc -l <"$W/files") paths of dpkg -L, /etc/parsa, /var/lib/parsa is left"
 echo "1..$n"

@@ -38,3 +38,9 @@ gaps=$(printf '%s\n' "$starts" | awk 'NR > 1 { printf "%.3f\n", $1 - prev } { pr
 log "gaps between the attempts' starts: $(echo $gaps) s"
 check "the second attempt waited at least 2 s" awk -v g="$(printf '%s\n' "$gaps" | sed -n 1p)" 'BEGIN { exit !(g >= 1.9) }'
 check "the third at least 4 s" awk -v g="$(printf '%s\n' "$gaps" | sed -n 2p)" 'BEGIN { exit !(g >= 3.9) }'
+
+# The log holds every attempt, with a line before each after the first.
+log_file=$MNT/jobs/$id/stages/f/instances/0/log
+check "the log marks attempt 2" grep -q '^---- parsa: attempt 2 of this instance, started .* on ' "$log_file"
+check "and attempt 3, after it" test "$(grep -o 'attempt [0-9]' "$log_file" | tr '\n' ' ')" = "attempt 2 attempt 3 "
+pass "a failing instance is retried with growing back-off, and its log says where each attempt begins"

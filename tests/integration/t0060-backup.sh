@@ -52,6 +52,7 @@ stop_daemon sched
 out=$(parsa admin restore --state "$STATE" "$TEST_DIR/backup.db" 2>&1) || fail "parsa admin restore: $out"
 pass "restore: $out"
 check "the replaced database is kept" test -e "$STATE/parsa.db.before-restore"
+check "and the message says so" grep -q "the one it replaced is parsa.db.before-restore" <<<"$out"
 check "no stale -wal beside the restored database" test ! -e "$STATE/parsa.db-wal"
 
 start_sched
@@ -78,3 +79,11 @@ start_runner local2 --cpus 2 --cpu-limit 100
 id=$(submit "$TEST_DIR/small.conf") || fail "submit after the restore"
 wait_job "$id" 60
 pass "a job submitted after the restore runs (job $id)"
+
+# Into an empty folder (a new head node): nothing was replaced, and it says so.
+mkdir -p "$TEST_DIR/fresh-state"
+out=$(parsa admin restore --state "$TEST_DIR/fresh-state" "$TEST_DIR/backup.db" 2>&1) ||
+	fail "restore into an empty folder: $out"
+case $out in *"there was no database to replace"*) ;; *) fail "restore into an empty folder says: $out" ;; esac
+check "nothing set aside in the empty folder" test ! -e "$TEST_DIR/fresh-state/parsa.db.before-restore"
+pass "restore into an empty folder: $out"

@@ -17,8 +17,13 @@ every = 1h
 [stage a]
 run = date > "$PARSA_OUT/when"
 SPEC
+ls "$S" >/dev/null # the mount now holds a list without it
+sleep 1.1
+before=$(date +%s)
 cp "$TEST_DIR/hourly.conf" "$S/" || fail "writing a schedule failed"
+check "ls shows the new schedule at once" grep -qx hourly <<<"$(ls "$S")"
 check "the schedule is a folder named after the file" test -d "$S/hourly"
+check "with its own time, not the mount's" test "$(stat -c %Y "$S/hourly")" -ge "$before"
 check "it has spec, status, status.json and ctl" \
 	test "$(ls "$S/hourly" | tr '\n' ' ')" = "ctl spec status status.json "
 check "its spec is the text written" cmp -s "$TEST_DIR/hourly.conf" "$S/hourly/spec"

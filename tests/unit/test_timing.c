@@ -121,6 +121,14 @@ static void test_windows(void)
 		     afternoon);
 	ok(starts_with(reason(job, 0, night, buf, sizeof buf), "starts at 2026-12-05T12:00:00 "),
 	   "inside the window but before the start, the start is the reason: %s", buf);
+	ok(strstr(buf, ", then waits for its window (22:00-07:00) until 2026-12-05T22:00:00 ") != NULL,
+	   "and the window that blocks it at its start comes next: %s", buf);
+	model_job_free(job);
+
+	job = job_of("[job]\nstart = 2026-12-05T23:00\nwindow = 22:00-07:00\n[stage a]\nrun = true\n",
+		     afternoon);
+	ok(starts_with(reason(job, 0, afternoon, buf, sizeof buf), "starts at 2026-12-05T23:00:00 ") &&
+	   !strstr(buf, "window"), "a start inside the window: only the start: %s", buf);
 	model_job_free(job);
 }
 

@@ -280,6 +280,25 @@ static void test_host_and_cluster(struct world *w, int64_t inst)
 	free(text);
 }
 
+/* Events in time order, whatever order they were recorded in (a runner's
+ * start stamp arrives after the scheduler's later cancel). */
+static void test_events_in_time_order(void)
+{
+	struct event ev[3] = { { .ms = 1700000002000, .text = "cancelled" },
+			       { .ms = 1700000001000, .text = "instance 0 started" },
+			       { .ms = 1700000002000, .text = "ended: cancelled" } };
+	struct job job = { .events = ev, .nevents = 3 };
+	char *text = views_job_events(&job);
+	const char *a = text ? strstr(text, "instance 0 started") : NULL;
+	const char *b = text ? strstr(text, "  cancelled") : NULL;
+	const char *c = text ? strstr(text, "ended: cancelled") : NULL;
+
+	ok(a && b && c && a < b && b < c, "events: by time, ties as recorded");
+	if (!(a && b && c && a < b && b < c))
+		diag("got:\n%s", text ? text : "(null)");
+	free(text);
+}
+
 static void test_cancelled(struct world *w, int64_t id)
 {
 	const char *state = "?";
@@ -324,6 +343,7 @@ int main(void)
 	test_pipeline(&w, &inst);
 	test_host_and_cluster(&w, inst);
 	test_cancelled(&w, held);
+	test_events_in_time_order();
 	world_stop(&w);
 	return done_testing();
 }
