@@ -8,6 +8,7 @@
  * /v1/stats. Prints "key: value" lines ending with pass_ms_p50 and pass_ms_p99. */
 #include "api_client.h"
 #include "api_paths.h"
+#include "api_requests.h"
 #include "util.h"
 
 #include <errno.h>
@@ -136,9 +137,11 @@ static void submit(int job, int instances, int cpus, const char *team, const cha
 			       "run = true\n", job, team, job % 3, instances, cpus, cpus * 4,
 			       hosts ? "hosts = " : "", hosts ? hosts : "", hosts ? "\n" : "");
 	char name[32];
+	bool bad;
 
 	snprintf(name, sizeof name, "sim-%d.conf", job);
-	json_decref(call("POST", api_path(API_JOBS_SUBMIT, NULL), json_pack("{s:s,s:s}", "name", name, "spec", spec), 201));
+	json_decref(call("POST", api_path(API_JOBS_SUBMIT, NULL),
+			 api_submission_json(name, spec, strlen(spec), NULL, &bad), 201));
 	free(spec);
 }
 

@@ -1,6 +1,7 @@
 #include "ctl_file.h"
 #include "api_answers.h"
 #include "api_client.h"
+#include "api_requests.h"
 #include "escape.h"
 #include "log.h"
 #include "ops.h"
@@ -106,7 +107,7 @@ static int post_command(struct ctl_file *f, const struct fs_identity *who, const
 			char **why)
 {
 	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "command", cmd, n);
+	json_t *body = api_command_json(cmd, n);
 	char *dump;
 	int ret;
 
@@ -141,7 +142,7 @@ static int check_command(struct ctl_file *f, const struct fs_identity *who, cons
 			 char **why)
 {
 	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "check", cmd, n);
+	json_t *body = api_check_request_json(cmd, n);
 	char *dump;
 	int ret;
 

@@ -5,6 +5,7 @@
 #include "queue_dir.h"
 #include "queue_dir_internal.h"
 #include "api_answers.h"
+#include "api_requests.h"
 #include "escape.h"
 #include "proc_fd.h"
 #include "job_cache.h"
@@ -95,10 +96,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		     const char *text, size_t len, bool too_big, int64_t *id, char **err)
 {
 	struct api_reply reply = { 0 };
-	json_t *body = NULL, *spec;
+	json_t *body = NULL;
 	struct api_job_meta job;
-	char *dump = NULL;
-	bool unconfirmed = false, has_job = false;
+	char *dump = NULL, token[API_TOKEN_SIZE];
+	bool unconfirmed = false, has_job = false, bad_spec = false;
 	int ret = -1, saved = 0, rc;
 
 	if (too_big) {
@@ -107,12 +108,18 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			  "put data in files the stages read): nothing was submitted", name, SPEC_MAX_BYTES);
 		goto out;
 	}
-	/* A NUL byte is UTF-8 that JSON carries as \u0000, which the scheduler
-	 * (as any reader without JSON_ALLOW_NUL) refuses with a message about
-	 * JSON: it is no text either, so the spec parser says where it is. */
-	spec = text && memchr(text, '\0', len) ? NULL : json_stringn(text ? text : "", len);
-	if (!spec) {
-		/* Not UTF-8, so JSON cannot carry it: the same parser says where. */
+	/* A job must be submitted once even when the answer is lost: a token. */
+	if (q->once && api_new_token(token) < 0) {
+		saved = EIO;
+		errprintf(err, "%s: no random bytes for the submission's token (%s): nothing was "
+			  "submitted", name, strerror(errno));
+		goto out;
+	}
+	body = api_submission_json(name, text, len, q->once ? token : NULL, &bad_spec);
+	if (!body && bad_spec) {
+		/* Not UTF-8, or a NUL byte (JSON carries it as \u0000, which the
+		 * scheduler refuses with a message about JSON): no text either,
+		 * so the spec parser says where. */
 		struct spec *parsed = spec_parse(text, len, name, err);
 
 		spec_destroy(parsed);
@@ -121,22 +128,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			errprintf(err, "%s: is not a text file", name);
 		goto out;
 	}
-	body = json_pack("{s:o}", "spec", spec);
-	if (!body || json_object_set_new(body, "name", json_string(name)) < 0) {
+	if (!body) {
 		saved = EINVAL;
 		errprintf(err, "%s: the file name is not UTF-8 text: rename it", name);
 		goto out;
-	}
-	if (q->once) {
-		char token[API_TOKEN_SIZE];
-
-		if (api_new_token(token) < 0) {
-			saved = EIO;
-			errprintf(err, "%s: no random bytes for the submission's token (%s): nothing was "
-				  "submitted", name, strerror(errno));
-			goto out;
-		}
-		json_object_set_new(body, "token", json_string(token));
 	}
 	dump = json_dumps(body, JSON_COMPACT);
 	rc = q->once ? sched_link_submit(q->fs->link, who, q->post_path, dump, strlen(dump), &reply,

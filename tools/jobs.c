@@ -4,6 +4,7 @@
  * turn a failure into one line on stderr and an exit code. */
 #include "api_answers.h"
 #include "api_paths.h"
+#include "api_requests.h"
 #include "cli.h"
 #include "client.h"
 #include "spec.h"
@@ -184,7 +185,8 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 	struct client c = { 0 };
 	struct api_reply reply = { 0 };
 	struct opts o;
-	json_t *body = NULL, *spec_text;
+	json_t *body = NULL;
+	bool bad_spec = false;
 	char *text = NULL, *payload = NULL, *err = NULL, *post = NULL, token[API_TOKEN_SIZE];
 	size_t len = 0;
 	int64_t id;
@@ -202,11 +204,15 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = cli_fail("%s", err);
 		goto out;
 	}
-	/* JSON carries text (a NUL byte only as \u0000, which the scheduler
-	 * refuses): refuse bytes that are not, here, with `parsa check`'s
-	 * file:line: message. */
-	spec_text = memchr(text, '\0', len) ? NULL : json_stringn(text, len);
-	if (!spec_text) {
+	/* One token per submission: a retry after a lost answer finds its job. */
+	if (api_new_token(token) < 0) {
+		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
+		goto out;
+	}
+	body = api_submission_json(spec_name(path, o.name), text, len, token, &bad_spec);
+	if (!body && bad_spec) {
+		/* JSON carries text only: refuse bytes that are not, here, with
+		 * `parsa check`'s file:line: message. */
 		struct spec *spec = spec_parse(text, len, path, &err);
 
 		spec_destroy(spec);
@@ -217,15 +223,10 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
-	body = json_object();
-	json_object_set_new(body, "name", json_string(spec_name(path, o.name)));
-	json_object_set_new(body, "spec", spec_text);
-	/* One token per submission: a retry after a lost answer finds its job. */
-	if (api_new_token(token) < 0) {
-		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
+	if (!body) {
+		rc = cli_fail("%s: the name is not UTF-8 text: give another with --name", path);
 		goto out;
 	}
-	json_object_set_new(body, "token", json_string(token));
 	payload = json_dumps(body, JSON_COMPACT);
 	if (client_open(&c, o.sched, &err) < 0) {
 		rc = cli_fail("%s", err);
@@ -434,7 +435,7 @@ static int send_ctl(const struct cli_cmd *self, const char *sched, const char *i
 		cli_fail("%s", err);
 		goto out;
 	}
-	body = json_pack("{s:s}", "command", command);
+	body = api_command_json(command, strlen(command));
 	if (client_call_json(&c, "POST", path, body, CALL_TIMEOUT_MS, &answer, &err) < 0) {
 		cli_fail("%s", err); /* the scheduler's answer names the job or the command */
 		goto out;

@@ -8,6 +8,7 @@
 #include "schedules.h"
 
 #include "api_answers.h"
+#include "api_requests.h"
 #include "util.h"
 
 #include <errno.h>
@@ -22,20 +23,19 @@
 static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(const char *last_sep),
 			       int (*check)(const char *command, char **err))
 {
-	json_t *command, *checked;
+	const char *command, *checked;
 	char *list, *msg;
 
 	*json = api_body_json(c);
 	if (!*json)
 		return NULL;
-	command = json_object_get(*json, "command");
-	if (json_is_string(command))
-		return json_string_value(command);
-	checked = json_object_get(*json, "check");
-	if (json_is_string(checked)) {
+	api_read_ctl_request(*json, &command, &checked);
+	if (command)
+		return command;
+	if (checked) {
 		char *err = NULL;
 
-		if (check(json_string_value(checked), &err) < 0)
+		if (check(checked, &err) < 0)
 			reply_json(c, MHD_HTTP_OK, api_check_json(err ? err : "not a command"));
 		else
 			reply_json(c, MHD_HTTP_OK, api_check_json(NULL));

@@ -5,6 +5,7 @@
 #include "space.h"
 
 #include "api_answers.h"
+#include "api_requests.h"
 #include "util.h"
 #include "views.h"
 
@@ -50,51 +51,26 @@ static struct stage *stage_arg(struct call *c)
 	return &job->stages[idx];
 }
 
-/* A token is the submitter's own unique text (docs/api.md): short, and
- * plain, since it is stored and compared as given. */
-#define TOKEN_MAX 64
-
-static bool token_ok(const char *t)
-{
-	size_t n = strlen(t);
-
-	if (n == 0 || n > TOKEN_MAX)
-		return false;
-	return strspn(t, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == n;
-}
-
 void api_jobs_submit(struct call *c)
 {
 	/* A spec with a NUL byte reaches the spec parser, which says where it is
 	 * and what to do, as `parsa check` does; not jansson's own words. */
-	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL), *name, *spec, *token;
+	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL);
+	struct api_submission s;
 	char *err = NULL;
 	int64_t id;
 	bool existed = false;
 
 	if (!json)
 		return;
-	name = json_object_get(json, "name");
-	spec = json_object_get(json, "spec");
-	token = json_object_get(json, "token");
-	if (!json_is_string(spec)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"spec\": the spec's text");
-		goto out;
-	}
-	if (json_is_string(name) && strlen(json_string_value(name)) != json_string_length(name)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"name\" holds a NUL byte: rename the file");
-		goto out;
-	}
-	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)) ||
-		      strlen(json_string_value(token)) != json_string_length(token))) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
+	if (api_read_submission(json, &s, &err) < 0) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, err);
+		free(err);
 		goto out;
 	}
 	api_caller_groups(c);
-	if (engine_submit(c->engine, &c->who,
-			  json_is_string(name) && *json_string_value(name) ? json_string_value(name) : "spec",
-			  token ? json_string_value(token) : NULL,
-			  json_string_value(spec), json_string_length(spec), &id, &existed, &err) < 0) {
+	if (engine_submit(c->engine, &c->who, s.name && *s.name ? s.name : "spec", s.token, s.spec,
+			  s.len, &id, &existed, &err) < 0) {
 		reply_errno(c, errno, err);
 		goto out;
 	}

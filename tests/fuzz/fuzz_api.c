@@ -4,7 +4,8 @@
  * whole numbers of paths and queries; the contract (lib/api_paths.c): a path
  * found among the routes, a name built into a path and found again; and, on
  * the client's side (lib/api_client.c, lib/api_answers.c), the error an
- * answer carries and every reader of an answer. The runner messages are
+ * answer carries and every reader of an answer; the scheduler's readers of
+ * a submission and a ctl request (lib/api_requests.c). The runner messages are
  * fuzz_proto's, a submission's spec fuzz_spec's. Promises: a command is
  * taken (0) or refused with EINVAL and a message; a number is taken only
  * when it is all digits; an answer always gives an error text; a reader
@@ -14,6 +15,7 @@
 #include "api_answers.h"
 #include "api_client.h"
 #include "api_paths.h"
+#include "api_requests.h"
 #include "route.h"
 #include "engine.h"
 #include "fuzz.h"
@@ -190,13 +192,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The bytes as a ctl request's body: {"command": ...} or {"check": ...}. */
 	body = json_loadb((const char *)data, size, 0, NULL);
 	if (json_is_object(body)) {
-		const char *command = json_string_value(json_object_get(body, "command"));
-		const char *check = json_string_value(json_object_get(body, "check"));
+		struct api_submission sub;
+		const char *command, *check;
+		char *err = NULL;
 
+		api_read_ctl_request(body, &command, &check);
 		if (command)
 			check_command(command);
 		if (check)
 			check_command(check);
+		/* The bytes as a submission: taken with its spec, or refused. */
+		errno = 0;
+		if (api_read_submission(body, &sub, &err) < 0)
+			fuzz_refused(err);
+		else if (!sub.spec || err || (sub.token && !api_token_ok(sub.token)))
+			abort();
 	}
 	json_decref(body);
 	check_objects((const char *)data, size);

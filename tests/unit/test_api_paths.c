@@ -4,10 +4,11 @@
  * route served by the scheduler's table and nothing more, the files of
  * jobs/<id>/ naming routes that exist, and each answer's reader taking what
  * its writer (or the scheduler) writes and refusing a malformed one with
- * EPROTO and a sentence. */
+ * EPROTO and a sentence; each request read back as written. */
 #include "api.h"
 #include "api_answers.h"
 #include "api_paths.h"
+#include "api_requests.h"
 #include "route.h"
 #include "tap.h"
 #include "util.h"
@@ -282,6 +283,49 @@ static void answers(void)
 				   &err_), "a negative uid");
 }
 
+static void requests(void)
+{
+	struct api_submission s;
+	json_t *body, *back;
+	char *text, *err = NULL;
+	bool bad = true;
+	const char *command, *check;
+	static const char spec[] = "[stage s]\nrun = true\n";
+
+	body = api_submission_json("a.conf", spec, strlen(spec), "t-1", &bad);
+	text = json_dumps(body, JSON_COMPACT);
+	back = json_loads(text, 0, NULL);
+	ok(!bad && api_read_submission(back, &s, &err) == 0 && strcmp(s.name, "a.conf") == 0 &&
+	   s.len == strlen(spec) && memcmp(s.spec, spec, s.len) == 0 && strcmp(s.token, "t-1") == 0,
+	   "a submission reads back as written (%s)", text);
+	json_decref(back);
+	json_decref(body);
+	free(text);
+	ok(api_submission_json("a.conf", "a\0b", 3, NULL, &bad) == NULL && bad && errno == EINVAL,
+	   "a spec with a NUL byte is not sent: the spec parser says where");
+	ok(api_submission_json("a\xff", "x", 1, NULL, &bad) == NULL && !bad, "nor a name that is not UTF-8");
+	back = json_pack("{s:s,s:s}", "spec", "x", "token", "no spaces");
+	errno = 0;
+	ok(api_read_submission(back, &s, &err) < 0 && errno == EINVAL && err && strstr(err, "token"),
+	   "the scheduler refuses a token that is not plain (%s)", err ? err : "no message");
+	json_decref(back);
+	free(err);
+	err = NULL;
+	back = json_pack("{s:s}", "name", "x");
+	ok(api_read_submission(back, &s, &err) < 0 && err && strstr(err, "\"spec\""), "or no spec (%s)",
+	   err ? err : "no message");
+	json_decref(back);
+	free(err);
+	body = api_check_request_json("hold", 4);
+	api_read_ctl_request(body, &command, &check);
+	ok(!command && check && strcmp(check, "hold") == 0, "a check request");
+	json_decref(body);
+	body = api_command_json("priority 5", 10);
+	api_read_ctl_request(body, &command, &check);
+	ok(command && strcmp(command, "priority 5") == 0 && !check, "a command request");
+	json_decref(body);
+}
+
 int main(void)
 {
 	round_trip();
@@ -289,5 +333,6 @@ int main(void)
 	builders();
 	job_files();
 	answers();
+	requests();
 	return done_testing();
 }
