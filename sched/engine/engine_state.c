@@ -20,6 +20,12 @@ void engine_set_stage_state(struct engine *e, struct stage *stage, enum stage_st
 	stage->state = state;
 	if (state == STAGE_RUNNING && !stage->started_ms)
 		stage->started_ms = now;
+	/* A job runs from its first stage's start, even before an instance
+	 * reports that it reached exec (which may only move it earlier). */
+	if (state == STAGE_RUNNING && !stage->job->started_ms) {
+		stage->job->started_ms = stage->started_ms;
+		model_dirty_job(e->model, stage->job);
+	}
 	if (stage_state_ended(state))
 		stage->ended_ms = now;
 	else

@@ -74,9 +74,21 @@ void stage_progress_get(const struct stage *stage, int64_t now, struct stage_pro
 	}
 }
 
+const char *stage_progress_rate(double per_s, char *buf, size_t len)
+{
+	/* Plain decimals a person reads at a glance: 320, 8.5, 0.05 (never 3.2e+02). */
+	if (per_s >= 100)
+		snprintf(buf, len, "%.0f", per_s);
+	else if (per_s >= 1)
+		snprintf(buf, len, "%.1f", per_s);
+	else
+		snprintf(buf, len, "%.2g", per_s);
+	return buf;
+}
+
 void stage_progress_format(const struct stage_progress *p, int64_t now, char *buf, size_t len)
 {
-	char d[32], t[32], when[128];
+	char d[32], t[32], when[128], rate[32];
 	int n;
 
 	buf[0] = '\0';
@@ -87,7 +99,7 @@ void stage_progress_format(const struct stage_progress *p, int64_t now, char *bu
 	n = snprintf(buf, len, "%s/%s (%.0f%%)", d, t, floor(p->percent));
 	if (n < 0 || (size_t)n >= len || p->rate_per_s <= 0)
 		return;
-	n += snprintf(buf + n, len - (size_t)n, ", %.2g/s", p->rate_per_s);
+	n += snprintf(buf + n, len - (size_t)n, ", %s/s", stage_progress_rate(p->rate_per_s, rate, sizeof rate));
 	if (n < 0 || (size_t)n >= len || p->eta_ms <= 0)
 		return;
 	timing_when(p->eta_ms, now, when, sizeof when);

@@ -27,6 +27,8 @@ void stage_progress_get(const struct stage *stage, int64_t now, struct stage_pro
 
 /* "37/200 (18%), 1.2/s, estimated end 2026-11-30T14:05:00 (in 2m28s)";
  * "" when nothing is known. */
+/* A rate as "320", "8.5" or "0.05" (per second, without the unit). */
+const char *stage_progress_rate(double per_s, char *buf, size_t len);
 void stage_progress_format(const struct stage_progress *p, int64_t now, char *buf, size_t len);
 
 /* {"done", "total", "percent", "rate_per_s", "eta_ms"}, or null. */

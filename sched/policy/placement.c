@@ -83,6 +83,14 @@ int placement_free_cpus(const struct placement_host *h)
 	return left > 0 ? left : 0;
 }
 
+int placement_startable_cpus(const struct placement_host *h)
+{
+	if (!h->up || h->draining || over_limit(h->outside_cpu_pct, h->cpu_limit) ||
+	    over_limit(h->outside_mem_pct, h->mem_limit))
+		return 0;
+	return placement_free_cpus(h);
+}
+
 uint64_t placement_free_mem(const struct placement_host *h)
 {
 	uint64_t used = h->reserved_mem + outside_mem(h);

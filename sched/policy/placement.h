@@ -110,6 +110,10 @@ enum placement_verdict {
 /* What is left for new work on h: capacity less reservations and less what
  * runs outside parsa (never below 0). */
 int placement_free_cpus(const struct placement_host *h);
+/* The cores a new instance could get now: placement_free_cpus() on an up,
+ * not draining host within its live CPU and memory limits, else 0 (the
+ * cluster's status sums it as "free"). */
+int placement_startable_cpus(const struct placement_host *h);
 uint64_t placement_free_mem(const struct placement_host *h);
 
 /* Does req fit host h right now? */

@@ -390,7 +390,7 @@ char *views_stage_status(const struct stage *stage, int64_t now)
 		line[strcspn(line, ",")] = '\0';
 		fprintf(t.f, "progress: %s\n", line);
 		if (p.rate_per_s > 0)
-			fprintf(t.f, "rate: %.2g/s\n", p.rate_per_s);
+			fprintf(t.f, "rate: %s/s\n", stage_progress_rate(p.rate_per_s, line, sizeof line));
 		if (p.eta_ms > 0) {
 			timing_when(p.eta_ms, now, line, sizeof line);
 			fprintf(t.f, "estimated end: %s\n", line);

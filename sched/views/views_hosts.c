@@ -140,7 +140,7 @@ char *views_host_status(const struct host *h, int up, int64_t now_ms)
 char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up, int64_t now_ms)
 {
 	int insts[INST_NSTATES] = { 0 }, nup = 0, ndrain = 0, ndown = 0;
-	int cpus = 0, reserved = 0;
+	int cpus = 0, reserved = 0, free_cpus = 0, held = 0;
 	struct text t;
 	char a[64], b[64];
 
@@ -161,14 +161,29 @@ char *views_cluster_status(struct model *m, const int64_t jobs[5], const int *up
 		else
 			nup++;
 		if (up[i]) {
+			/* Free is what a new instance could get (placement's rule):
+			 * not the cores outside load keeps busy, nothing on a host
+			 * past its live limits or draining. */
+			struct placement_host ph = {
+				.up = 1, .draining = h->draining, .cpus = h->cpus,
+				.reserved_cpus = h->reserved_cpus, .outside_cpus = (int)(h->outside_cores + 0.5),
+				.outside_cpu_pct = h->outside_cpu_pct, .outside_mem_pct = h->outside_mem_pct,
+				.cpu_limit = h->cpu_limit, .mem_limit = h->mem_limit,
+			};
+			int startable = placement_startable_cpus(&ph);
+
 			cpus += h->cpus;
 			reserved += h->reserved_cpus;
+			free_cpus += startable;
+			held += (h->cpus > h->reserved_cpus ? h->cpus - h->reserved_cpus : 0) - startable;
 		}
 	}
 	text_open(&t);
 	fprintf(t.f, "hosts: %zu (%d up, %d draining, %d down)\n", model_nhosts(m), nup, ndrain, ndown);
-	fprintf(t.f, "cpus: %d total, %d reserved, %d free\n", cpus, reserved,
-		cpus > reserved ? cpus - reserved : 0);
+	fprintf(t.f, "cpus: %d total, %d reserved, %d free", cpus, reserved, free_cpus);
+	if (held > 0)
+		fprintf(t.f, " (%d held by load outside parsa, draining or past a host's limit)", held);
+	fprintf(t.f, "\n");
 	fprintf(t.f, "jobs: %lld queued, %lld running, %lld succeeded, %lld failed, %lld cancelled\n",
 		(long long)jobs[JOB_QUEUED], (long long)jobs[JOB_RUNNING],
 		(long long)jobs[JOB_SUCCEEDED], (long long)jobs[JOB_FAILED],

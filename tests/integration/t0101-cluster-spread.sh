@@ -89,7 +89,12 @@ if echo remove >"$MNT/hosts/h4/ctl" 2>/dev/null; then
 	fail "a host that is not drained was removed"
 fi
 pass "remove refuses a host that is not drained"
+check "its ctl says why: not drained" grep -q "^last refused: 'remove' .*host h4 is not drained: write 'drain' first" "$MNT/hosts/h4/ctl"
 echo drain >"$MNT/hosts/h4/ctl"
+if echo remove >"$MNT/hosts/h4/ctl" 2>/dev/null; then
+	fail "a host whose runner runs was removed"
+fi
+check "its ctl says why: the runner still runs" grep -q "^last refused: 'remove' .*the runner of host h4 still runs: stop it first" "$MNT/hosts/h4/ctl"
 stop_daemon runner-h4
 wait_for "h4 is down once its runner left" 20 host_is h4 down
 echo remove >"$MNT/hosts/h4/ctl" || fail "remove of a drained, stopped host failed"

@@ -80,6 +80,9 @@ int main(void)
 	char line[256];
 	int64_t t0 = 1000000000LL;
 
+	is_str(stage_progress_rate(320.4, line, sizeof line), "320", "a rate: whole above 100");
+	is_str(stage_progress_rate(8.54, line, sizeof line), "8.5", "one decimal above 1");
+	is_str(stage_progress_rate(0.05, line, sizeof line), "0.05", "two digits below 1");
 	parses("37/200", 37, 200);
 	parses("37 / 200\n", 37, 200);
 	parses("1/10\n2/10\n3/10\n", 3, 10);

@@ -299,6 +299,29 @@ static void test_events_in_time_order(void)
 	free(text);
 }
 
+/* The cluster's free cores are what a new instance could get: load outside
+ * parsa takes cores, a host past its limit or draining offers none. */
+static void test_cluster_free(void)
+{
+	struct model *m = model_create();
+	struct host *busy = model_add_host(m, "busy"), *over = model_add_host(m, "over");
+	struct host *drain = model_add_host(m, "drain");
+	int64_t jobs[5] = { 0 };
+	int up[3] = { 1, 1, 1 };
+	char *text;
+
+	busy->cpus = 8, busy->reserved_cpus = 2, busy->outside_cores = 3.1, busy->cpu_limit = 90;
+	busy->mem_limit = 90, busy->outside_cpu_pct = 38;
+	over->cpus = 4, over->outside_cores = 3.9, over->cpu_limit = 90, over->mem_limit = 90;
+	over->outside_cpu_pct = 97;
+	drain->cpus = 4, drain->draining = true, drain->cpu_limit = 90, drain->mem_limit = 90;
+	text = views_cluster_status(m, jobs, up, time_now_ms());
+	has(text, "cpus: 16 total, 2 reserved, 3 free (11 held by load outside parsa, draining or past a "
+	    "host's limit)\n", "cluster: free cores are those a new instance could get");
+	free(text);
+	model_destroy(m);
+}
+
 static void test_cancelled(struct world *w, int64_t id)
 {
 	const char *state = "?";
@@ -344,6 +367,7 @@ int main(void)
 	test_host_and_cluster(&w, inst);
 	test_cancelled(&w, held);
 	test_events_in_time_order();
+	test_cluster_free();
 	world_stop(&w);
 	return done_testing();
 }
