@@ -79,6 +79,8 @@ int api_route_find(const char *method, const char *path, char *buf, size_t len,
 {
 	*path_known = false;
 	for (int r = 0; r < API_ROUTE_COUNT; r++) {
+		/* A route of the path with another method must leave no segment behind. */
+		memset(args, 0, max * sizeof *args);
 		if (!route_match(routes[r].pattern, path, buf, len, args, max))
 			continue;
 		*path_known = true;
