@@ -256,20 +256,33 @@ int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_
 	return read_list(&kind, body, len, (void **)rows, n, err);
 }
 
-void api_owners_begin(FILE *out)
+enum api_owners_form api_owners_form(const char *view, const char *format)
 {
-	fputs("{\"owners\":[", out);
+	if (!view || strcmp(view, "owners") != 0)
+		return API_OWNERS_NONE;
+	return format && strcmp(format, "json") == 0 ? API_OWNERS_JSON : API_OWNERS_LINES;
 }
 
-void api_owners_row(FILE *out, const struct api_owner *row, bool first)
+void api_owners_begin(FILE *out, enum api_owners_form form)
 {
-	fprintf(out, "%s[%" PRId64 ",%lu,%lu,%" PRId64 "]", first ? "" : ",", row->id,
-		(unsigned long)row->uid, (unsigned long)row->gid, row->submitted_ms);
+	if (form == API_OWNERS_JSON)
+		fputs("{\"owners\":[", out);
 }
 
-void api_owners_end(FILE *out)
+void api_owners_row(FILE *out, enum api_owners_form form, const struct api_owner *row, bool first)
 {
-	fputs("]}", out);
+	if (form == API_OWNERS_JSON)
+		fprintf(out, "%s[%" PRId64 ",%lu,%lu,%" PRId64 "]", first ? "" : ",", row->id,
+			(unsigned long)row->uid, (unsigned long)row->gid, row->submitted_ms);
+	else
+		fprintf(out, "%" PRId64 " %lu %lu %" PRId64 "\n", row->id, (unsigned long)row->uid,
+			(unsigned long)row->gid, row->submitted_ms);
+}
+
+void api_owners_end(FILE *out, enum api_owners_form form)
+{
+	if (form == API_OWNERS_JSON)
+		fputs("]}", out);
 }
 
 int api_read_wait(const char *body, size_t len, bool *done, char **state, char **err)

@@ -47,8 +47,14 @@ int api_read_check(const char *body, size_t len, bool *good, char **why, char **
 /* error NULL: {"ok": true}; else {"ok": false, "error": error}. */
 json_t *api_check_json(const char *error);
 
-/* GET /v1/jobs?view=owners: {"owners": [[id, uid, gid, submitted_ms], ...]},
- * oldest first: the jobs jobs/ lists, in a tenth of the full list's bytes. */
+/* GET /v1/jobs?view=owners&format=json (api_path_owners): {"owners": [[id,
+ * uid, gid, submitted_ms], ...]}, oldest first: the jobs jobs/ lists, in a
+ * tenth of the full list's bytes. Without format=json the answer is the
+ * form the mounts of release 0.1.0 read: "id uid gid submitted_ms" lines
+ * (API_OWNERS_LINES), written for them until the protocol changes. */
+enum api_owners_form { API_OWNERS_NONE, API_OWNERS_JSON, API_OWNERS_LINES };
+/* The form that a request's view and format (either NULL) ask for. */
+enum api_owners_form api_owners_form(const char *view, const char *format);
 struct api_owner {
 	int64_t id;
 	uid_t uid;
@@ -58,9 +64,9 @@ struct api_owner {
 /* *rows (malloc'ed, at least one element so never NULL on success) and *n. */
 int api_read_owners(const char *body, size_t len, struct api_owner **rows, size_t *n, char **err);
 /* The writer streams, a row at a time, so that no list is built in memory. */
-void api_owners_begin(FILE *out);
-void api_owners_row(FILE *out, const struct api_owner *row, bool first);
-void api_owners_end(FILE *out);
+void api_owners_begin(FILE *out, enum api_owners_form form);
+void api_owners_row(FILE *out, enum api_owners_form form, const struct api_owner *row, bool first);
+void api_owners_end(FILE *out, enum api_owners_form form);
 
 /* GET /v1/jobs/<id>/wait: {"done": bool, "state": "..."}. *state malloc'ed. */
 int api_read_wait(const char *body, size_t len, bool *done, char **state, char **err);

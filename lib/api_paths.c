@@ -170,6 +170,7 @@ char *api_path_owners(void)
 	char *path = api_path(API_JOBS_LIST, NULL);
 
 	api_path_query(&path, "view", "owners");
+	api_path_query(&path, "format", "json");
 	return path;
 }
 

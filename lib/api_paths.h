@@ -83,7 +83,7 @@ void api_path_query_num(char **path, const char *key, long long value);
 char *api_path_wait(int64_t job, const char *stage, long timeout_ms);
 /* GET /v1/hosts/<name>/work?timeout_ms=N, */
 char *api_path_work(const char *host, long timeout_ms);
-/* GET /v1/jobs?view=owners (api_read_owners), */
+/* GET /v1/jobs?view=owners&format=json (api_read_owners), */
 char *api_path_owners(void);
 /* GET /v1/usage?by=B&since_ms=N&format=F. */
 char *api_path_usage(const char *by, int64_t since_ms, const char *format);

@@ -84,13 +84,14 @@ out:
 /* GET /v1/jobs: {"jobs":[summary, ...]} of what jobs/ lists (unfinished
  * jobs and those that ended within list_finished), read from the store row
  * by row into the answer's text: no job is loaded for it. ?uid=N: one
- * user's. ?view=owners: {"owners":[[id,uid,gid,submitted_ms],...]} instead
- * (lib/api_answers.h), what the mount needs to list and stat jobs/ (a tenth
- * of the full list's size). */
+ * user's. ?view=owners&format=json: {"owners":[[id,uid,gid,submitted_ms],...]}
+ * instead, what the mount needs to list and stat jobs/ (a tenth of the full
+ * list's size); ?view=owners alone: the lines 0.1.0's mounts read
+ * (lib/api_answers.h). */
 struct list_out {
 	FILE *f;
 	size_t n;
-	bool owners;
+	enum api_owners_form owners;
 };
 
 static int list_one(void *arg, const struct store_job_row *row)
@@ -99,7 +100,7 @@ static int list_one(void *arg, const struct store_job_row *row)
 	json_t *summary;
 
 	if (o->owners) {
-		api_owners_row(o->f, &(struct api_owner){ .id = row->id, .uid = (uid_t)row->uid,
+		api_owners_row(o->f, o->owners, &(struct api_owner){ .id = row->id, .uid = (uid_t)row->uid,
 			       .gid = (gid_t)row->gid, .submitted_ms = row->submitted_ms }, o->n++ == 0);
 		return 0;
 	}
@@ -118,7 +119,8 @@ void api_jobs_list(struct call *c)
 {
 	const char *uid_text = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "uid");
 	const char *view = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "view");
-	struct list_out o = { .owners = view && strcmp(view, "owners") == 0 };
+	const char *format = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "format");
+	struct list_out o = { .owners = api_owners_form(view, format) };
 	int64_t uid = -1;
 	char *text = NULL, *err = NULL;
 	size_t len = 0;
@@ -132,7 +134,7 @@ void api_jobs_list(struct call *c)
 		return;
 	}
 	if (o.owners)
-		api_owners_begin(o.f);
+		api_owners_begin(o.f, o.owners);
 	else
 		fputs("{\"jobs\":[", o.f);
 	engine_lock(c->engine);
@@ -141,7 +143,7 @@ void api_jobs_list(struct call *c)
 			     list_one, &o, &err);
 	engine_unlock(c->engine);
 	if (o.owners)
-		api_owners_end(o.f);
+		api_owners_end(o.f, o.owners);
 	else
 		fputs("]}", o.f);
 	if (rc < 0 || ferror(o.f)) {
@@ -151,7 +153,10 @@ void api_jobs_list(struct call *c)
 		return;
 	}
 	fclose(o.f);
-	reply_json_text(c, MHD_HTTP_OK, text, len);
+	if (o.owners == API_OWNERS_LINES)
+		reply_bytes(c, text, len);
+	else
+		reply_json_text(c, MHD_HTTP_OK, text, len);
 }
 
 void api_jobs_last(struct call *c)

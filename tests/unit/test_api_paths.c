@@ -124,7 +124,7 @@ static void builders(void)
 	   "a runner's poll");
 	free(p);
 	p = api_path_owners();
-	ok(is_route_query(p, API_JOBS_LIST, NULL, "?view=owners"), "the mount's listing");
+	ok(is_route_query(p, API_JOBS_LIST, NULL, "?view=owners&format=json"), "the mount's listing");
 	free(p);
 	p = api_path_usage("a&b", 5, "csv");
 	ok(is_route_query(p, API_USAGE, NULL, "?by=a%26b&since_ms=5&format=csv"), "usage, values escaped");
@@ -205,14 +205,21 @@ static void answers(void)
 	bool done = false;
 	FILE *f = open_memstream(&text, &len);
 
-	api_owners_begin(f);
+	api_owners_begin(f, API_OWNERS_JSON);
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
-		api_owners_row(f, &rows[i], i == 0);
-	api_owners_end(f);
+		api_owners_row(f, API_OWNERS_JSON, &rows[i], i == 0);
+	api_owners_end(f, API_OWNERS_JSON);
 	fclose(f);
 	ok(api_read_owners(text, len, &back, &n, NULL) == 0 && n == 2 &&
 	   memcmp(back, rows, sizeof rows) == 0, "the owners read back as written (%s)", text);
 	free(back);
+	free(text);
+	ok(api_owners_form("owners", "json") == API_OWNERS_JSON && api_owners_form("owners", NULL) ==
+	   API_OWNERS_LINES && api_owners_form(NULL, "json") == API_OWNERS_NONE, "the forms asked for");
+	f = open_memstream(&text, &len);
+	api_owners_row(f, API_OWNERS_LINES, &rows[0], true);
+	fclose(f);
+	is_str(text, "1 1000 100 5\n", "0.1.0's mounts still get their lines without format=json");
 	free(text);
 	ok(api_read_owners(LIT("{\"owners\":[]}"), &back, &n, NULL) == 0 && n == 0 && back,
 	   "no jobs: an empty list");
