@@ -6,9 +6,11 @@
  * exited reports, heartbeats listing what they run) so that every pass has
  * free slots to fill from the long queue. The pass durations come from GET
  * /v1/stats. Prints "key: value" lines ending with pass_ms_p50 and pass_ms_p99. */
+#include "api_answers.h"
 #include "api_client.h"
 #include "api_paths.h"
 #include "api_requests.h"
+#include "proto.h"
 #include "util.h"
 
 #include <errno.h>
@@ -99,13 +101,21 @@ static void report(int64_t id, int attempt, const char *state)
 /* Take the host's new assignments and confirm each as running. */
 static size_t take_work(struct sim_host *h)
 {
+	struct work_answer work;
 	json_t *answer, *item;
 	size_t i, n = 0;
 
 	answer = call("GET", api_path_work(h->name, 0), NULL, 200);
-	json_array_foreach(json_object_get(answer, "start"), i, item) {
-		struct running r = { json_integer_value(json_object_get(item, "id")),
-				     (int)json_integer_value(json_object_get(item, "attempt")) };
+	work_answer_from_json(answer, &work);
+	json_array_foreach(work.start, i, item) {
+		struct attempt_ref ref;
+		struct running r;
+
+		if (attempt_ref_from_json(item, &ref) < 0) {
+			fprintf(stderr, "bench: an assignment without its id and attempt\n");
+			exit(1);
+		}
+		r = (struct running){ ref.id, (int)ref.attempt };
 
 		report(r.id, r.attempt, "running");
 		if (h->nrun == h->cap) {
@@ -182,21 +192,30 @@ static double pct(const double *v, size_t n, double p)
  * them, room for *cap); *seen becomes the number of passes so far. */
 static void collect_passes(uint64_t *seen, double **v, size_t *n, size_t *cap)
 {
-	json_t *stats = call("GET", api_path(API_STATS, NULL), NULL, 200), *list = json_object_get(stats, "pass_ms");
-	size_t len = json_array_size(list), first;
-	uint64_t passes = (uint64_t)json_integer_value(json_object_get(stats, "passes"));
+	struct api_reply reply;
+	struct api_stats stats;
+	char *path = api_path(API_STATS, NULL), *err = NULL;
+	size_t first;
 
-	/* The list holds the last len of `passes` passes. */
-	first = passes - len < *seen ? (size_t)(*seen - (passes - len)) : 0;
-	for (size_t i = first; i < len; i++) {
+	if (api_call(api, "GET", path, NULL, 0, NULL, 30000, &reply, NULL) != 200 ||
+	    api_read_stats(reply.body, reply.len, &stats, &err) < 0) {
+		fprintf(stderr, "bench: GET %s: %s\n", path, err ? err : reply.body ? reply.body : "no answer");
+		exit(1);
+	}
+	api_reply_clear(&reply);
+	free(path);
+	/* The list holds the last npass_ms of `passes` passes. */
+	first = (uint64_t)stats.passes - stats.npass_ms < *seen ?
+		(size_t)(*seen - ((uint64_t)stats.passes - stats.npass_ms)) : 0;
+	for (size_t i = first; i < stats.npass_ms; i++) {
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 4096;
 			*v = xrealloc(*v, *cap * sizeof **v);
 		}
-		(*v)[(*n)++] = json_real_value(json_array_get(list, i));
+		(*v)[(*n)++] = stats.pass_ms[i];
 	}
-	*seen = passes;
-	json_decref(stats);
+	*seen = (uint64_t)stats.passes;
+	api_stats_clear(&stats);
 }
 
 int main(int argc, char **argv)

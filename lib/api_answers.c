@@ -444,6 +444,43 @@ void api_history_free(struct api_history_job *jobs, size_t n)
 	free(jobs);
 }
 
+int api_read_stats(const char *body, size_t len, struct api_stats *stats, char **err)
+{
+	static const char what[] = "GET /v1/stats";
+	json_t *root = load_object(body, len, what, err), *list, *j;
+	size_t i;
+
+	memset(stats, 0, sizeof *stats);
+	if (!root)
+		return -1;
+	list = json_object_get(root, "pass_ms");
+	if (get_int(root, "passes", 0, INT64_MAX, &stats->passes) < 0 || !json_is_array(list) ||
+	    json_array_size(list) > (uint64_t)stats->passes) {
+		json_decref(root);
+		return malformed(err, what, "has no \"passes\" with a \"pass_ms\" list of at most as many");
+	}
+	stats->pass_ms = xcalloc(json_array_size(list) + 1, sizeof *stats->pass_ms);
+	json_array_foreach(list, i, j) {
+		if (!json_is_number(j)) {
+			api_stats_clear(stats);
+			json_decref(root);
+			return malformed(err, what, "has a pass that is not a number of ms");
+		}
+		stats->pass_ms[i] = json_number_value(j);
+	}
+	stats->npass_ms = json_array_size(list);
+	stats->submitted = num_of(root, "submitted");
+	stats->submit_groups = num_of(root, "submit_groups");
+	json_decref(root);
+	return 0;
+}
+
+void api_stats_clear(struct api_stats *stats)
+{
+	free(stats->pass_ms);
+	memset(stats, 0, sizeof *stats);
+}
+
 static int read_schedule(const json_t *j, void *row)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));

@@ -101,6 +101,18 @@ int api_read_history(const char *body, size_t len, struct api_history_job **jobs
 		     char **err);
 void api_history_free(struct api_history_job *jobs, size_t n);
 
+/* GET /v1/stats: the scheduler's own counts (docs/api.md); these are the ones
+ * the benchmarks read. pass_ms: the last npass_ms passes' durations, of
+ * passes in all (malloc'ed, never NULL on success). */
+struct api_stats {
+	int64_t passes;
+	double *pass_ms;
+	size_t npass_ms;
+	int64_t submitted, submit_groups;
+};
+int api_read_stats(const char *body, size_t len, struct api_stats *stats, char **err);
+void api_stats_clear(struct api_stats *stats);
+
 /* One entry of GET /v1/schedules: {"schedules": [{"name", "uid", "gid",
  * "created_ms", ...}]} (created_ms 0 from a scheduler that does not say). */
 struct api_schedule_owner {

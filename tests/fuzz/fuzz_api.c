@@ -77,6 +77,7 @@ static bool read_ok(int rc, char **err)
 static void check_objects(const char *body, size_t size)
 {
 	struct api_job_meta job;
+	struct api_stats stats;
 	char *err = NULL, *state = NULL, *why = NULL;
 	int64_t id;
 	bool done, has_job = false, good;
@@ -99,6 +100,10 @@ static void check_objects(const char *body, size_t size)
 	if (READ(api_read_check(body, size, &good, &why, &err)) && good == !!why)
 		abort();
 	free(why);
+	if (READ(api_read_stats(body, size, &stats, &err)) &&
+	    (!stats.pass_ms || stats.npass_ms > (uint64_t)stats.passes))
+		abort();
+	api_stats_clear(&stats);
 }
 
 /* The bytes as each list a client reads. */

@@ -197,6 +197,7 @@ static void answers(void)
 	struct api_host *hosts = NULL;
 	struct api_schedule_owner *sched = NULL;
 	struct api_job_meta job;
+	struct api_stats stats;
 	struct api_history_job *history = NULL;
 	bool has_job = false;
 	char *text = NULL, *state = NULL;
@@ -272,6 +273,12 @@ static void answers(void)
 	   "a check that passed (%s)", text);
 	free(text);
 	refused(api_read_check(LIT("{}"), &done, &state, &err_), "a check without ok");
+	ok(api_read_stats(LIT("{\"passes\":9,\"pass_ms\":[0.5,2],\"submitted\":3,\"submit_groups\":2}"), &stats,
+			  NULL) == 0 && stats.passes == 9 && stats.npass_ms == 2 && stats.pass_ms[1] == 2 &&
+	   stats.submit_groups == 2, "the scheduler's stats");
+	api_stats_clear(&stats);
+	refused(api_read_stats(LIT("{\"passes\":1,\"pass_ms\":[1,2]}"), &stats, &err_),
+		"more passes listed than there were");
 
 	text = "{\"total\":1,\"jobs\":[{\"id\":5,\"name\":\"a\",\"user\":\"u\",\"state\":\"running\","
 	       "\"max_rss\":-1,\"stages\":[{\"counts\":{\"succeeded\":2,\"failed\":1,\"running\":3}},"
