@@ -151,7 +151,7 @@ static void submit(int job, int instances, int cpus, const char *team, const cha
 
 	snprintf(name, sizeof name, "sim-%d.conf", job);
 	json_decref(call("POST", api_path(API_JOBS_SUBMIT, NULL),
-			 api_submission_json(name, spec, strlen(spec), NULL, &bad), 201));
+			 api_submission_json(name, spec, strlen(spec), NULL, NULL, &bad), 201));
 	free(spec);
 }
 

@@ -27,6 +27,8 @@ struct spec_file {
 	bool clone;                /* opened as queue/.clone */
 	struct fs_identity who;    /* the creator: the spec is submitted as them */
 	pid_t opener;              /* see spec_flush */
+	char *workdir;             /* the creator's working folder (its instances run
+				    * there, lib/spec.h), or NULL when unknown */
 	uint64_t parent_node;      /* the folder's node id in the kernel, from the CREATE
 				    * (fs/wire.h); 0: unknown */
 	struct timespec created;

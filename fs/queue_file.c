@@ -93,7 +93,8 @@ static void unlist(struct spec_file *f, bool may_drop)
 /* POST one spec as who. 0 with *id, or -1 with errno and *err: the
  * scheduler's "file:line: message" lines, or why it could not be asked. */
 static int post_spec(struct queue_dir *q, const struct fs_identity *who, const char *name,
-		     const char *text, size_t len, bool too_big, int64_t *id, char **err)
+		     const char *workdir, const char *text, size_t len, bool too_big, int64_t *id,
+		     char **err)
 {
 	struct api_reply reply = { 0 };
 	json_t *body = NULL;
@@ -115,7 +116,7 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			  "submitted", name, strerror(errno));
 		goto out;
 	}
-	body = api_submission_json(name, text, len, q->once ? token : NULL, &bad_spec);
+	body = api_submission_json(name, text, len, q->once ? token : NULL, workdir, &bad_spec);
 	if (!body && bad_spec) {
 		/* Not UTF-8, or a NUL byte (JSON carries it as \u0000, which the
 		 * scheduler refuses with a message about JSON): no text either,
@@ -190,7 +191,7 @@ static int submit_locked(struct spec_file *f, bool may_drop)
 	int64_t id = 0;
 	int rc;
 
-	rc = post_spec(f->q, &f->who, f->name, f->text, f->len, f->too_big, &id, &err);
+	rc = post_spec(f->q, &f->who, f->name, f->workdir, f->text, f->len, f->too_big, &id, &err);
 	f->submitted = true;
 	f->result = rc < 0 ? errno : 0;
 	if (rc == 0) {
@@ -411,6 +412,7 @@ static void spec_release(struct fs_file *file)
 	pthread_mutex_destroy(&f->lock);
 	fs_identity_clear(&f->who);
 	free(f->name);
+	free(f->workdir);
 	free(f->text);
 	free(f->answer);
 	free(f);
@@ -425,6 +427,27 @@ static const struct fs_file_ops spec_file_ops = {
 	.release = spec_release,
 };
 
+/* Where the process that creates the spec works (`cp spec.conf /parsa/queue/`
+ * from ~/lab: ~/lab), read from /proc as the kernel knows it: its instances
+ * run there when the folder exists on their host. NULL when unknown. */
+static char *caller_workdir(pid_t pid)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	if (pid <= 0)
+		return NULL;
+	snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+	n = readlink(link, path, sizeof path - 1);
+	if (n <= 0 || path[0] != '/')
+		return NULL;
+	path[n] = '\0';
+	/* A removed folder reads as "/old/path (deleted)": no place to run. */
+	if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0)
+		return NULL;
+	return xstrdup(path);
+}
+
 struct spec_file *queue_spec_file_new(struct queue_dir *q, const char *name, bool clone)
 {
 	struct spec_file *f = xcalloc(1, sizeof *f);
@@ -436,6 +459,7 @@ struct spec_file *queue_spec_file_new(struct queue_dir *q, const char *name, boo
 	f->clone = clone;
 	fs_identity_current(q->fs, &f->who);
 	f->opener = fs_caller_pid(q->fs);
+	f->workdir = caller_workdir(f->opener);
 	clock_gettime(CLOCK_REALTIME, &f->created);
 	pthread_mutex_init(&f->lock, NULL);
 	atomic_init(&f->size, 0);

@@ -10,7 +10,7 @@
 #define TOKEN_MAX 64
 
 json_t *api_submission_json(const char *name, const char *spec, size_t len, const char *token,
-			    bool *bad_spec)
+			    const char *workdir, bool *bad_spec)
 {
 	/* JSON carries text, a NUL byte only as \u0000, which the scheduler
 	 * refuses: the spec parser is the one to say where such a byte is. */
@@ -29,6 +29,12 @@ json_t *api_submission_json(const char *name, const char *spec, size_t len, cons
 		errno = EINVAL;
 		return NULL;
 	}
+	if (workdir) {
+		json_t *w = json_string(workdir);
+
+		if (w)
+			json_object_set_new(body, "workdir", w);
+	}
 	return body;
 }
 
@@ -44,7 +50,7 @@ bool api_token_ok(const char *t)
 int api_read_submission(const json_t *body, struct api_submission *s, char **err)
 {
 	const json_t *name = json_object_get(body, "name"), *spec = json_object_get(body, "spec");
-	const json_t *token = json_object_get(body, "token");
+	const json_t *token = json_object_get(body, "token"), *workdir = json_object_get(body, "workdir");
 
 	memset(s, 0, sizeof *s);
 	errno = EINVAL;
@@ -55,6 +61,10 @@ int api_read_submission(const json_t *body, struct api_submission *s, char **err
 	if (token && (!json_is_string(token) || !api_token_ok(json_string_value(token)) ||
 		      strlen(json_string_value(token)) != json_string_length(token)))
 		return errprintf(err, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
+	if (workdir && (!json_is_string(workdir) || json_string_value(workdir)[0] != '/' ||
+			strlen(json_string_value(workdir)) != json_string_length(workdir)))
+		return errprintf(err, "\"workdir\" is an absolute folder: the submitter's");
+	s->workdir = json_string_value(workdir);
 	s->name = json_string_value(name);
 	s->spec = json_string_value(spec);
 	s->len = json_string_length(spec);

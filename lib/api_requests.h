@@ -10,11 +10,14 @@
 #include <stddef.h>
 
 /* POST /v1/jobs and /v1/schedules: {"name": the file's name, "spec": its
- * text, "token": the submission's (optional, docs/api.md)}. NULL with errno
- * EINVAL when JSON cannot carry it: spec holds a NUL byte or is not UTF-8
- * (*bad_spec set), or name is not UTF-8 (*bad_spec clear). token NULL: none. */
+ * text, "token": the submission's (optional, docs/api.md), "workdir": the
+ * folder it was submitted from (optional)}. NULL with errno EINVAL when
+ * JSON cannot carry it: spec holds a NUL byte or is not UTF-8 (*bad_spec
+ * set), or name is not UTF-8 (*bad_spec clear). token or workdir NULL:
+ * none; a workdir that is not UTF-8 text is left out (its instances then
+ * run in their output folder). */
 json_t *api_submission_json(const char *name, const char *spec, size_t len, const char *token,
-			    bool *bad_spec);
+			    const char *workdir, bool *bad_spec);
 
 /* A submission as the scheduler reads it: pointers into the body. name is
  * NULL when absent; spec may hold NUL bytes (len is its length). */
@@ -23,6 +26,7 @@ struct api_submission {
 	const char *spec;
 	size_t len;
 	const char *token;
+	const char *workdir;     /* absolute, or NULL */
 };
 /* 0, or -1 with errno EINVAL and *err saying what the body lacks (a 400). */
 int api_read_submission(const json_t *body, struct api_submission *s, char **err);

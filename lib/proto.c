@@ -201,6 +201,8 @@ static json_t *executor_to_json(const struct heartbeat_executor *x)
 
 	if (obj && x->poll_error)
 		json_object_set_new(obj, "poll_error", json_string(x->poll_error));
+	if (obj && x->accounting)
+		json_object_set_new(obj, "accounting", json_string(x->accounting));
 	return obj;
 }
 
@@ -220,6 +222,9 @@ static void executor_from_json(const json_t *obj, struct heartbeat_executor *x)
 	x->poll_error = json_string_value(json_object_get(obj, "poll_error"));
 	x->cpus_up = number_or(obj, "cpus_up", -1);
 	x->cpus_outside = number_or(obj, "cpus_outside", -1);
+	x->accounting = json_string_value(json_object_get(obj, "accounting"));
+	if (x->accounting && strcmp(x->accounting, "on") != 0 && strcmp(x->accounting, "off") != 0)
+		x->accounting = NULL;
 	if (x->last_poll_ms < 0)
 		x->last_poll_ms = 0;
 }
@@ -509,6 +514,7 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	    get_str(json, "run", 1, &a->run, err) < 0 ||
 	    get_str(json, "item", 0, &a->item, err) < 0 ||
 	    get_str(json, "point", 0, &a->point, err) < 0 ||
+	    get_str(json, "workdir", 0, &a->workdir, err) < 0 ||
 	    get_str(json, "user", 0, &a->user, err) < 0 ||
 	    get_env(json, a, err) < 0 ||
 	    get_groups(json, a, err) < 0 ||
@@ -518,6 +524,11 @@ struct assignment *assignment_from_json(const json_t *json, char **err)
 	 * creates, possibly as root. */
 	if (!proto_safe_name(a->stage)) {
 		errprintf(err, "assignment: stage name '%s' is not a safe file name", a->stage);
+		goto fail;
+	}
+	a->workdir_fallback = json_is_true(json_object_get(json, "workdir_fallback"));
+	if (a->workdir[0] && a->workdir[0] != '/') {
+		errprintf(err, "assignment: workdir '%s' is not an absolute folder", a->workdir);
 		goto fail;
 	}
 	/* Made below out/STAGE by the runner, as the instance's user. */
@@ -543,6 +554,7 @@ void assignment_destroy(struct assignment *a)
 	free(a->stage);
 	free(a->item);
 	free(a->point);
+	free(a->workdir);
 	free(a->run);
 	for (size_t i = 0; i < a->nenv; i++)
 		free(a->env[i]);
@@ -582,6 +594,10 @@ json_t *assignment_to_json(const struct assignment *a)
 		json_object_set_new(body, "gpus", json_integer(a->gpus));
 	if (body && a->point && a->point[0])
 		json_object_set_new(body, "point", json_string(a->point));
+	if (body && a->workdir && a->workdir[0]) {
+		json_object_set_new(body, "workdir", json_string(a->workdir));
+		json_object_set_new(body, "workdir_fallback", json_boolean(a->workdir_fallback));
+	}
 	if (body && spec_slurm_any(&a->slurm))
 		json_object_set_new(body, "slurm", spec_slurm_to_json(&a->slurm));
 	return body;
@@ -633,6 +649,8 @@ json_t *report_to_json(const struct report *r)
 		json_object_set_new(body, "gpu_list", json_string(r->gpu_list));
 	if (r->slurm_job)
 		json_object_set_new(body, "slurm_job", json_string(r->slurm_job));
+	if (r->slurm_state)
+		json_object_set_new(body, "slurm_state", json_string(r->slurm_state));
 	return body;
 }
 
@@ -664,6 +682,7 @@ int report_from_json(const json_t *json, struct report *r, char **err)
 	r->cpu_list = json_string_value(json_object_get(json, "cpu_list"));
 	r->gpu_list = json_string_value(json_object_get(json, "gpu_list"));
 	r->slurm_job = json_string_value(json_object_get(json, "slurm_job"));
+	r->slurm_state = json_string_value(json_object_get(json, "slurm_state"));
 	if (!known) {
 		errno = EINVAL;
 		return errprintf(err, "\"state\" must be running, exited or failed");

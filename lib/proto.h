@@ -91,6 +91,9 @@ struct heartbeat_executor {
 	const char *poll_error;          /* the last query's error; NULL when it answered */
 	int64_t cpus_up;                 /* the partition's usable CPUs (sinfo); -1 unknown */
 	int64_t cpus_outside;            /* of which other users' jobs hold; -1 unknown */
+	/* "on" or "off": whether the batch system keeps accounting (the
+	 * runner asks sacct of ended jobs); NULL not known (an older runner) */
+	const char *accounting;
 };
 
 /* The host's live use split in two: what parsa's instances use and what the
@@ -160,6 +163,8 @@ struct assignment {
 	char *point;         /* a sweep's point as a folder name ("cache=2M,quantum=1000"),
 	                      * below the stage's out/ folder; "" without matrix keys */
 	char *run;           /* the shell command */
+	char *workdir;       /* where it starts (lib/spec.h, workdir); "" for its output folder */
+	bool workdir_fallback; /* a workdir that is not on this host: start in the output folder */
 	int64_t cpus;
 	uint64_t mem;
 	uint64_t scratch;
@@ -211,6 +216,9 @@ struct report {
 	const char *cpu_list;            /* the cores it was pinned to ("0-1,4"); NULL: none */
 	const char *gpu_list;            /* the GPU indices it got ("0,1"); NULL: none */
 	const char *slurm_job;           /* its Slurm job id ("1234_7"); NULL: not a Slurm job */
+	/* exited: Slurm's end state from its accounting ("TIMEOUT", "CANCELLED
+	 * by alice"); NULL: not known (no accounting, an older runner) */
+	const char *slurm_state;
 };
 
 /* An exited report carries its signal, else its exit code, and its pid when

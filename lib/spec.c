@@ -40,6 +40,7 @@ void spec_destroy(struct spec *spec)
 	free(spec->window);
 	timewin_destroy(spec->win);
 	free(spec->every);
+	free(spec->workdir);
 	spec_free_list(spec->notify, spec->nnotify);
 	free(spec);
 }

@@ -89,6 +89,12 @@ struct spec {
 	char *window;        /* the default window of its stages; NULL = always */
 	struct timewin *win; /* window, parsed */
 	char *every;         /* every = cron line or period (schedules/ only); NULL = none */
+	/* Where instances start: workdir = /abs/folder or "out" (each stage's
+	 * output folder); else the folder it was submitted from, which the
+	 * scheduler sets (workdir_submitted) and which is used where it exists
+	 * on the host, the output folder elsewhere. NULL: the output folder. */
+	char *workdir;
+	bool workdir_submitted;
 	int every_line;      /* its line, for the error when a queue/ spec has one */
 	char **notify;       /* "exec:/path" or "mail:user@host" */
 	size_t nnotify;

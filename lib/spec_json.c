@@ -79,7 +79,10 @@ static int time_to_json(const struct spec *spec, json_t *root)
 	    json_object_set_new(root, "start_in_s", json_integer(spec->start_in_s)) < 0 ||
 	    json_object_set_new(root, "window", spec->window ? json_string(spec->window) : json_null()) < 0 ||
 	    json_object_set_new(root, "every", spec->every ? json_string(spec->every) : json_null()) < 0 ||
-	    json_object_set_new(root, "notify", notify) < 0)
+	    json_object_set_new(root, "notify", notify) < 0 ||
+	    (spec->workdir && (json_object_set_new(root, "workdir", json_string(spec->workdir)) < 0 ||
+			       json_object_set_new(root, "workdir_submitted",
+						   json_boolean(spec->workdir_submitted)) < 0)))
 		return -1;
 	return 0;
 }
@@ -199,8 +202,10 @@ static int time_from_json(const json_t *json, struct spec *spec, char **err)
 		spec->start_in_s = v;
 	}
 	if (window_from_json(json, &spec->window, &spec->win, "spec", err) < 0 ||
-	    json_get_string(json, "every", true, &spec->every, "spec", err) < 0)
+	    json_get_string(json, "every", true, &spec->every, "spec", err) < 0 ||
+	    json_get_string(json, "workdir", true, &spec->workdir, "spec", err) < 0)
 		return -1;
+	spec->workdir_submitted = json_is_true(json_object_get(json, "workdir_submitted"));
 	if (notify && !json_is_null(notify) &&
 	    json_get_strings(json, "notify", &spec->notify, &spec->nnotify, "spec", err) < 0)
 		return -1;

@@ -436,6 +436,27 @@ static void job_notify(struct parser *p, struct spec *spec, const struct entry *
 	spec->nnotify = n;
 }
 
+/* workdir = /absolute/folder, or out: where each instance starts. */
+static void job_workdir(struct parser *p, struct spec *spec, const struct entry *e, const char *v)
+{
+	char cut[SHOWN_MAX + 4];
+
+	for (const char *s = v; *s; s++) {
+		if (iscntrl((unsigned char)*s)) {
+			spec_report(p, e->line, "workdir = %s: control characters are not allowed", spec_shown(v, cut));
+			return;
+		}
+	}
+	if (strcmp(v, "out") != 0 && (v[0] != '/' || strlen(v) > 4095)) {
+		spec_report(p, e->line, "workdir = %s: want an absolute folder (/home/you/lab) or out (each "
+		            "stage's output folder)%s", spec_shown(v, cut), spec_value_hint(e, v));
+		return;
+	}
+	free(spec->workdir);
+	spec->workdir = xstrdup(v);
+	spec->workdir_submitted = false;
+}
+
 static const struct {
 	const char *name;
 	job_key_fn fn;
@@ -448,6 +469,7 @@ static const struct {
 	{ "window", job_window },
 	{ "every", job_every },
 	{ "notify", job_notify },
+	{ "workdir", job_workdir },
 };
 
 static const char *const stage_key_names[] = {
@@ -455,7 +477,7 @@ static const char *const stage_key_names[] = {
 	"walltime", "retries", "hosts", "window", "progress", "on_failure", "max_failed", "max_running",
 };
 static const char *const job_key_names[] = { "name", "team", "priority", "after", "start", "window",
-	"every", "notify" };
+	"every", "notify", "workdir" };
 
 static bool in_list(const char *key, const char *const *names, size_t n)
 {
@@ -515,7 +537,7 @@ static void unknown_key(struct parser *p, const struct section *s, const struct 
 		            key, where);
 	else
 		spec_report(p, e->line, "unknown key '%s' in [job]: [job] takes name, team, priority, after, "
-		            "start, window, every and notify", key);
+		            "start, window, every, notify and workdir", key);
 }
 
 static void stage_env(struct parser *p, struct stage_build *sb, const struct entry *e, const char *v)

@@ -189,8 +189,9 @@ static void classify(struct parser *p, char *buf)
 	if (*start == '\0' || *start == ';' || *start == '#')
 		return;
 	if (p->inih_prev && start > line) {
+		/* inih 55 keeps ' ;' on continuation lines as text: nothing lost. */
 		p->kind = LINE_CONT;
-		keep_comment(p, start);
+		p->comment[0] = '\0';
 		return;
 	}
 	if (*start == '[') {
@@ -312,8 +313,6 @@ static int spec_handler(void *user, const char *section, const char *name, const
 		e = &s->entries[p->cur_entry];
 		/* run is a script: keep its lines; anything else is one line. */
 		is_run = s->kind == SECT_STAGE && strcmp(e->key, "run") == 0;
-		if (is_run && p->comment[0])
-			refuse_run_comment(p);
 		entry_append(e, value, is_run ? "\n" : " ");
 		e->ncont++;
 		return 1;

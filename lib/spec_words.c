@@ -69,6 +69,10 @@ static const struct foreign_word words[] = {
 	{ "mail", "notify", true, "notify = mail:you@lab" },
 	{ "email", "notify", true, "notify = mail:you@lab" },
 	{ "nice", "priority", true, "priority = 10 (higher starts first)" },
+	{ "chdir", "workdir", true, "workdir = /home/you/lab (default: where you submitted from)" },
+	{ "cwd", "workdir", true, "workdir = /home/you/lab (default: where you submitted from)" },
+	{ "working_dir", "workdir", true, "workdir = /home/you/lab (default: where you submitted from)" },
+	{ "working_directory", "workdir", true, "workdir = /home/you/lab (default: where you submitted from)" },
 };
 
 bool spec_foreign_word(const char *key, bool in_stage, char *out, size_t len)

@@ -8,7 +8,9 @@
 void exec_status_clear(struct exec_status *st)
 {
 	free(st->reason);
+	free(st->batch_state);
 	st->reason = NULL;
+	st->batch_state = NULL;
 }
 
 void executor_set_callback(struct executor *e, executor_changed_fn fn, void *arg)

@@ -55,6 +55,9 @@ struct exec_status {
 	int64_t cpu_ms;       /* EXEC_EXITED: CPU time of its tree; -1 unknown */
 	int64_t max_rss;      /* EXEC_EXITED: peak resident bytes; -1 unknown */
 	char *reason;         /* malloc'ed or NULL; see enum exec_state */
+	/* EXEC_EXITED: how the batch system's accounting says it ended
+	 * ("COMPLETED", "TIMEOUT", "CANCELLED by alice"); malloc'ed or NULL */
+	char *batch_state;
 };
 
 void exec_status_clear(struct exec_status *st);
@@ -68,6 +71,12 @@ struct executor_facts {
 	int64_t pending, running;  /* its jobs there that wait, that run */
 	int64_t last_poll_ms;      /* wall clock of the last query that answered; 0 none */
 	const char *poll_error;    /* why the last query failed; NULL when it answered */
+	/* CPUs other users' jobs hold in the partition, from the same query;
+	 * -1 unknown. outside_at_ms: wall clock of that query. */
+	int64_t cpus_outside, outside_at_ms;
+	/* "on" when the batch system keeps accounting (and the executor asks
+	 * it how ended jobs went), "off" when not; NULL not known yet. */
+	const char *accounting;
 };
 
 /* Called by the executor when what it knows of a job changed, with the job's

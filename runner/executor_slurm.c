@@ -56,8 +56,8 @@ void slurm_rpc_counted(struct slurm_executor *se, const char *what, uint64_t *co
 {
 	(*counter)++;
 	log_debug("slurm: %s (calls so far: sbatch %" PRIu64 ", squeue %" PRIu64 ", scancel %" PRIu64
-		  ", scontrol %" PRIu64 ")", what, se->counts.sbatch, se->counts.squeue, se->counts.scancel,
-		  se->counts.scontrol);
+		  ", scontrol %" PRIu64 ", sacct %" PRIu64 ")", what, se->counts.sbatch, se->counts.squeue,
+		  se->counts.scancel, se->counts.scontrol, se->counts.sacct);
 }
 
 static struct executor_job *job_add(struct slurm_executor *se, const char *dir, const char *exit_path,
@@ -203,6 +203,7 @@ static struct executor_job *slurm_start(struct executor *e, const struct executo
 	free(argv[last]);
 	argv[last] = NULL;
 	j = job_add(se, req->dir, exit_path, 0, -1, owner);
+	j->partition = s.partition ? xstrdup(s.partition) : NULL;
 	j->key = key_of(argv, req->identity);
 	j->argv = argv;
 	j->script = script;
@@ -281,6 +282,7 @@ static struct executor_job *slurm_reattach(struct executor *e, const char *dir, 
 	}
 	exit_path = slurm_exit_path(mount, a);
 	j = job_add(se, dir, exit_path, job_id, task, owner);
+	j->partition = a->slurm.partition ? xstrdup(a->slurm.partition) : se->partition ? xstrdup(se->partition) : NULL;
 	free(path);
 	path = path_in(dir, "stop");
 	j->stop = read_file(path, 4096, NULL);
@@ -354,6 +356,7 @@ static void slurm_release(struct executor_job *j)
 	slurm_drop_submission(j);
 	free(j->dir);
 	free(j->exit_path);
+	free(j->partition);
 	free(j->stop);
 	free(j);
 }
@@ -366,9 +369,9 @@ static void slurm_destroy(struct executor *e)
 		slurm_release(se->jobs);
 	slurm_batches_free(se);
 	free(se->tags_text);
-	log_info("slurm: %" PRIu64 " sbatch, %" PRIu64 " squeue, %" PRIu64 " scancel and %" PRIu64
-		 " scontrol calls made", se->counts.sbatch, se->counts.squeue, se->counts.scancel,
-		 se->counts.scontrol);
+	log_info("slurm: %" PRIu64 " sbatch, %" PRIu64 " squeue, %" PRIu64 " scancel, %" PRIu64
+		 " scontrol and %" PRIu64 " sacct calls made", se->counts.sbatch, se->counts.squeue,
+		 se->counts.scancel, se->counts.scontrol, se->counts.sacct);
 	free(se->runner);
 	free(se->job_name);
 	free(se->partition);
@@ -377,6 +380,7 @@ static void slurm_destroy(struct executor *e)
 	free(se->map_from);
 	free(se->map_to);
 	free(se->poll_error);
+	free(se->default_partition);
 	free(se);
 }
 
@@ -385,9 +389,12 @@ static void slurm_facts(const struct executor *e, struct executor_facts *f)
 	const struct slurm_executor *se = (const struct slurm_executor *)e;
 
 	*f = (struct executor_facts){ .partition = se->partition, .last_poll_ms = se->last_poll_ms,
-				      .poll_error = se->poll_error };
+				      .poll_error = se->poll_error, .cpus_outside = se->outside_cpus,
+				      .outside_at_ms = se->outside_at_ms,
+				      .accounting = se->accounting < 0 ? NULL : se->accounting ? "on" : "off" };
 	for (const struct executor_job *j = se->jobs; j; j = j->next) {
-		if (j->ended || !j->job_id)
+		/* An end waiting for sacct has left Slurm's queue. */
+		if (j->ended || j->end_due || !j->job_id)
 			continue;
 		if (j->running)
 			f->running++;
@@ -462,7 +469,24 @@ struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, 
 	se->interval_ms = FAST_INTERVAL_MS;
 	se->max_array = cfg->max_array > 0 ? cfg->max_array : 0;
 	se->room_cap = -1;
+	se->outside_cpus = -1;
+	se->accounting = -1;
 	return &se->base;
+}
+
+void executor_slurm_default_partition(struct executor *e, const char *name)
+{
+	struct slurm_executor *se = slurm_of(e);
+
+	if (!name || (se->default_partition && strcmp(se->default_partition, name) == 0))
+		return;
+	free(se->default_partition);
+	se->default_partition = xstrdup(name);
+}
+
+void executor_slurm_look_now(struct executor *e)
+{
+	slurm_of(e)->next_query_ms = 0;
 }
 
 void executor_slurm_counts(const struct executor *e, struct slurm_rpc_counts *c)

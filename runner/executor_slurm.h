@@ -26,9 +26,18 @@ struct executor_slurm_config {
 /* NULL with errno and *err. */
 struct executor *executor_slurm_create(const struct executor_slurm_config *cfg, char **err);
 
+/* The name of Slurm's default partition (sinfo's "*"), for a runner without
+ * a partition of its own: the cycle's squeue then asks for it alone, and
+ * other users' jobs there are the host's outside load. */
+void executor_slurm_default_partition(struct executor *e, const char *name);
+
+/* The next tick runs the poll's squeue, whatever the interval. */
+void executor_slurm_look_now(struct executor *e);
+
 /* The calls made to slurmctld so far (for slurm_rpc_per_min). */
 struct slurm_rpc_counts {
 	uint64_t sbatch, squeue, scancel, scontrol;
+	uint64_t sacct; /* to slurmdbd, not slurmctld */
 };
 void executor_slurm_counts(const struct executor *e, struct slurm_rpc_counts *c);
 

@@ -439,6 +439,7 @@ static void settle(struct instances *t, struct instance *in, const struct exec_s
 			oom = out_of_memory(in->use.now.max_rss, in->a->mem);
 		ev.reason = in->stop_reason ? in->stop_reason : oom ? oom : st.reason;
 		ev.usage = in->use.now;
+		ev.slurm_state = st.batch_state;
 		log_info("job %" PRId64 " stage %s index %" PRId64 " (instance %" PRId64
 			 ") %s %d after %.1f s%s%s", a->job, a->stage, a->index, a->id,
 			 st.signal ? "killed by signal" : "exited with", st.signal ? st.signal : st.exit_code,

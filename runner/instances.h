@@ -45,6 +45,7 @@ struct instance_event {
 	const char *cpu_list;        /* running, exited: its cores ("0-1"); NULL: not pinned */
 	const char *gpu_list;        /* its GPUs ("0,1"); NULL or "": none */
 	const char *slurm_job;       /* running, exited: its Slurm job id; NULL: not one */
+	const char *slurm_state;     /* exited: Slurm's end state from its accounting; NULL: not known */
 };
 
 struct instances_config {

@@ -29,6 +29,7 @@ enum launch_step {
 	STEP_NULL,
 	STEP_DUP,
 	STEP_CHDIR,
+	STEP_WORKDIR,
 	STEP_EXEC,
 };
 
@@ -45,6 +46,7 @@ struct launch {
 	uid_t uid;
 	gid_t gid;
 	char *log_path;      /* kept for the failure message */
+	char *workdir;       /* the same */
 	char *out_dir;
 	char *scratch;
 	char *cgroup;
@@ -178,6 +180,8 @@ struct child_plan {
 	const char *log_banner; /* written first, for an attempt after the first; or NULL */
 	size_t log_banner_len;
 	const char *out_dir;
+	const char *workdir;     /* started in first, or NULL */
+	bool workdir_fallback;   /* a missing workdir means out_dir, not a failure */
 	bool make_out_dir;   /* a sweep's point folder below out/STAGE */
 	const char *scratch;
 	char *const *argv;
@@ -216,6 +220,7 @@ static int above_stdio(int fd)
 static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 {
 	int logfd, nullfd;
+	bool in_workdir;
 
 	/* The runner blocks the signals it reads through signalfd and ignores
 	 * SIGPIPE; the instance starts from a clean slate. */
@@ -261,7 +266,13 @@ static void __attribute__((noreturn)) child_main(const struct child_plan *p)
 	 * (as the user, like the log). */
 	if (p->make_out_dir)
 		(void)mkdir(p->out_dir, 0755); /* EEXIST is fine; chdir tells any other error */
-	if (chdir(p->out_dir) < 0) {
+	/* Where it was submitted from, as the user: a folder this host lacks
+	 * (or the user may not enter) means the output folder, unless the spec
+	 * named it. */
+	in_workdir = p->workdir && chdir(p->workdir) == 0;
+	if (!in_workdir && p->workdir && !p->workdir_fallback)
+		child_fail(p->status_fd, STEP_WORKDIR);
+	if (!in_workdir && chdir(p->out_dir) < 0) {
 		int out_err = errno;
 
 		/* The volume's own error is the one worth telling (and the one
@@ -347,6 +358,9 @@ struct launch *launch_create(const struct launch_request *req, char **err)
 		plan.log_banner_len = strlen(banner);
 	}
 	plan.out_dir = l->out_dir;
+	l->workdir = a->workdir && a->workdir[0] ? xstrdup(a->workdir) : NULL;
+	plan.workdir = l->workdir;
+	plan.workdir_fallback = a->workdir_fallback;
 	plan.make_out_dir = a->point && a->point[0];
 	plan.scratch = l->scratch;
 	plan.argv = argv;
@@ -400,6 +414,7 @@ void launch_destroy(struct launch *l)
 	if (l->status_fd >= 0)
 		close(l->status_fd);
 	free(l->log_path);
+	free(l->workdir);
 	free(l->out_dir);
 	free(l->scratch);
 	free(l->cgroup);
@@ -470,6 +485,9 @@ static char *failure_text(const struct launch *l, const struct status_rec *rec)
 	case STEP_CHDIR:
 		return xasprintf("cannot start: cannot change directory to %s nor to %s: %s",
 				 l->out_dir, l->scratch, why);
+	case STEP_WORKDIR:
+		return xasprintf("cannot start: workdir %s: %s (the spec's workdir must exist on every "
+				 "host the stage may run on)", l->workdir, why);
 	case STEP_EXEC:
 		return xasprintf("cannot start: cannot execute /bin/sh: %s", why);
 	default:

@@ -134,8 +134,13 @@ static json_t *registration_body(void *arg)
 		cap.cpus = r->cfg.cpus;
 	/* A Slurm runner offers its partition's CPUs, at most the operator's
 	 * cap, not this host's cores. */
-	if (r->slurm)
+	if (r->slurm) {
 		cap.cpus = slurm_host_offer(r->slurm, cap.cpus, time_mono_ms());
+		/* The poll's squeue asks for the partition by name; a new
+		 * registration (start, SIGHUP) looks at its load at once. */
+		executor_slurm_default_partition(r->ex, slurm_host_partition(r->slurm));
+		executor_slurm_look_now(r->ex);
+	}
 	if (r->cfg.mem)
 		cap.mem = r->cfg.mem;
 	if (r->cfg.scratch_size) {
@@ -229,7 +234,7 @@ static json_t *heartbeat_body(void *arg)
 	hb.storage_reason = vol.down_since > 0 ? vol.reason : NULL;
 	/* A Slurm host's CPU figures are its partition's, not this machine's. */
 	if (r->slurm)
-		slurm_host_heartbeat(r->slurm, r->ex, &hb);
+		slurm_host_heartbeat(r->slurm, r->ex, instances_running_cpus(r->inst), &hb);
 	hb.ninstances = instances_heartbeat(r->inst, &entries);
 	if (r->progress)
 		progress_fill(r->progress, entries, hb.ninstances);
@@ -293,7 +298,7 @@ static void on_event(void *arg, const struct instance_event *ev)
 		.started_ms = ev->started_ms, .ended_ms = ev->ended_ms, .usage = ev->usage,
 		.cpu_list = ev->cpu_list && *ev->cpu_list ? ev->cpu_list : NULL,
 		.gpu_list = ev->gpu_list && *ev->gpu_list ? ev->gpu_list : NULL,
-		.slurm_job = ev->slurm_job,
+		.slurm_job = ev->slurm_job, .slurm_state = ev->slurm_state,
 	};
 
 	report_queue_push(r->reports, ev->id, report_to_json(&report));
@@ -480,6 +485,8 @@ static int run_loop(struct runner *r)
 		if (r->slurm && session_registered(r->session) &&
 		    slurm_host_refresh(r->slurm, instances_running_cpus(r->inst), now))
 			session_reregister(r->session);
+		if (r->slurm)
+			executor_slurm_default_partition(r->ex, slurm_host_partition(r->slurm));
 		t = check_lease(r, now);
 		if (t >= 0 && t < next)
 			next = t;

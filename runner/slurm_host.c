@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ int slurm_partition_use_parse(const char *sinfo_text, const char *partition, str
 		}
 		if (partition ? strcmp(p.name, partition) != 0 : !p.is_default)
 			continue;
+		if (!found)
+			snprintf(u->name, sizeof u->name, "%s", p.name);
 		found = true;
 		if (!p.up)
 			continue;
@@ -45,12 +48,11 @@ int slurm_partition_use_parse(const char *sinfo_text, const char *partition, str
 	return found ? 0 : -1;
 }
 
-void slurm_cpu_split(const struct slurm_partition_use *u, long parsa_cpus, long offered,
-		     struct slurm_cpu_split *s)
+void slurm_cpu_split(long usable, long outside, long offered, struct slurm_cpu_split *s)
 {
-	long spare = u->usable > offered ? u->usable - offered : 0;
+	long spare = usable > offered ? usable - offered : 0;
 
-	s->outside = u->alloc > parsa_cpus ? u->alloc - parsa_cpus : 0;
+	s->outside = outside > 0 ? outside : 0;
 	s->outside_eff = s->outside > spare ? s->outside - spare : 0;
 	if (s->outside_eff > offered)
 		s->outside_eff = offered > 0 ? offered : 0;
@@ -129,6 +131,11 @@ int slurm_host_offer(struct slurm_host *sh, int fallback, int64_t now_ms)
 	return sh->offered;
 }
 
+const char *slurm_host_partition(const struct slurm_host *sh)
+{
+	return sh->use.usable >= 0 && sh->use.name[0] ? sh->use.name : NULL;
+}
+
 bool slurm_host_refresh(struct slurm_host *sh, long parsa_cpus, int64_t now_ms)
 {
 	if (now_ms < sh->next_sinfo_ms || ask(sh, parsa_cpus, now_ms) < 0)
@@ -143,7 +150,8 @@ bool slurm_host_refresh(struct slurm_host *sh, long parsa_cpus, int64_t now_ms)
 	return true;
 }
 
-void slurm_host_heartbeat(const struct slurm_host *sh, const struct executor *ex, struct heartbeat *hb)
+void slurm_host_heartbeat(const struct slurm_host *sh, const struct executor *ex, long parsa_cpus,
+			  struct heartbeat *hb)
 {
 	struct executor_facts f = { 0 };
 	struct slurm_cpu_split s;
@@ -154,16 +162,18 @@ void slurm_host_heartbeat(const struct slurm_host *sh, const struct executor *ex
 		.kind = executor_name(ex), .partition = f.partition ? f.partition : "",
 		.pending = f.pending, .running = f.running, .last_poll_ms = f.last_poll_ms,
 		.poll_error = f.poll_error, .cpus_up = sh->use.usable, .cpus_outside = -1,
+		.accounting = f.accounting,
 	};
 	if (sh->use.usable < 0 || sh->offered <= 0)
 		return;
-	slurm_cpu_split(&sh->use, sh->parsa_cpus, sh->offered, &s);
+	slurm_cpu_split(sh->use.usable, f.cpus_outside >= 0 ? f.cpus_outside : sh->use.alloc - sh->parsa_cpus,
+			sh->offered, &s);
 	if (sh->use.usable == 0)
 		s.outside_eff = sh->offered;
 	hb->executor.cpus_outside = s.outside;
 	hb->outside_cores = (double)s.outside_eff;
 	hb->outside_cpu_pct = 100.0 * (double)s.outside_eff / sh->offered;
-	hb->parsa_cpu_pct = 100.0 * (double)(sh->parsa_cpus < sh->offered ? sh->parsa_cpus : sh->offered) /
+	hb->parsa_cpu_pct = 100.0 * (double)(parsa_cpus < sh->offered ? parsa_cpus : sh->offered) /
 			    sh->offered;
 	hb->cpu_pct = hb->outside_cpu_pct + hb->parsa_cpu_pct;
 	if (hb->cpu_pct > 100)

@@ -6,6 +6,7 @@
 #define PARSA_RUNNER_SLURM_INTERNAL_H
 
 #include "executor_slurm.h"
+#include "slurm_text.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -20,6 +21,9 @@
  * back past the lease (sbatch takes 30 ms idle, much more under load). */
 #define SBATCH_BUDGET_MS 1000
 #define FAST_INTERVAL_MS 1000
+/* With no job of its own in Slurm, the partition's squeue (the outside load)
+ * this often. */
+#define LOAD_INTERVAL_MS 30000
 #define RETRY_FIRST_MS 5000      /* a start Slurm refused for now, tried again after */
 #define RETRY_MAX_MS 60000
 /* Starts that arrive within this of the first queued one share the sbatch
@@ -30,6 +34,10 @@
 #define ARRAY_SCRIPT_MAX (1 << 20)
 /* scontrol show config (MaxArraySize, MaxJobCount) read again after this. */
 #define CONFIG_REFRESH_MS (10 * 60 * 1000)
+/* sacct may lag behind squeue (slurmctld tells slurmdbd a moment later): an
+ * ended job it does not know as ended yet waits this long for it. */
+#define ACCT_WAIT_MS 10000
+#define SACCT_TIMEOUT_MS 10000
 
 /* Queued starts that one sbatch submits: its tag is in every member's DIR
  * (slurm_batch) before sbatch runs, so that a runner killed before it
@@ -54,6 +62,15 @@ struct slurm_executor {
 	struct slurm_rpc_counts counts;
 	int64_t sbatch_spent_ms;   /* in sbatch since the last tick */
 	int64_t last_poll_ms;      /* wall clock: the last squeue that answered; 0 none */
+	/* Slurm's default partition's name (from sinfo, slurm_host.h), for a
+	 * runner without --slurm-partition; NULL until known. */
+	char *default_partition;
+	long outside_cpus;         /* other users' CPUs in the partition at the last squeue; -1 */
+	int64_t outside_at_ms;     /* wall clock of that squeue; 0 none */
+	/* Whether the cluster keeps accounting (scontrol show config, read at
+	 * the first tick and every CONFIG_REFRESH_MS; sacct's own refusal):
+	 * 1 yes, 0 no, -1 not known. Only with 1 does the cycle ask sacct. */
+	int accounting;
 	char *poll_error;          /* why the last squeue failed; NULL when it answered */
 	int64_t submit_at_ms;      /* monotonic: queued starts go to sbatch then; 0 none */
 	long max_array;            /* --slurm-max-array; 0: Slurm's MaxArraySize */
@@ -78,6 +95,7 @@ struct executor_job {
 	char *exit_path;           /* as the runner sees it */
 	char id[48];               /* "123", "123_4" for an array task; "" while queued */
 	uint64_t job_id;           /* the job, or the array's job id; 0 while queued */
+	char *partition;           /* where it was sent; NULL: Slurm's default */
 	long task;                 /* its array task; -1 a plain job */
 	bool ended, running, cancel;
 	/* What a queued start submits: sbatch's options (no script, no
@@ -92,6 +110,11 @@ struct executor_job {
 	int64_t retry_at_ms, retry_ms;
 	int64_t gone_since_ms;     /* monotonic: first squeue without it; 0 */
 	int64_t ended_wait_ms;     /* monotonic: squeue says ended, no exit file yet; 0 */
+	/* Ended, its end told after the cycle's sacct (end_v: what squeue said,
+	 * when end_has_v); end_since_ms: monotonic, when it was found ended. */
+	bool end_due, end_has_v;
+	struct slurm_verdict end_v;
+	int64_t end_since_ms;
 	char *stop;
 	struct executor_job *prev, *next;
 };
@@ -113,6 +136,9 @@ uint64_t slurm_find_tagged(struct slurm_executor *se, const char *tag, bool fres
 void slurm_drop_submission(struct executor_job *j);
 /* Take j out of its batch (it is stopped, or released). */
 void slurm_leave_batch(struct executor_job *j);
+/* scontrol show config (MaxArraySize, MaxJobCount, AccountingStorageType)
+ * unless read within CONFIG_REFRESH_MS (slurm_submit.c). */
+void slurm_read_config(struct slurm_executor *se, int64_t now_ms);
 /* slurm_submit.c: queued starts that are due, grouped into batches and
  * submitted (as many sbatch calls as the cycle's budget allows). Returns
  * the next time something waits for (-1 none). */

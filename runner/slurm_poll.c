@@ -4,6 +4,7 @@
  * every job of this runner, array tasks included, tells what changed; an
  * ended job's exit code comes from the wrapper's exit file. */
 #include "log.h"
+#include "slurm_acct.h"
 #include "slurm_batch.h"
 #include "slurm_internal.h"
 #include "slurm_run.h"
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,12 +22,35 @@
 #include <string.h>
 #include <unistd.h>
 
+/* "cancelled in Slurm by uid 1001" with the user's name, where it has one;
+ * *state: accounting's end state, "CANCELLED by alice" (malloc'ed). */
+static void name_canceller(struct slurm_verdict *v, const struct slurm_acct *acct, char **state)
+{
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	long uid = acct->cancel_uid;
+
+	if (uid >= 0 && getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found) {
+		if (strncmp(v->why, "cancelled in Slurm by uid", 25) == 0)
+			snprintf(v->why, sizeof v->why, "cancelled in Slurm by %s (uid %ld)", found->pw_name, uid);
+		*state = xasprintf("%s by %s", acct->state, found->pw_name);
+	} else if (uid >= 0) {
+		*state = xasprintf("%s by uid %ld", acct->state, uid);
+	} else {
+		*state = xstrdup(acct->state);
+	}
+}
+
 /* Report the end of j: the exit file's code, else what Slurm said (v), else
- * lost. */
-static void report_end(struct executor_job *j, const struct slurm_verdict *v, int64_t now_ms)
+ * lost; with what accounting says (acct; NULL none): its CPU time, its peak
+ * memory, and its end state with who cancelled (sacct also knows a job gone
+ * from squeue). */
+static void report_end(struct executor_job *j, const struct slurm_verdict *v, const struct slurm_acct *acct,
+		       int64_t now_ms)
 {
 	struct exec_status st = { .state = EXEC_EXITED, .ended_ms = time_now_ms(), .cpu_ms = -1, .max_rss = -1 };
 	char *text = read_file(j->exit_path, 128, NULL);
+	struct slurm_verdict av;
 	int64_t t0, t1;
 	int code = 0;
 	bool have = text && slurm_exit_parse(text, &code, &t0, &t1) == 0;
@@ -36,13 +61,102 @@ static void report_end(struct executor_job *j, const struct slurm_verdict *v, in
 		st.started_ms = t0;
 		st.ended_ms = t1;
 	}
+	if (acct) {
+		struct slurm_job rec = { .cancel_uid = acct->cancel_uid, .has_exit = acct->has_exit,
+					 .exit_code = acct->exit_code, .exit_signal = acct->exit_signal };
+
+		st.cpu_ms = acct->cpu_ms;
+		st.max_rss = acct->max_rss;
+		snprintf(rec.state, sizeof rec.state, "%s", acct->state);
+		if (slurm_acct_final(acct) && slurm_job_verdict(&rec, &av) == 0) {
+			name_canceller(&av, acct, &st.batch_state);
+			v = &av;
+		}
+	}
 	slurm_end_status(j->id, v, have, code, &st.exit_code, &st.signal, &st.reason);
 	free(text);
 	j->ended = true;
+	j->end_due = false;
 	log_debug("slurm job %s ended: exit %d signal %d%s%s", j->id, st.exit_code, st.signal,
 		  st.reason ? ", " : "", st.reason ? st.reason : "");
 	executor_report(&j->se->base, j->owner, &st, now_ms);
 	exec_status_clear(&st);
+}
+
+/* j ended (v: what squeue said; NULL when it is gone): told after the
+ * cycle's sacct, or at once without accounting. */
+static void end_found(struct executor_job *j, const struct slurm_verdict *v, int64_t now_ms)
+{
+	if (j->se->accounting != 1) {
+		report_end(j, v, NULL, now_ms);
+		return;
+	}
+	j->end_due = true;
+	j->end_has_v = v != NULL;
+	if (v)
+		j->end_v = *v;
+	if (!j->end_since_ms)
+		j->end_since_ms = now_ms;
+}
+
+/* One sacct for every job that ended since the last cycle, then their ends
+ * told. true while one still waits for accounting to catch up. */
+static bool tell_ends(struct slurm_executor *se, int64_t now_ms)
+{
+	struct slurm_run_result res = { 0 };
+	struct slurm_acct *recs = NULL;
+	char *ids = NULL, *why = NULL;
+	size_t n = 0;
+	bool waiting = false;
+
+	for (struct executor_job *j = se->jobs; j; j = j->next) {
+		char *more;
+
+		if (!j->end_due)
+			continue;
+		more = xasprintf("%s%s%s", ids ? ids : "", ids ? "," : "", j->id);
+		free(ids);
+		ids = more;
+	}
+	if (!ids)
+		return false;
+	{
+		char *jobs = xasprintf("--jobs=%s", ids);
+		char *argv[] = { "sacct", "--noheader", "--parsable2", "--allusers", "--format=" SLURM_SACCT_FORMAT,
+				 jobs, NULL };
+
+		slurm_rpc_counted(se, "sacct", &se->counts.sacct);
+		if (slurm_run(argv, NULL, NULL, SACCT_TIMEOUT_MS, &res, &why) < 0) {
+			log_warnx("sacct: %s", why);
+		} else if (res.status != 0) {
+			log_warnx("sacct (status %d): %s", res.status, res.err);
+			if (slurm_acct_disabled(res.err)) {
+				log_info("slurm: accounting off (sacct says so): no sacct");
+				se->accounting = 0;
+			}
+		} else if (slurm_acct_parse(res.out, &recs, &n, &why) < 0) {
+			log_warnx("sacct's answer: %s", why);
+		}
+		free(jobs);
+	}
+	for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
+		const struct slurm_acct *a;
+
+		nx = j->next;
+		if (!j->end_due)
+			continue;
+		a = slurm_acct_find(recs, n, j->id);
+		if ((!a || !slurm_acct_final(a)) && se->accounting == 1 && now_ms - j->end_since_ms < ACCT_WAIT_MS) {
+			waiting = true;
+			continue;
+		}
+		report_end(j, j->end_has_v ? &j->end_v : NULL, a && slurm_acct_final(a) ? a : NULL, now_ms);
+	}
+	free(recs);
+	free(ids);
+	free(why);
+	slurm_run_result_clear(&res);
+	return waiting;
 }
 
 /* One scancel for every job a signal was asked for since the last cycle. */
@@ -75,11 +189,64 @@ static void flush_cancels(struct slurm_executor *se)
 	slurm_argv_free(argv);
 }
 
-/* One squeue for all of this runner's jobs; NULL (logged) when it failed. */
+/* The partitions the cycle's squeue asks for, comma-separated: the runner's
+ * (whose other users' jobs are the host's outside load) and those its jobs
+ * were sent to (a stage's slurm.partition); NULL when one of them is Slurm's
+ * default and its name is not known yet: then every partition. */
+static char *partitions(const struct slurm_executor *se)
+{
+	const char *own = se->partition ? se->partition : se->default_partition;
+	char *list;
+
+	if (!own)
+		return NULL;
+	list = xstrdup(own);
+	for (const struct executor_job *j = se->jobs; j; j = j->next) {
+		const char *p = j->partition ? j->partition : se->default_partition;
+		size_t len = strlen(p ? p : "");
+		bool listed = false;
+
+		if (j->ended || !j->job_id)
+			continue;
+		if (!p) {
+			free(list);
+			return NULL;
+		}
+		for (const char *q = list; *q; q += strcspn(q, ",") + (q[strcspn(q, ",")] ? 1 : 0))
+			listed |= strcspn(q, ",") == len && strncmp(q, p, len) == 0;
+		if (!listed) {
+			char *more = xasprintf("%s,%s", list, p);
+
+			free(list);
+			list = more;
+		}
+	}
+	return list;
+}
+
+/* Keep the records of this runner's jobs (its job name) in jobs[0..*n), the
+ * others' CPUs in the runner's partition as the outside load. */
+static void sort_out(struct slurm_executor *se, struct slurm_job *jobs, size_t *n)
+{
+	const char *own = se->partition ? se->partition : se->default_partition;
+	size_t kept = 0;
+
+	if (own) {
+		se->outside_cpus = slurm_outside_cpus(jobs, *n, se->job_name, own);
+		se->outside_at_ms = time_now_ms();
+	}
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(jobs[i].name, se->job_name) == 0)
+			jobs[kept++] = jobs[i];
+	*n = kept;
+}
+
+/* One squeue for the runner's partitions: all of this runner's jobs, and
+ * other users' for the outside load; NULL (logged) when it failed. */
 static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 {
-	char *name = xasprintf("--name=%s", se->job_name);
-	char *argv[] = { "squeue", "--noheader", "-t", "all", name, "-o", SLURM_SQUEUE_FORMAT, NULL };
+	char *parts = partitions(se), *part_arg = parts ? xasprintf("--partition=%s", parts) : NULL;
+	char *argv[] = { "squeue", "--noheader", "-t", "all", "-o", SLURM_SQUEUE_FORMAT, part_arg, NULL };
 	struct slurm_run_result res = { 0 };
 	struct slurm_job *jobs = NULL;
 	char *why = NULL;
@@ -100,6 +267,7 @@ static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 	/* Kept for the heartbeat (executor_facts): when Slurm last answered, or why not. */
 	if (ok) {
 		se->last_poll_ms = time_now_ms();
+		sort_out(se, jobs, n);
 	} else {
 		size_t len = strlen(se->poll_error);
 
@@ -112,7 +280,8 @@ static struct slurm_job *query(struct slurm_executor *se, size_t *n)
 	}
 	slurm_run_result_clear(&res);
 	free(why);
-	free(name);
+	free(parts);
+	free(part_arg);
 	return ok ? (jobs ? jobs : xcalloc(1, sizeof *jobs)) : NULL;
 }
 
@@ -146,7 +315,7 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 		if (!j->gone_since_ms)
 			j->gone_since_ms = now_ms;
 		if (have || now_ms - j->gone_since_ms >= se->lost_grace_ms) {
-			report_end(j, NULL, now_ms);
+			end_found(j, NULL, now_ms);
 			return true;
 		}
 		return false;
@@ -186,7 +355,7 @@ static bool look_at(struct executor_job *j, const struct slurm_job *jobs, size_t
 		if (now_ms - j->ended_wait_ms < se->lost_grace_ms)
 			return false;
 	}
-	report_end(j, &v, now_ms);
+	end_found(j, &v, now_ms);
 	return true;
 }
 
@@ -201,10 +370,14 @@ int64_t slurm_poll_tick(struct executor *e, int64_t now_ms)
 	se->sbatch_spent_ms = 0;
 	next = slurm_submit_queued(se, now_ms);
 
+	/* At the first tick, then every CONFIG_REFRESH_MS: accounting on or off. */
+	slurm_read_config(se, now_ms);
 	for (struct executor_job *j = se->jobs; j; j = j->next)
 		watching |= !j->ended && j->job_id;
-	if (!watching)
-		return next;
+	/* With no job of its own in Slurm the runner still looks at the
+	 * partition now and then: other users' jobs are the host's load. */
+	if (!watching && se->next_query_ms - now_ms > LOAD_INTERVAL_MS)
+		se->next_query_ms = now_ms + LOAD_INTERVAL_MS;
 	if (now_ms < se->next_query_ms)
 		return next >= 0 && next < se->next_query_ms ? next : se->next_query_ms;
 	flush_cancels(se);
@@ -212,16 +385,19 @@ int64_t slurm_poll_tick(struct executor *e, int64_t now_ms)
 	if (jobs) {
 		for (struct executor_job *j = se->jobs, *nx; j; j = nx) {
 			nx = j->next;
-			if (j->ended || !j->job_id)
+			if (j->ended || j->end_due || !j->job_id)
 				continue;
 			changed |= look_at(j, jobs, n, now_ms);
-			waiting |= !j->ended && (!j->running || j->gone_since_ms || j->ended_wait_ms);
+			waiting |= !j->ended && !j->end_due && (!j->running || j->gone_since_ms || j->ended_wait_ms);
 		}
 		free(jobs);
 	}
+	waiting |= tell_ends(se, now_ms);
 	/* Quick while something waits to start or end, or just changed;
 	 * slower while all run, to spare slurmctld. */
-	if (waiting || changed || !jobs)
+	if (!watching)
+		se->interval_ms = LOAD_INTERVAL_MS;
+	else if (waiting || changed || !jobs)
 		se->interval_ms = FAST_INTERVAL_MS;
 	else if ((se->interval_ms *= 2) > se->max_interval_ms)
 		se->interval_ms = se->max_interval_ms;

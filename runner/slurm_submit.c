@@ -12,6 +12,7 @@
  * submit limit) took nothing: its members wait and are grouped anew, fewer
  * at a time after a limit. */
 #include "log.h"
+#include "slurm_acct.h"
 #include "slurm_batch.h"
 #include "slurm_internal.h"
 #include "slurm_run.h"
@@ -66,14 +67,15 @@ uint64_t slurm_find_tagged(struct slurm_executor *se, const char *tag, bool fres
 	return found;
 }
 
-/* MaxArraySize and MaxJobCount, read once and again every CONFIG_REFRESH_MS:
- * an array over either could never be taken. */
-static void read_config(struct slurm_executor *se, int64_t now_ms)
+/* MaxArraySize and MaxJobCount (an array over either could never be
+ * taken), and whether the cluster keeps accounting. */
+void slurm_read_config(struct slurm_executor *se, int64_t now_ms)
 {
 	char *argv[] = { "scontrol", "show", "config", NULL };
 	struct slurm_run_result res = { 0 };
 	long size = 0, count = 0;
 	char *why = NULL;
+	int acct;
 
 	if (se->config_at_ms && now_ms - se->config_at_ms < CONFIG_REFRESH_MS)
 		return;
@@ -82,7 +84,15 @@ static void read_config(struct slurm_executor *se, int64_t now_ms)
 	if (slurm_run(argv, NULL, NULL, CMD_TIMEOUT_MS, &res, &why) < 0 || res.status != 0) {
 		log_warnx("scontrol show config: %s; arrays of at most %ld tasks", why ? why : res.err,
 			  se->slurm_max_array > 0 ? se->slurm_max_array : 1001L);
-	} else if (slurm_config_long(res.out, "MaxArraySize", &size) < 0 || size <= 0) {
+		goto out;
+	}
+	acct = slurm_config_accounting(res.out);
+	if (acct >= 0 && acct != se->accounting)
+		log_info("slurm: accounting %s: %s", acct ? "on (AccountingStorageType)" : "off",
+			 acct ? "ended jobs' CPU time, memory and who cancelled from sacct" : "no sacct");
+	if (acct >= 0)
+		se->accounting = acct;
+	if (slurm_config_long(res.out, "MaxArraySize", &size) < 0 || size <= 0) {
 		log_warnx("scontrol show config says no MaxArraySize; arrays of at most 1001 tasks");
 	} else {
 		if (slurm_config_long(res.out, "MaxJobCount", &count) == 0 && count > 0 && count < size)
@@ -91,6 +101,7 @@ static void read_config(struct slurm_executor *se, int64_t now_ms)
 			log_info("slurm: arrays of at most %ld tasks (MaxArraySize, MaxJobCount)", size);
 		se->slurm_max_array = size;
 	}
+out:
 	slurm_run_result_clear(&res);
 	free(why);
 }
@@ -495,7 +506,7 @@ int64_t slurm_submit_queued(struct slurm_executor *se, int64_t now_ms)
 	for (struct executor_job *j = se->jobs; j && !any; j = j->next)
 		any = !j->ended && !j->job_id && !j->batch && j->retry_at_ms <= now_ms;
 	if (any && (!se->submit_at_ms || now_ms >= se->submit_at_ms) && now_ms >= se->hold_until_ms) {
-		read_config(se, now_ms);
+		slurm_read_config(se, now_ms);
 		form_batches(se, now_ms);
 		se->submit_at_ms = 0;
 	}

@@ -52,6 +52,7 @@ static void job_init(struct slurm_job *job)
 	memset(job, 0, sizeof(*job));
 	job->task_lo = job->task_hi = -1;
 	job->cancel_uid = -1;
+	job->cpus = -1;
 }
 
 /* Read a task list ("5", "4-9", "2,4,7-9", each optionally ending in "%N")
@@ -111,27 +112,28 @@ static bool not_applicable(const char *s, size_t n)
 
 int slurm_squeue_parse_line(const char *line, struct slurm_job *job, char **err)
 {
-	const char *f[8], *p = line;
-	size_t len[8], n;
+	enum { NFIELDS = 11 };
+	const char *f[NFIELDS], *p = line;
+	size_t len[NFIELDS], n;
 	uint64_t v;
 	int i;
 
 	job_init(job);
 	n = strcspn(line, "\n");
-	/* Seven '|' split the eight fields; the name, last, keeps any others. */
-	for (i = 0; i < 7; i++) {
+	/* Ten '|' split the eleven fields; the name, last, keeps any others. */
+	for (i = 0; i < NFIELDS - 1; i++) {
 		const char *bar = memchr(p, '|', (size_t)(line + n - p));
 
 		if (!bar) {
 			errno = EINVAL;
-			return errprintf(err, "%d fields, want 8 (%s)", i + 1, SLURM_SQUEUE_FORMAT);
+			return errprintf(err, "%d fields, want %d (%s)", i + 1, NFIELDS, SLURM_SQUEUE_FORMAT);
 		}
 		f[i] = p;
 		len[i] = (size_t)(bar - p);
 		p = bar + 1;
 	}
-	f[7] = p;
-	len[7] = (size_t)(line + n - p);
+	f[NFIELDS - 1] = p;
+	len[NFIELDS - 1] = (size_t)(line + n - p);
 
 	if (parse_u64(f[1], len[1], &job->job_id) < 0) {
 		errno = EINVAL;
@@ -154,7 +156,13 @@ int slurm_squeue_parse_line(const char *line, struct slurm_job *job, char **err)
 	copy_span(job->reason, sizeof(job->reason), f[5], len[5]);
 	if (!not_applicable(f[6], len[6]))
 		copy_span(job->nodes, sizeof(job->nodes), f[6], len[6]);
-	copy_span(job->name, sizeof(job->name), f[7], len[7]);
+	copy_span(job->partition, sizeof(job->partition), f[7], len[7]);
+	copy_span(job->user, sizeof(job->user), f[8], len[8]);
+	if (parse_long(f[9], len[9], &job->cpus) < 0) {
+		errno = EINVAL;
+		return errprintf(err, "CPUs '%.*s' are not a number", (int)len[9], f[9]);
+	}
+	copy_span(job->name, sizeof(job->name), f[10], len[10]);
 	return 0;
 }
 
@@ -223,6 +231,16 @@ int slurm_scontrol_parse_line(const char *line, struct slurm_job *job, char **er
 	v = record_value(line, "JobName", &n);
 	if (v)
 		copy_span(job->name, sizeof(job->name), v, n);
+	v = record_value(line, "Partition", &n);
+	if (v && !not_applicable(v, n))
+		copy_span(job->partition, sizeof(job->partition), v, n);
+	/* UserId=alice(1001) */
+	v = record_value(line, "UserId", &n);
+	if (v)
+		copy_span(job->user, sizeof(job->user), v, strcspn(v, "(") < n ? strcspn(v, "(") : n);
+	v = record_value(line, "NumCPUs", &n);
+	if (v && parse_long(v, n, &job->cpus) < 0)
+		job->cpus = -1;
 	v = record_value(line, "ExitCode", &n);
 	if (v) {
 		long code, sig;
@@ -282,6 +300,22 @@ int slurm_parse_jobs(const char *text, bool scontrol, struct slurm_job **jobs, s
 	*jobs = out;
 	*n = count;
 	return 0;
+}
+
+long slurm_outside_cpus(const struct slurm_job *jobs, size_t n, const char *own_name, const char *partition)
+{
+	long sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct slurm_job *j = &jobs[i];
+
+		if (j->cpus <= 0 || strcmp(j->name, own_name) == 0 || strcmp(j->partition, partition) != 0)
+			continue;
+		if (strcmp(j->state, "RUNNING") == 0 || strcmp(j->state, "SUSPENDED") == 0 ||
+		    strcmp(j->state, "COMPLETING") == 0)
+			sum += j->cpus;
+	}
+	return sum;
 }
 
 bool slurm_job_has_task(const struct slurm_job *job, long task)
@@ -460,8 +494,7 @@ void slurm_end_status(const char *id, const struct slurm_verdict *v, bool have_e
 	}
 }
 
-/* Split [s, s+n) at the next '|' into a field. */
-static const char *field(const char **pp, const char *end, size_t *n)
+const char *slurm_field(const char **pp, const char *end, size_t *n)
 {
 	const char *p = *pp, *bar;
 
@@ -482,7 +515,7 @@ int slurm_sinfo_parse_line(const char *line, struct slurm_partition_line *pl, ch
 
 	memset(pl, 0, sizeof(*pl));
 	for (i = 0; i < 7; i++) {
-		f[i] = field(&p, end, &n[i]);
+		f[i] = slurm_field(&p, end, &n[i]);
 		if (!f[i]) {
 			errno = EINVAL;
 			return errprintf(err, "%d fields, want 7 (%s)", i, SLURM_SINFO_FORMAT);

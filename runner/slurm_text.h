@@ -13,14 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The one squeue format the runner asks for (with --noheader -t all): job id
- * as squeue writes it ("123", "123_4", "123_[4-9%2]"), the job's own id, the
- * array's id, the task id or pending range, the long state, the reason, the
- * nodes, and the name last, so that nothing in it can shift the fields. */
-#define SLURM_SQUEUE_FORMAT "%i|%A|%F|%K|%T|%r|%N|%j"
-/* squeue's --name matches whole names only, never a prefix: a runner that
- * wants one query for all its jobs, whoever they run as, gives them all one
- * name of its own and tells them apart by job id and task. */
+/* The one squeue format the runner asks for (with --noheader -t all, for its
+ * partitions, everyone's jobs): job id as squeue writes it ("123", "123_4",
+ * "123_[4-9%2]"), the job's own id, the array's id, the task id or pending
+ * range, the long state, the reason, the nodes, the partition, the user, the
+ * CPUs (asked for, or allocated once it runs), and the name last, so that
+ * nothing in it can shift the fields. */
+#define SLURM_SQUEUE_FORMAT "%i|%A|%F|%K|%T|%r|%N|%P|%u|%C|%j"
+/* A runner gives all its jobs, whoever they run as, one name of its own
+ * (parsa-<runner>) and tells them apart by job id and task; the other
+ * names in the answer are other users' jobs: the partition's outside load. */
 
 /* sinfo's per-partition line: name ("debug*" for the default), up/down,
  * CPUs alloc/idle/other/total, memory per node (MB), node count, the state
@@ -46,6 +48,9 @@ struct slurm_job {
 	char reason[SLURM_TEXT_MAX];    /* "Resources", "None"; "" if not said */
 	char nodes[SLURM_TEXT_MAX];     /* "n1", "n[1-2]"; "" while pending */
 	char name[SLURM_TEXT_MAX];
+	char partition[SLURM_STATE_MAX * 2]; /* "" when not said */
+	char user[SLURM_STATE_MAX * 2];      /* the user's name; "" when not said */
+	long cpus;                           /* -1 when not said */
 	/* From scontrol's ExitCode=CODE:SIGNAL; squeue has none. */
 	bool has_exit;
 	int exit_code, exit_signal;
@@ -71,6 +76,10 @@ struct slurm_verdict {
 	bool ended_by_slurm;
 };
 
+/* The next '|'-separated field of a line that ends at end: its start (NULL
+ * past the end), its length in *n; *pp moves past it. */
+const char *slurm_field(const char **pp, const char *end, size_t *n);
+
 /* Parse one line of SLURM_SQUEUE_FORMAT. 0, or -1 with errno EINVAL and *err
  * saying which field is wrong. */
 int slurm_squeue_parse_line(const char *line, struct slurm_job *job, char **err);
@@ -85,6 +94,11 @@ int slurm_scontrol_parse_line(const char *line, struct slurm_job *job, char **er
  * freed by the caller. 0, or -1 with errno EINVAL and *err naming the line. */
 int slurm_parse_jobs(const char *text, bool scontrol, struct slurm_job **jobs, size_t *n,
 		     char **err);
+
+/* The CPUs that other users' jobs (a name other than own_name) hold in
+ * partition now: the sum over RUNNING, SUSPENDED and COMPLETING records
+ * there (their CPUs are allocated). */
+long slurm_outside_cpus(const struct slurm_job *jobs, size_t n, const char *own_name, const char *partition);
 
 /* Whether a record covers array task id (a pending range or list counts). */
 bool slurm_job_has_task(const struct slurm_job *job, long task);

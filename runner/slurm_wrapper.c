@@ -131,6 +131,8 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	put(&buf, &len, "\nexport PARSA_PROGRESS=");
 	put_quoted(&buf, &len, v);
 	free(v);
+	put(&buf, &len, "\nworkdir=");
+	put_quoted(&buf, &len, a->workdir ? a->workdir : "");
 	put(&buf, &len, "\nrun=");
 	put_quoted(&buf, &len, a->run);
 	/* The scratch folder is the node's: the runner's is on another host. */
@@ -142,7 +144,10 @@ char *slurm_wrapper_text(const struct assignment *a, const char *node_mount)
 	     * the special builtin ':', whose failed redirection ends sh. */
 	    "true >\"$PARSA_PROGRESS\"\n"
 	    "mkdir -p \"$PARSA_OUT\" 2>/dev/null\n"
-	    "cd \"$PARSA_OUT\" 2>/dev/null || cd \"$PARSA_SCRATCH\"\n"
+	    /* As a local instance: where it was submitted from if the node has
+	     * it, else the output folder. */
+	    "{ [ -n \"$workdir\" ] && cd \"$workdir\" 2>/dev/null; } || cd \"$PARSA_OUT\" 2>/dev/null || "
+	    "cd \"$PARSA_SCRATCH\"\n"
 	    "start=$(date +%s%3N)\n"
 	    "/bin/sh -c \"$run\"\n"
 	    "rc=$?\n"

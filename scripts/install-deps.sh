@@ -14,7 +14,7 @@ packages="build-essential cmake pkg-config
   curl iproute2 procps psmisc util-linux passwd python3
   scdoc man-db bash-completion systemd debhelper dpkg-dev lintian adduser
   chromium prometheus
-  slurmctld slurmd slurm-client"
+  slurmctld slurmd slurm-client slurmdbd mariadb-server"
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo "$0" "$@"
@@ -36,7 +36,7 @@ fi
 # The services of these packages that this script, not the machine's owner,
 # would leave enabled (see below).
 fresh_units=
-for unit in slurmctld.service slurmd.service munge.service; do
+for unit in slurmctld.service slurmd.service slurmdbd.service mariadb.service munge.service; do
 	if ! command -v systemctl >/dev/null ||
 		! systemctl is-enabled "$unit" >/dev/null 2>&1; then
 		fresh_units="$fresh_units $unit"

@@ -12,6 +12,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -188,6 +189,7 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 	json_t *body = NULL;
 	bool bad_spec = false;
 	char *text = NULL, *payload = NULL, *err = NULL, *post = NULL, token[API_TOKEN_SIZE];
+	char cwd[PATH_MAX];
 	size_t len = 0;
 	int64_t id;
 	const char *path;
@@ -209,7 +211,11 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
 		goto out;
 	}
-	body = api_submission_json(spec_name(path, o.name), text, len, token, &bad_spec);
+	/* Its instances run where it was submitted from (lib/spec.h, workdir). */
+	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
+		cwd[0] = '\0';
+	body = api_submission_json(spec_name(path, o.name), text, len, token, cwd[0] ? cwd : NULL,
+				   &bad_spec);
 	if (!body && bad_spec) {
 		/* JSON carries text only: refuse bytes that are not, here, with
 		 * `parsa check`'s file:line: message. */

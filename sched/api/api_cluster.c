@@ -1,26 +1,13 @@
 #include "api_cluster.h"
 #include "api_reply.h"
-#include "store.h"
 #include "util.h"
-#include "views.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 void api_cluster_hosts(struct call *c)
 {
-	struct engine *e = c->engine;
-	struct model *m = engine_model(e);
-	json_t *hosts = json_array();
-
-	engine_lock(e);
-	for (size_t i = 0; i < model_nhosts(m); i++) {
-		struct host *h = model_host_at(m, i);
-
-		json_array_append_new(hosts, views_host_json(h, engine_host_up(e, h)));
-	}
-	engine_unlock(e);
-	reply_json(c, MHD_HTTP_OK, json_pack("{s:o}", "hosts", hosts));
+	reply_json(c, MHD_HTTP_OK, json_pack("{s:o}", "hosts", engine_hosts_json(c->engine)));
 }
 
 void api_cluster_host_status(struct call *c)
@@ -35,31 +22,12 @@ void api_cluster_host_status(struct call *c)
 
 void api_cluster_status(struct call *c)
 {
-	struct engine *e = c->engine;
-	struct model *m = engine_model(e);
-	int64_t jobs[5];
-	int *up;
-	char *text, *fair, *full, *err = NULL;
+	char *err = NULL, *text = engine_cluster_status(c->engine, &err);
 
-	engine_lock(e);
-	up = xcalloc(model_nhosts(m) + 1, sizeof *up);
-	for (size_t i = 0; i < model_nhosts(m); i++)
-		up[i] = engine_host_up(e, model_host_at(m, i));
-	/* Every job the store has, not only those in memory. */
-	if (store_job_counts(engine_store(e), jobs, &err) < 0) {
-		engine_unlock(e);
-		free(up);
+	if (text)
+		reply_text(c, text);
+	else
 		reply_errno(c, EIO, err);
-		return;
-	}
-	text = views_cluster_status(m, jobs, up, engine_now_ms(e));
-	fair = engine_fairshare_text(e);
-	engine_unlock(e);
-	free(up);
-	full = xasprintf("%s%s", text, fair);
-	free(text);
-	free(fair);
-	reply_text(c, full);
 }
 
 /* The durations of the last scheduling passes (bench/placement reads them),

@@ -2,12 +2,10 @@
 #include "api_args.h"
 #include "api_identity.h"
 #include "api_reply.h"
-#include "space.h"
 
 #include "api_answers.h"
 #include "api_requests.h"
 #include "util.h"
-#include "views.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -15,40 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lock held. A job no longer in memory is read back from the store. */
-static struct job *job_arg(struct call *c)
+/* The job id the call's path names: 0, or -1 when it answered 404. */
+static int job_id_arg(struct call *c, int64_t *id)
 {
-	int64_t id;
-	struct job *job = NULL;
 	char msg[128];
 
-	if (api_parse_id(c->args[0], &id) == 0)
-		job = engine_job_get(c->engine, id);
-	if (!job && errno == EIO) {
-		snprintf(msg, sizeof msg, "job %s cannot be read from the database", c->args[0]);
-		reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
-	} else if (!job) {
-		snprintf(msg, sizeof msg, "no job %s", c->args[0]);
-		reply_error(c, MHD_HTTP_NOT_FOUND, msg);
-	}
-	return job;
-}
-
-static struct stage *stage_arg(struct call *c)
-{
-	struct job *job = job_arg(c);
-	char msg[256];
-	int idx;
-
-	if (!job)
-		return NULL;
-	idx = spec_stage_index(job->spec, c->args[1]);
-	if (idx < 0) {
-		snprintf(msg, sizeof msg, "job %lld has no stage '%s'", (long long)job->id, c->args[1]);
-		reply_error(c, MHD_HTTP_NOT_FOUND, msg);
-		return NULL;
-	}
-	return &job->stages[idx];
+	if (api_parse_id(c->args[0], id) == 0)
+		return 0;
+	snprintf(msg, sizeof msg, "no job %s", c->args[0]);
+	reply_error(c, MHD_HTTP_NOT_FOUND, msg);
+	return -1;
 }
 
 void api_jobs_submit(struct call *c)
@@ -69,8 +43,8 @@ void api_jobs_submit(struct call *c)
 		goto out;
 	}
 	api_caller_groups(c);
-	if (engine_submit(c->engine, &c->who, s.name && *s.name ? s.name : "spec", s.token, s.spec,
-			  s.len, &id, &existed, &err) < 0) {
+	if (engine_submit_from(c->engine, &c->who, s.name && *s.name ? s.name : "spec", s.workdir,
+			       s.token, s.spec, s.len, &id, &existed, &err) < 0) {
 		reply_errno(c, errno, err);
 		goto out;
 	}
@@ -137,11 +111,7 @@ void api_jobs_list(struct call *c)
 		api_owners_begin(o.f, o.owners);
 	else
 		fputs("{\"jobs\":[", o.f);
-	engine_lock(c->engine);
-	rc = store_list_jobs(engine_store(c->engine),
-			     engine_now_ms(c->engine) - engine_list_finished_ms(c->engine), uid,
-			     list_one, &o, &err);
-	engine_unlock(c->engine);
+	rc = engine_list_jobs(c->engine, uid, list_one, &o, &err);
 	if (o.owners)
 		api_owners_end(o.f, o.owners);
 	else
@@ -165,9 +135,7 @@ void api_jobs_last(struct call *c)
 	char *err = NULL;
 	int found;
 
-	engine_lock(c->engine);
-	found = store_last_job(engine_store(c->engine), c->who.uid, &id, &err);
-	engine_unlock(c->engine);
+	found = engine_last_job(c->engine, c->who.uid, &id, &err);
 	if (found < 0)
 		reply_errno(c, EIO, err);
 	else if (!found)
@@ -176,68 +144,40 @@ void api_jobs_last(struct call *c)
 		reply_json(c, MHD_HTTP_OK, api_id_json(id));
 }
 
-/* The job views share their shape: look the job up, render, answer. */
-enum job_view { VIEW_JSON, VIEW_STATUS, VIEW_WHY, VIEW_EVENTS, VIEW_SPEC };
-
-static void job_view(struct call *c, enum job_view view)
+/* The job views share their shape: ask the engine for one, answer. */
+static void job_view(struct call *c, unsigned view)
 {
-	struct engine *e = c->engine;
-	struct placement_host *hosts = NULL;
-	struct job *job;
-	json_t *json = NULL;
-	char *text = NULL;
-	size_t nhosts, len = 0;
+	struct job_views v;
+	char *err = NULL;
+	int64_t id;
 
-	engine_lock(e);
-	job = job_arg(c);
-	if (job) {
-		switch (view) {
-		case VIEW_JSON:
-			json = views_job_json(job, engine_now_ms(e));
-			break;
-		case VIEW_STATUS:
-			text = views_job_status(job, engine_now_ms(e));
-			break;
-		case VIEW_WHY:
-			nhosts = engine_placement_hosts(e, &hosts);
-			text = views_job_why(engine_model(e), job, hosts, nhosts, engine_now_ms(e));
-			text = space_why_job(engine_space(e), job, text);
-			if (engine_burst_waits(e, job)) {
-				char *more = xasprintf("%sburst: it came in a burst of submissions that is "
-						       "still on: placed when the burst ends (10 ms "
-						       "without a new job, at most 0.5 s)\n", text);
-
-				free(text);
-				text = more;
-			}
-			free(hosts);
-			break;
-		case VIEW_EVENTS:
-			text = views_job_events(job);
-			break;
-		case VIEW_SPEC:
-			/* Byte for byte, even with NULs in it. */
-			text = xmalloc(job->spec_len + 1);
-			memcpy(text, job->spec_text, job->spec_len + 1);
-			len = job->spec_len;
-			break;
-		}
+	if (job_id_arg(c, &id) < 0)
+		return;
+	if (engine_job_views(c->engine, id, view, 0, &v, &err) < 0) {
+		reply_errno(c, errno, err);
+		return;
 	}
-	engine_unlock(e);
-	if (json)
-		reply_json(c, MHD_HTTP_OK, json);
-	else if (text && view == VIEW_SPEC)
-		reply_bytes(c, text, len);
-	else if (text)
-		reply_text(c, text);
+	if (v.json) {
+		reply_json(c, MHD_HTTP_OK, v.json);
+		v.json = NULL;
+	} else if (view == JOB_VIEW_SPEC) {
+		reply_bytes(c, v.spec, v.spec_len);
+		v.spec = NULL;
+	} else {
+		char **text = view == JOB_VIEW_STATUS ? &v.status : view == JOB_VIEW_WHY ? &v.why
+											 : &v.events;
+
+		reply_text(c, *text);
+		*text = NULL;
+	}
+	job_views_free(&v);
 }
 
-void api_jobs_json(struct call *c) { job_view(c, VIEW_JSON); }
-void api_jobs_status(struct call *c) { job_view(c, VIEW_STATUS); }
-void api_jobs_why(struct call *c) { job_view(c, VIEW_WHY); }
-void api_jobs_events(struct call *c) { job_view(c, VIEW_EVENTS); }
-void api_jobs_spec(struct call *c) { job_view(c, VIEW_SPEC); }
-
+void api_jobs_json(struct call *c) { job_view(c, JOB_VIEW_JSON); }
+void api_jobs_status(struct call *c) { job_view(c, JOB_VIEW_STATUS); }
+void api_jobs_why(struct call *c) { job_view(c, JOB_VIEW_WHY); }
+void api_jobs_events(struct call *c) { job_view(c, JOB_VIEW_EVENTS); }
+void api_jobs_spec(struct call *c) { job_view(c, JOB_VIEW_SPEC); }
 void api_jobs_wait(struct call *c)
 {
 	const char *stage = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "stage");
@@ -260,59 +200,37 @@ void api_jobs_wait(struct call *c)
 
 void api_jobs_stage_status(struct call *c)
 {
-	struct engine *e = c->engine;
-	struct stage *stage;
-	char *text = NULL;
+	char *text, *err = NULL;
+	int64_t id;
 
-	engine_lock(e);
-	stage = stage_arg(c);
-	if (stage)
-		text = views_stage_status(stage, engine_now_ms(e));
-	engine_unlock(e);
+	if (job_id_arg(c, &id) < 0)
+		return;
+	text = engine_stage_status(c->engine, id, c->args[1], &err);
 	if (text)
+		reply_text(c, text);
+	else
+		reply_errno(c, errno, err);
+}
+
+/* The instance the call's path names: its status text or JSON. */
+static void instance_view(struct call *c, bool json)
+{
+	json_t *j = NULL;
+	char *text = NULL, *err = NULL;
+	int64_t id, idx;
+
+	if (job_id_arg(c, &id) < 0)
+		return;
+	if (api_parse_num(c->args[2], &idx) < 0)
+		idx = -1; /* no such instance */
+	if (engine_instance_views(c->engine, id, c->args[1], idx, json ? NULL : &text,
+				  json ? &j : NULL, &err) < 0)
+		reply_errno(c, errno, err);
+	else if (json)
+		reply_json(c, MHD_HTTP_OK, j);
+	else
 		reply_text(c, text);
 }
 
-/* The instance the call's path names, or NULL when it replied 404. Lock held. */
-static struct instance *instance_arg(struct call *c)
-{
-	struct stage *stage = stage_arg(c);
-	int64_t idx;
-
-	if (!stage)
-		return NULL;
-	if (api_parse_num(c->args[2], &idx) == 0 && (size_t)idx < stage->ninst)
-		return stage->inst[idx];
-	reply_error(c, MHD_HTTP_NOT_FOUND, "no such instance");
-	return NULL;
-}
-
-void api_jobs_instance_status(struct call *c)
-{
-	struct engine *e = c->engine;
-	struct instance *inst;
-	char *text = NULL;
-
-	engine_lock(e);
-	inst = instance_arg(c);
-	if (inst)
-		text = views_instance_status(inst);
-	engine_unlock(e);
-	if (text)
-		reply_text(c, text);
-}
-
-void api_jobs_instance_json(struct call *c)
-{
-	struct engine *e = c->engine;
-	struct instance *inst;
-	json_t *json = NULL;
-
-	engine_lock(e);
-	inst = instance_arg(c);
-	if (inst)
-		json = views_instance_json(inst);
-	engine_unlock(e);
-	if (json)
-		reply_json(c, MHD_HTTP_OK, json);
-}
+void api_jobs_instance_status(struct call *c) { instance_view(c, false); }
+void api_jobs_instance_json(struct call *c) { instance_view(c, true); }

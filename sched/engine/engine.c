@@ -1,10 +1,12 @@
 /* The engine's core: its struct's life (create, start, stop, destroy), the
- * scheduling thread, the lock and the wake-up, and the small accessors the
- * API's views use. The work itself is in sched/engine/engine_*.c (engine_internal.h). */
+ * scheduling thread, the lock and the wake-up, and small accessors (the
+ * views are engine_views.c). The work itself is in sched/engine/engine_*.c (engine_internal.h). */
 #include "engine_internal.h"
+#include "engine_test.h"
 #include "clock.h"
 #include "fairshare.h"
 #include "group_commit.h"
+#include "history_reader.h"
 #include "ident.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -15,7 +17,6 @@
 #include "spare_folders.h"
 #include "storage_queue.h"
 #include "util.h"
-#include "views.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -280,7 +281,9 @@ struct engine *engine_create(const struct engine_config *cfg, struct store *stor
 	e->schedules = schedules_create(store, &(struct schedules_ops){
 		.lock = lock_op, .unlock = unlock_op, .now_ms = now_op, .submit = engine_submit_run,
 		.job_state = job_state_op, .arg = e }, err);
-	if (!e->schedules) {
+	if (e->schedules)
+		e->reader = history_reader_open(store, err);
+	if (!e->schedules || !e->reader) {
 		int saved = errno;
 
 		engine_destroy(e);
@@ -369,6 +372,7 @@ void engine_destroy(struct engine *e)
 	lifecycle_destroy(e->lifecycle);
 	notify_destroy(e->notify);
 	schedules_destroy(e->schedules);
+	history_reader_close(e->reader);
 	free(e->held.host);
 	pthread_cond_destroy(&e->kick);
 	pthread_cond_destroy(&e->changed);
@@ -403,10 +407,11 @@ void engine_reconfigure(struct engine *e, const struct engine_live *live)
 
 void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
 void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
-struct model *engine_model(struct engine *e) { return e->model; }
-struct store *engine_store(struct engine *e) { return e->store; }
+/* engine_test.h: the unit tests' hooks. */
+void engine_test_hold(struct engine *e) { pthread_mutex_lock(&e->lock); }
+void engine_test_release(struct engine *e) { pthread_mutex_unlock(&e->lock); }
+struct model *engine_test_model(struct engine *e) { return e->model; }
 struct ident_cache *engine_ident(struct engine *e) { return e->ident; }
-int64_t engine_list_finished_ms(const struct engine *e) { return e->cfg.list_finished_ms; }
 
 int64_t engine_lease_ms(const struct engine *e)
 {
@@ -451,27 +456,24 @@ uint64_t engine_bursts(struct engine *e)
 	return n;
 }
 
-char *engine_host_status(struct engine *e, const char *name)
-{
-	struct host *h;
-	char *text = NULL;
-
-	engine_lock(e);
-	h = model_host(e->model, name);
-	if (h)
-		text = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
-	engine_unlock(e);
-	return text;
-}
-
 double engine_fairshare_usage(struct engine *e, const char *team)
 {
-	return fairshare_usage(e->fair, team, engine_now_ms(e));
+	double usage;
+
+	pthread_mutex_lock(&e->lock);
+	usage = fairshare_usage(e->fair, team, engine_now_ms(e));
+	pthread_mutex_unlock(&e->lock);
+	return usage;
 }
 
 char *engine_fairshare_text(struct engine *e)
 {
-	return fairshare_text(e->fair, engine_now_ms(e));
+	char *text;
+
+	pthread_mutex_lock(&e->lock);
+	text = fairshare_text(e->fair, engine_now_ms(e));
+	pthread_mutex_unlock(&e->lock);
+	return text;
 }
 
 struct space *engine_space(struct engine *e)

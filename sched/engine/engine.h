@@ -1,7 +1,12 @@
 /* The scheduling engine: every change to the model goes through here, under one
  * mutex. One thread runs the scheduling pass (dependencies, foreach expansion,
  * state roll-up, placement) whenever an event kicks it, or on a one-second
- * timer; long polls (work, wait) sleep on a condition variable it broadcasts. */
+ * timer; long polls (work, wait) sleep on a condition variable it broadcasts.
+ * The mutex is the engine's own (sched/engine/engine_internal.h): everything
+ * outside reads the model through the door below, "views", which renders what
+ * is asked (sched/views) under the lock into a copy the caller owns (a snapshot
+ * copied out, not an immutable published version: why is said there); a job
+ * that left memory is read from the store outside the lock. */
 #ifndef PARSA_ENGINE_H
 #define PARSA_ENGINE_H
 
@@ -88,30 +93,81 @@ struct engine_live {
  * engine keeps no pointer into live->conf. */
 void engine_reconfigure(struct engine *e, const struct engine_live *live);
 
-/* For read-only views: hold the lock while reading the model. */
-void engine_lock(struct engine *e);
-void engine_unlock(struct engine *e);
-struct model *engine_model(struct engine *e);
-/* Job id for a view or a command (lock held): resident, or read back from
- * the store (it then stays in the model a little while). NULL with errno
- * ENOENT (no such job) or EIO (the store failed). */
-struct job *engine_job_get(struct engine *e, int64_t id);
-/* The store, for views that cover every job (lists, counts); lock held. */
-struct store *engine_store(struct engine *e);
+/* ---- views: the door into the model ----
+ * The API and the web page never hold the lock nor keep a pointer into the
+ * model: each call below takes the lock, renders with sched/views and
+ * copies out (a snapshot the caller frees), so a slow client or page costs
+ * the pass nothing but the rendering. Why a copy rather than a published,
+ * immutable version of the model: the model changes in place many times a
+ * second (heartbeats, progress) and a view needs a few objects of it, so a
+ * copy of what is asked costs less than a new version of everything at
+ * every change (docs/design.md). Jobs that left memory are read from the
+ * store outside the lock (sched/engine/history_reader.h), as are the lists
+ * and counts that cover every job. Unless said, each takes the lock itself. */
+
+/* A job's views (engine_job_views), or-ed together. */
+enum {
+	JOB_VIEW_JSON = 1 << 0,      /* status.json (views_job_json) */
+	JOB_VIEW_INSTANCES = 1 << 1, /* with JSON: each stage's "list", its instances'
+				      * JSON, the first max_instances of the job's */
+	JOB_VIEW_STATUS = 1 << 2,    /* jobs/<id>/status */
+	JOB_VIEW_WHY = 1 << 3,       /* jobs/<id>/why: placement, space, a burst */
+	JOB_VIEW_EVENTS = 1 << 4,
+	JOB_VIEW_SPEC = 1 << 5,      /* byte for byte, NULs and all */
+};
+struct job_views {
+	json_t *json;
+	char *status, *why, *events, *spec;
+	size_t spec_len;
+	int64_t now;                 /* the engine's clock they were rendered at */
+};
+/* What of job id; the caller frees out with job_views_free. 0, or -1 with
+ * errno ENOENT (no such job) or EIO (the store failed) and *err. */
+int engine_job_views(struct engine *e, int64_t id, unsigned what, size_t max_instances,
+		     struct job_views *out, char **err);
+void job_views_free(struct job_views *v);
+/* One text view of job id: JOB_VIEW_STATUS, JOB_VIEW_WHY or JOB_VIEW_EVENTS.
+ * Malloc'ed; NULL as engine_job_views. */
+char *engine_job_text(struct engine *e, int64_t id, unsigned view, char **err);
+/* jobs/<id>/stages/<stage>/status, malloc'ed; NULL as engine_job_views. */
+char *engine_stage_status(struct engine *e, int64_t id, const char *stage, char **err);
+/* The instance's status text and status.json (either may be NULL): 0, or -1
+ * as engine_job_views (ENOENT also for no such stage or instance). */
+int engine_instance_views(struct engine *e, int64_t id, const char *stage, int64_t index,
+			  char **status, json_t **json, char **err);
+/* views_job_json of those of ids[] that are in memory, null for the others
+ * (an array as long as ids); *now: the engine's clock then. */
+json_t *engine_resident_jobs_json(struct engine *e, const int64_t *ids, size_t n, int64_t *now);
+
+/* What jobs/ lists (GET /v1/jobs): unfinished jobs and those that ended
+ * within list_finished, of uid (-1: everyone's), row by row from the store,
+ * outside the lock. 0, or -1 with *err. */
+int engine_list_jobs(struct engine *e, int64_t uid, store_job_fn on_job, void *arg, char **err);
+/* The newest job of uid: 1 with *id, 0 when none, -1 with *err. */
+int engine_last_job(struct engine *e, uid_t uid, int64_t *id, char **err);
+
+/* Every host's views_host_json, as an array. */
+json_t *engine_hosts_json(struct engine *e);
+/* One host's JSON, status text and instances running there
+ * (views_host_running_json); any of them may be NULL. -1 with errno ENOENT
+ * when there is no such host. */
+int engine_host_views(struct engine *e, const char *name, json_t **json, char **status,
+		      json_t **running);
+/* hosts/<name>/status (views_host_status); NULL when there is no such host. Malloc'ed. */
+char *engine_host_status(struct engine *e, const char *name);
+/* The live use of each host heard from since the start, for the page's
+ * charts: [{"name", "ms" (its last heartbeat's stamp), "cpu", "outside_cpu",
+ * "mem", "outside_mem"}]. */
+json_t *engine_host_loads_json(struct engine *e);
+/* The status file of the cluster (views_cluster_status over every job the
+ * store has, then fair share). NULL with errno EIO and *err. */
+char *engine_cluster_status(struct engine *e, char **err);
+
 /* Callers' names and groups, remembered (sched/api/ident.h); any thread, no lock. */
 struct ident_cache *engine_ident(struct engine *e);
-/* What jobs/ lists: jobs that ended within this (engine_config.list_finished_ms). */
-int64_t engine_list_finished_ms(const struct engine *e);
-/* The hosts as placement sees them now (lock held); the caller frees *out. */
-size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
 /* The host's runner is stopping on purpose: the host is down until it
  * registers again, and assignments it never started are requeued. */
 int engine_host_leave(struct engine *e, const char *name, char **err);
-/* Is the host up (heartbeat within the timeout)? Lock held. */
-int engine_host_up(struct engine *e, const struct host *h);
-/* hosts/<name>/status (views_host_status), taking the lock; NULL when there
- * is no such host. Malloc'ed. */
-char *engine_host_status(struct engine *e, const char *name);
 
 /* Every call below returns 0 or -1 with errno and *err: EINVAL (bad input),
  * EFBIG (too large), EACCES (not allowed), ENOENT (no such thing), EBUSY (not
@@ -126,6 +182,12 @@ char *engine_host_status(struct engine *e, const char *name);
 int engine_submit(struct engine *e, const struct caller *who, const char *filename,
 		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
 		  char **err);
+/* The same, from a folder of the submitter's (parsa submit's or cp's working
+ * folder, NULL: unknown): where its instances start unless the spec says
+ * workdir (lib/spec.h). */
+int engine_submit_from(struct engine *e, const struct caller *who, const char *filename,
+		       const char *workdir, const char *token, const char *text, size_t len,
+		       int64_t *id, bool *existed, char **err);
 
 /* What a mount needs to know of job id at once (uid, gid, submitted_ms, the
  * stages' names and instances): the answer to a submission carries it. An
@@ -176,9 +238,6 @@ size_t engine_pass_stats(struct engine *e, double *out, size_t max, uint64_t *to
 void engine_submit_stats(struct engine *e, size_t *groups, size_t *submissions);
 /* How many bursts of submissions waited to be placed together (engine.c). */
 uint64_t engine_bursts(struct engine *e);
-/* Lock held. Job came in a burst of submissions that is still on: it is placed
- * at the burst's end (for why). */
-bool engine_burst_waits(const struct engine *e, const struct job *job);
 /* The spare folders (sched/engine/spare_folders.h): [0] a job's, [1] a stage's;
  * all 0 without a volume. */
 struct engine_spare_stats {
@@ -203,9 +262,9 @@ struct engine_counters {
 /* A copy of the counters (takes the lock). */
 void engine_get_counters(struct engine *e, struct engine_counters *out);
 
-/* Fair-share usage per team (fairshare_text), lock held. Malloc'ed. */
+/* Fair-share usage per team (fairshare_text). Malloc'ed. */
 char *engine_fairshare_text(struct engine *e);
-/* One team's fair-share usage now, in cpu-seconds (fairshare_usage), lock held. */
+/* One team's fair-share usage now, in cpu-seconds (fairshare_usage). */
 double engine_fairshare_usage(struct engine *e, const char *team);
 
 /* ---- time and progress ---- */

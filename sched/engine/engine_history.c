@@ -1,8 +1,11 @@
 /* Years of history without the memory: a finished job stays in the model for
  * keep_finished after its end, then only the store has it. A view of such a
- * job reads it back (engine_job_get) and it stays a little while for the
- * views that follow; record retention deletes records older than
- * record_retention, one small transaction per pass. */
+ * job reads it outside the lock (sched/engine/history_reader.h, which keeps
+ * it a little while for the views that follow); a command reads it back into
+ * the model (engine_job_get), where it stays a little while for the commands
+ * that follow; record retention deletes records older than record_retention,
+ * one small transaction per pass. Both change old jobs: they tell the
+ * reader, whose copies from before are then read again. */
 #include "engine_internal.h"
 #include "log.h"
 #include "util.h"
@@ -36,6 +39,8 @@ struct job *engine_job_get(struct engine *e, int64_t id)
 		}
 		if (job)
 			e->history.nloaded++;
+		/* A command may change it: the reader's copy is out of date. */
+		e->history.changes++;
 	}
 	if (!job) {
 		errno = ENOENT;
@@ -165,6 +170,8 @@ void engine_history_retention(struct engine *e, int64_t now, int64_t mono)
 		total += deleted;
 	} while (deleted >= RETENTION_BATCH && time_mono_ms() - mono < RETENTION_SLICE_MS);
 	e->history.records_deleted += (uint64_t)total;
+	if (total)
+		e->history.changes++;
 	if (total)
 		log_info("record retention: deleted the records of %d jobs that ended over %lld s ago",
 			 total, (long long)(e->cfg.record_retention_ms / 1000));

@@ -21,6 +21,7 @@
 
 struct fairshare;
 struct group_commit;
+struct history_reader;
 struct lifecycle;
 struct policy;
 struct notify;
@@ -68,8 +69,12 @@ struct engine {
 	struct spare_folders *spares; /* its own lock; NULL without storage */
 	struct ident_cache *ident;    /* its own lock: names and groups of callers */
 	struct policy *policy;        /* teams and limits; protected by lock (SIGHUP swaps it) */
+	struct history_reader *reader; /* its own lock: the store outside ours */
 	struct {                      /* engine_history.c; protected by lock */
-		size_t nloaded;       /* jobs read back for views, held now */
+		uint64_t changes;     /* old jobs read back for a command, record
+				       * retention's deletes: the reader's copies
+				       * of old jobs from before are out of date */
+		size_t nloaded;       /* jobs read back for commands, held now */
 		int64_t swept_mono;
 		int64_t retention_next_ms; /* the engine's clock */
 		uint64_t records_deleted;
@@ -82,6 +87,24 @@ struct engine {
 		uint64_t bursts;      /* so far, for GET /v1/stats */
 	} burst;
 };
+
+/* The engine's lock. Only the engine's files take it: everything else reads
+ * through the views of engine.h. */
+void engine_lock(struct engine *e);
+void engine_unlock(struct engine *e);
+
+/* Job id for a command (lock held): resident, or read back from the store (it
+ * then stays in the model a little while, and the history reader's copies of
+ * old jobs are out of date). NULL with errno ENOENT (no such job) or EIO (the
+ * store failed). */
+struct job *engine_job_get(struct engine *e, int64_t id);
+/* The hosts as placement sees them now (lock held); the caller frees *out. */
+size_t engine_placement_hosts(struct engine *e, struct placement_host **out);
+/* Is the host up (heartbeat within the timeout)? Lock held. */
+int engine_host_up(struct engine *e, const struct host *h);
+/* Job came in a burst of submissions that is still on: it is placed at the
+ * burst's end (for why). Lock held. */
+bool engine_burst_waits(const struct engine *e, const struct job *job);
 
 static inline bool inst_active(const struct instance *inst)
 {
@@ -174,6 +197,15 @@ static inline bool stage_deps_ready(const struct job *job, const struct stage *s
 	}
 	return true;
 }
+
+/* ---- engine_views.c ---- */
+
+/* The state of job id, or of its stage (NULL: the job's), and whether it has
+ * ended: from the model, or for a job not in memory from the history reader,
+ * outside the lock. Lock NOT held. 0, or -1 with errno ENOENT (no such job or
+ * stage) or EIO and *err. *state is static. */
+int engine_job_state(struct engine *e, int64_t id, const char *stage, const char **state,
+		     bool *ended, char **err);
 
 /* ---- engine_history.c: finished jobs leave memory ---- */
 

@@ -280,6 +280,21 @@ int engine_wait(struct engine *e, int64_t id, const char *stage_name, int64_t ti
 	int ret = -1, rc;
 
 	pthread_mutex_lock(&e->lock);
+	if (!model_job(e->model, id)) {
+		bool ended = false;
+
+		/* Not in memory: it ended long ago (or there is none), and the
+		 * store is read outside the lock. Brought back by a retry
+		 * meanwhile, it is waited for below. */
+		pthread_mutex_unlock(&e->lock);
+		if (engine_job_state(e, id, stage_name, state, &ended, err) < 0)
+			return -1;
+		if (ended) {
+			*done = 1;
+			return 0;
+		}
+		pthread_mutex_lock(&e->lock);
+	}
 	job = engine_job_get(e, id);
 	if (!job) {
 		if (errno == ENOENT)

@@ -113,6 +113,7 @@ static void assign(struct engine *e, struct instance *inst, struct host *h, int6
 	model_set_text(&inst->gpu_list, "");
 	model_set_short(&inst->slurm_job, NULL, 0);
 	model_set_short(&inst->slurm_reason, NULL, 0);
+	model_set_short(&inst->slurm_state, NULL, 0);
 	engine_set_reason(inst, "");
 	model_set_state(e->model, inst, INST_ASSIGNED);
 	model_set_host(e->model, inst, h);

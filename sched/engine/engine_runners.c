@@ -167,6 +167,8 @@ static void host_executor(struct host *h, const struct heartbeat_executor *x)
 	h->exec->last_poll_ms = x->last_poll_ms;
 	h->exec->cpus_up = x->cpus_up;
 	h->exec->cpus_outside = x->cpus_outside;
+	/* Static strings: proto's reader lets only these two through. */
+	h->exec->accounting = !x->accounting ? NULL : strcmp(x->accounting, "on") == 0 ? "on" : "off";
 }
 
 int engine_heartbeat(struct engine *e, const char *name, const struct heartbeat *hb, char **err)

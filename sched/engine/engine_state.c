@@ -240,6 +240,8 @@ void engine_record_report(struct engine *e, struct instance *inst, const struct 
 		model_set_text(&inst->gpu_list, r->gpu_list);
 	if (r->slurm_job)
 		model_set_short(&inst->slurm_job, r->slurm_job, 64);
+	if (r->slurm_state)
+		model_set_short(&inst->slurm_state, r->slurm_state, 128);
 	model_dirty_instance(e->model, inst);
 }
 

@@ -336,6 +336,13 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 		  const char *token, const char *text, size_t len, int64_t *id, bool *existed,
 		  char **err)
 {
+	return engine_submit_from(e, who, filename, NULL, token, text, len, id, existed, err);
+}
+
+int engine_submit_from(struct engine *e, const struct caller *who, const char *filename,
+		       const char *workdir, const char *token, const char *text, size_t len,
+		       int64_t *id, bool *existed, char **err)
+{
 	struct submission s = { .who = who, .filename = filename, .token = token, .text = text,
 				.len = len };
 	char *user, *team;
@@ -358,6 +365,11 @@ int engine_submit(struct engine *e, const struct caller *who, const char *filena
 			  "(or remove every to run it once)", filename, s.spec->every_line, s.spec->every);
 		spec_destroy(s.spec);
 		return -1;
+	}
+	/* The spec's own workdir wins; else where it was submitted from. */
+	if (!s.spec->workdir && workdir && workdir[0] == '/' && strlen(workdir) < 4096) {
+		s.spec->workdir = xstrdup(workdir);
+		s.spec->workdir_submitted = true;
 	}
 	s.user = user = ident_cache_user_name(e->ident, who->uid);
 	s.team = team = s.spec->team ? xstrdup(s.spec->team) : ident_cache_group_name(e->ident, who->gid);

@@ -81,6 +81,7 @@ static void instance_free(struct instance *inst)
 	free(inst->gpu_list);
 	free(inst->slurm_job);
 	free(inst->slurm_reason);
+	free(inst->slurm_state);
 	free(inst);
 }
 

@@ -63,6 +63,9 @@ struct instance {
 	 * Slurm's reason ("Priority"). NULL: none. */
 	char *slurm_job;
 	char *slurm_reason;
+	/* How it ended in Slurm, from its accounting ("CANCELLED by alice");
+	 * NULL: not known. */
+	char *slurm_state;
 	/* Queued after a failed attempt (back-off) or a start the volume
 	 * refused: not placed before this time (the engine's clock; 0: at
 	 * once), and rather not on host_name again when another host has room.
@@ -145,6 +148,7 @@ struct host_executor {
 	int64_t last_poll_ms;        /* the runner's clock: its last query that answered; 0 none */
 	char *poll_error;            /* NULL while its queries answer */
 	int64_t cpus_up, cpus_outside; /* the partition's usable CPUs, and other users'; -1 unknown */
+	const char *accounting;      /* "on", "off" (static strings); NULL not said */
 };
 
 struct host {

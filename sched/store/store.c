@@ -448,10 +448,33 @@ out:
 	return ret;
 }
 
+/* A failed open: close what was made, keeping errno. NULL. */
+static struct store *close_failed(struct store *st)
+{
+	int saved = errno;
+
+	store_close(st);
+	errno = saved;
+	return NULL;
+}
+
+/* Every statement of stmt_sql, once, for the life of the connection. */
+static int prepare_all(struct store *st, char **err)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					    &st->stmt[i], NULL);
+
+		if (rc != SQLITE_OK)
+			return store_db_error(st, rc, stmt_sql[i], err);
+	}
+	return 0;
+}
+
 struct store *store_open(const char *path, char **err)
 {
 	struct store *st = xcalloc(1, sizeof *st);
-	int rc, saved;
+	int rc;
 
 	st->path = xstrdup(path);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -490,22 +513,34 @@ struct store *store_open(const char *path, char **err)
 	    exec_simple(st, "PRAGMA temp_store=MEMORY", err) < 0 ||
 	    exec_simple(st, "PRAGMA journal_size_limit=0", err) < 0)
 		goto fail;
-	if (store_migrate(st, err) < 0)
+	if (store_migrate(st, err) < 0 || prepare_all(st, err) < 0)
 		goto fail;
-	for (int i = 0; i < ST_COUNT; i++) {
-		rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-					&st->stmt[i], NULL);
-		if (rc != SQLITE_OK) {
-			store_db_error(st, rc, stmt_sql[i], err);
-			goto fail;
-		}
-	}
 	return st;
 fail:
-	saved = errno;
-	store_close(st);
-	errno = saved;
-	return NULL;
+	return close_failed(st);
+}
+
+struct store *store_open_reader(const char *path, char **err)
+{
+	struct store *st = xcalloc(1, sizeof *st);
+	int rc;
+
+	st->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		store_db_error(st, rc, "open for reading", err);
+		return close_failed(st);
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, 5000);
+	/* The writes' statements compile too (a read-only connection refuses
+	 * them only when run): one table of statements serves both. */
+	return prepare_all(st, err) == 0 ? st : close_failed(st);
+}
+
+const char *store_path(const struct store *st)
+{
+	return st->path;
 }
 
 int store_checkpoint_in_background(struct store *st, char **err)

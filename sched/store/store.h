@@ -20,6 +20,14 @@ struct store;
  * database). The whole file's check is store_check_in_background's. */
 struct store *store_open(const char *path, char **err);
 void store_close(struct store *st);
+/* A read-only connection to the database of a store opened at path (which
+ * made its schema): for the reads of the history that must not wait for the
+ * writer's lock (sched/engine/history_reader.h); WAL lets it read while the
+ * store writes. The same reads as a store (store_load_job, store_list_jobs,
+ * ...); a write fails. Closed by store_close. */
+struct store *store_open_reader(const char *path, char **err);
+/* The database's file. */
+const char *store_path(const struct store *st);
 /* The daemon's: checkpoints of the log on a thread of their own
  * (sched/store/checkpointer.h), not inside the commits; until store_close. */
 int store_checkpoint_in_background(struct store *st, char **err);

@@ -67,6 +67,9 @@ json_t *views_assignment_json(const struct instance *inst)
 		.id = inst->id, .attempt = inst->attempt, .job = job->id,
 		.stage = ss->name, .index = inst->index, .item = inst->item, .point = point ? point : "",
 		.run = ss->run ? ss->run : "", .cpus = ss->cpus, .mem = ss->mem,
+		.workdir = job->spec->workdir && strcmp(job->spec->workdir, "out") != 0 ?
+			   job->spec->workdir : "",
+		.workdir_fallback = job->spec->workdir_submitted,
 		.scratch = ss->scratch, .walltime_s = ss->walltime, .progress_files = ss->progress_files,
 		.env = env ? env : ss->env, .nenv = env ? ss->nenv + ss->nmatrix + 1 : ss->nenv,
 		.uid = job->uid, .gid = job->gid,
@@ -255,6 +258,13 @@ char *views_job_status(const struct job *job, int64_t now)
 	fprintf(t.f, "spec: %s\nsubmitted: %s\nstarted: %s\nended: %s\n", esc(&t, job->spec_file),
 		iso(job->submitted_ms, a, sizeof a), iso(job->started_ms, b, sizeof b),
 		iso(job->ended_ms, c, sizeof c));
+	if (!job->spec->workdir || strcmp(job->spec->workdir, "out") == 0)
+		fprintf(t.f, "workdir: each stage's output folder\n");
+	else if (job->spec->workdir_submitted)
+		fprintf(t.f, "workdir: %s (where it was submitted from; a host without it: the output "
+			"folder)\n", esc(&t, job->spec->workdir));
+	else
+		fprintf(t.f, "workdir: %s\n", esc(&t, job->spec->workdir));
 	if (start > 0) {
 		timing_when(start, now, line, sizeof line);
 		fprintf(t.f, "start: %s\n", line);
@@ -482,8 +492,16 @@ json_t *views_instance_json(const struct instance *inst)
 			 "reason", inst->reason, "cpu_list", inst->cpu_list, "gpu_list", inst->gpu_list);
 	if (json && inst->pid > 0)
 		json_object_set_new(json, "pid", json_integer(inst->pid));
+	if (json && inst->stage->spec->nmatrix) {
+		char *point = spec_point_text(inst->stage->spec, inst->index, " ");
+
+		json_object_set_new(json, "point", json_string(point));
+		free(point);
+	}
 	if (json)
 		json_object_set_new(json, "slurm_job", inst->slurm_job ? json_string(inst->slurm_job) : json_null());
+	if (json)
+		json_object_set_new(json, "slurm_state", inst->slurm_state ? json_string(inst->slurm_state) : json_null());
 	if (json)
 		json_object_set_new(json, "not_before_ms", inst->state == INST_QUEUED &&
 				    inst->not_before_ms > 0 ? json_integer(inst->not_before_ms) : json_null());

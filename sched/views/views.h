@@ -16,6 +16,8 @@ json_t *views_assignment_json(const struct instance *inst);
 /* now (the engine's clock) dates progress estimates and time waits. */
 json_t *views_job_json(const struct job *job, int64_t now);  /* status.json */
 json_t *views_host_json(const struct host *h, int up);
+/* The instances running on h: [{job, name, stage, index, state, started_ms}]. */
+json_t *views_host_running_json(const struct host *h);
 /* stages/<s>/instances/<i>/status.json: times (ms, the host's clock), usage,
  * host, attempt, exit, reason; unknown numbers are null. */
 json_t *views_instance_json(const struct instance *inst);

@@ -57,6 +57,9 @@ void views_host_exec_text(FILE *f, const struct host *h, int64_t now_ms)
 		put(f, x->poll_error);
 		fputs("\n", f);
 	}
+	if (x->accounting)
+		fprintf(f, "%s accounting: %s\n", kind, strcmp(x->accounting, "on") == 0 ?
+			"on (ended jobs' CPU time, memory and who cancelled from sacct)" : "off (no sacct)");
 }
 
 json_t *views_host_exec_json(const struct host *h)
@@ -65,12 +68,13 @@ json_t *views_host_exec_json(const struct host *h)
 
 	if (!x)
 		return json_null();
-	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "kind", x->kind ? x->kind : "",
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "kind", x->kind ? x->kind : "",
 			 "partition", x->partition ? x->partition : "",
 			 "pending", (json_int_t)x->pending, "running", (json_int_t)x->running,
 			 "last_poll_ms", (json_int_t)x->last_poll_ms, "cpus_up", (json_int_t)x->cpus_up,
 			 "cpus_outside", (json_int_t)x->cpus_outside,
-			 "poll_error", x->poll_error ? json_string(x->poll_error) : json_null());
+			 "poll_error", x->poll_error ? json_string(x->poll_error) : json_null(),
+			 "accounting", x->accounting ? json_string(x->accounting) : json_null());
 }
 
 void views_instance_exec_text(FILE *f, const struct instance *inst)
@@ -78,6 +82,11 @@ void views_instance_exec_text(FILE *f, const struct instance *inst)
 	if (inst->slurm_job) {
 		fputs("slurm job: ", f);
 		put(f, inst->slurm_job);
+		fputs("\n", f);
+	}
+	if (inst->slurm_state) {
+		fputs("slurm state: ", f);
+		put(f, inst->slurm_state);
 		fputs("\n", f);
 	}
 	if (inst->slurm_reason && inst->state == INST_ASSIGNED) {

@@ -15,14 +15,16 @@
 
 /* hosts/<h>/status: "executor: slurm", "slurm partition: ...", "slurm jobs:
  * 2 pending, 3 running", "slurm cpus: ...", "slurm last poll: 1.2 s ago"
- * and "slurm poll error: ..." while queries fail. Nothing for a local host. */
+ * "slurm poll error: ..." while queries fail, and "slurm accounting: on"
+ * or "off" once the runner knows. Nothing for a local host. */
 void views_host_exec_text(FILE *f, const struct host *h, int64_t now_ms);
 
 /* Its "executor" member: an object, or JSON null for a local host. */
 json_t *views_host_exec_json(const struct host *h);
 
-/* An instance's "slurm job: 1234_7" and, while it waits in Slurm, "slurm
- * reason: Priority". Nothing when it never was a Slurm job. */
+/* An instance's "slurm job: 1234_7", once it ended and where Slurm keeps
+ * accounting "slurm state: CANCELLED by alice", and while it waits in
+ * Slurm, "slurm reason: Priority". Nothing when it never was a Slurm job. */
 void views_instance_exec_text(FILE *f, const struct instance *inst);
 
 /* `why` of a stage: "  2 instances wait in Slurm on slurm1: Priority

@@ -68,6 +68,22 @@ json_t *views_host_json(const struct host *h, int up)
 	return json;
 }
 
+json_t *views_host_running_json(const struct host *h)
+{
+	json_t *running = json_array();
+
+	for (size_t i = 0; i < h->nactive; i++) {
+		const struct instance *in = h->active[i];
+
+		json_array_append_new(running, json_pack("{s:I,s:s,s:s,s:i,s:s,s:I}",
+				"job", (json_int_t)in->job->id, "name", in->job->name,
+				"stage", in->stage->spec->name, "index", in->index,
+				"state", inst_state_name(in->state),
+				"started_ms", (json_int_t)in->started_ms));
+	}
+	return running;
+}
+
 char *views_host_status(const struct host *h, int up, int64_t now_ms)
 {
 	struct text t;

@@ -222,6 +222,11 @@ void html_executor(FILE *f, const json_t *x, int64_t now)
 		html_th_td(f, "poll error", error);
 		fputs("</tr>", f);
 	}
+	if (*jstr(x, "accounting")) {
+		fputs("<tr>", f);
+		html_th_td(f, "accounting", jstr(x, "accounting"));
+		fputs("</tr>", f);
+	}
 	fputs("</table>", f);
 }
 

@@ -3,12 +3,11 @@
  * mount's text files at the same paths (/jobs/<id>/status, why, events,
  * spec, status.json) and an instance with its log, which follows its end
  * while the instance runs. Everything comes from the views the mount uses,
- * by job id, under the engine's lock; the logs from the storage volume. */
+ * by job id, copied out of the engine (engine.h, "views"); the logs from the
+ * storage volume. */
 #include "web_internal.h"
 
-#include "space.h"
 #include "util.h"
-#include "views.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,20 +20,6 @@
 /* The tail of a log a page shows, and the most one poll returns. */
 #define LOG_TAIL (256 * 1024)
 #define OUT_LISTED 50
-
-struct job_data {
-	json_t *job;        /* views_job_json, each stage with "list": its instances */
-	char *why, *events, *spec;
-	size_t spec_len;
-	int64_t now;
-};
-
-/* The job the pages show, lock held: resident, or read back from the store
- * as for the API's views (engine_job_get); NULL when there is none. */
-static const struct job *find_job(struct engine *e, int64_t id)
-{
-	return engine_job_get(e, id);
-}
 
 static int parse_id(const char *text, int64_t *id)
 {
@@ -49,53 +34,21 @@ static int parse_id(const char *text, int64_t *id)
 	return 0;
 }
 
-/* Copy what the pages show of job id; 0, or -1 when there is no such job. */
-static int job_data_get(struct page *p, int64_t id, bool all, struct job_data *d)
+/* What the pages show of job id, copied out of the engine: 0, or -1 when it
+ * answered (no such job, or the store failed). all: the instances, why,
+ * events and spec too. */
+static int job_get(struct page *p, int64_t id, unsigned what, struct job_views *d)
 {
-	struct engine *e = p->deps->engine;
-	struct placement_host *hosts = NULL;
-	const struct job *job;
-	size_t nhosts, shown = 0;
+	char *err = NULL;
 
-	memset(d, 0, sizeof *d);
-	engine_lock(e);
-	job = find_job(e, id);
-	if (!job) {
-		engine_unlock(e);
-		return -1;
-	}
-	d->now = engine_now_ms(e);
-	d->job = views_job_json(job, d->now);
-	if (all) {
-		json_t *stages = json_object_get(d->job, "stages");
-
-		for (size_t s = 0; s < job->nstages; s++) {
-			const struct stage *st = &job->stages[s];
-			json_t *list = json_array();
-
-			for (size_t i = 0; i < st->ninst && shown < INSTANCES_SHOWN; i++, shown++)
-				json_array_append_new(list, views_instance_json(st->inst[i]));
-			json_object_set_new(json_array_get(stages, s), "list", list);
-		}
-		nhosts = engine_placement_hosts(e, &hosts);
-		d->why = views_job_why(engine_model(e), job, hosts, nhosts, d->now);
-		d->why = space_why_job(engine_space(e), job, d->why);
-		free(hosts);
-		d->events = views_job_events(job);
-		d->spec = xmalloc(job->spec_len + 1);
-		memcpy(d->spec, job->spec_text, job->spec_len + 1);
-		d->spec_len = job->spec_len;
-	}
-	engine_unlock(e);
-	return 0;
-}
-
-static void job_data_free(struct job_data *d)
-{
-	json_decref(d->job);
-	free(d->why);
-	free(d->events);
-	free(d->spec);
+	if (engine_job_views(p->deps->engine, id, what, INSTANCES_SHOWN, d, &err) == 0)
+		return 0;
+	if (errno == ENOENT)
+		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
+	else
+		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the job");
+	free(err);
+	return -1;
 }
 
 static bool running_state(const char *s)
@@ -426,35 +379,38 @@ static void stage_table(FILE *f, const json_t *stages, int64_t now)
 
 void web_page_job(struct page *p)
 {
-	struct job_data d;
+	struct job_views d;
 	const json_t *stages;
 	int64_t id;
 	FILE *f = p->f;
 
-	if (parse_id(p->args[0], &id) < 0 || job_data_get(p, id, true, &d) < 0) {
+	if (parse_id(p->args[0], &id) < 0) {
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
 		return;
 	}
-	stages = json_object_get(d.job, "stages");
-	snprintf(p->title_buf, sizeof p->title_buf, "job %lld %s", (long long)id, jstr(d.job, "name"));
+	if (job_get(p, id, JOB_VIEW_JSON | JOB_VIEW_INSTANCES | JOB_VIEW_WHY | JOB_VIEW_EVENTS |
+			   JOB_VIEW_SPEC, &d) < 0)
+		return;
+	stages = json_object_get(d.json, "stages");
+	snprintf(p->title_buf, sizeof p->title_buf, "job %lld %s", (long long)id, jstr(d.json, "name"));
 	p->title = p->title_buf;
-	p->refresh = running_state(jstr(d.job, "state"));
+	p->refresh = running_state(jstr(d.json, "state"));
 	fprintf(f, "<h1>Job %lld: ", (long long)id);
-	html_esc(f, jstr(d.job, "name"));
+	html_esc(f, jstr(d.json, "name"));
 	fputs(" ", f);
-	html_state(f, jstr(d.job, "state"));
+	html_state(f, jstr(d.json, "state"));
 	fputs("</h1><table class=\"info\"><tr>", f);
-	html_th_td(f, "owner", jstr(d.job, "user"));
-	html_th_td(f, "team", jstr(d.job, "team"));
-	html_th_td(f, "spec file", jstr(d.job, "spec_file"));
+	html_th_td(f, "owner", jstr(d.json, "user"));
+	html_th_td(f, "team", jstr(d.json, "team"));
+	html_th_td(f, "spec file", jstr(d.json, "spec_file"));
 	fputs("</tr><tr>", f);
-	html_th_time(f, "submitted", jint(d.job, "submitted_ms"));
-	html_th_time(f, "started", jint(d.job, "started_ms"));
-	html_th_time(f, "ended", jint(d.job, "ended_ms"));
+	html_th_time(f, "submitted", jint(d.json, "submitted_ms"));
+	html_th_time(f, "started", jint(d.json, "started_ms"));
+	html_th_time(f, "ended", jint(d.json, "ended_ms"));
 	fputs("</tr>", f);
-	if (*jstr(d.job, "reason")) {
+	if (*jstr(d.json, "reason")) {
 		fputs("<tr><th>reason</th><td colspan=\"5\" class=\"reason\">", f);
-		html_esc(f, jstr(d.job, "reason"));
+		html_esc(f, jstr(d.json, "reason"));
 		fputs("</td></tr>", f);
 	}
 	fprintf(f, "</table><p>as files: <a href=\"/jobs/%1$lld/status\">status</a> "
@@ -482,82 +438,53 @@ void web_page_job(struct page *p)
 	fputs("<h2>Spec</h2>", f);
 	pre(f, "spec", d.spec);
 	out_paths(p, id, stages);
-	job_data_free(&d);
+	job_views_free(&d);
 }
 
 /* /jobs/<id>/{status,status.json,why,events,spec}: the mount's files. */
 void web_page_job_text(struct page *p)
 {
 	const char *file = strrchr(p->url, '/') + 1;
-	struct engine *e = p->deps->engine;
-	const struct job *job;
-	char *text = NULL, *json_text = NULL;
-	struct job_data d;
+	unsigned what = strcmp(file, "status") == 0 ? JOB_VIEW_STATUS
+		      : strcmp(file, "events") == 0 ? JOB_VIEW_EVENTS
+		      : strcmp(file, "why") == 0    ? JOB_VIEW_WHY
+		      : strcmp(file, "spec") == 0   ? JOB_VIEW_SPEC
+						    : JOB_VIEW_JSON;
+	struct job_views d;
+	char **text = what == JOB_VIEW_STATUS ? &d.status : what == JOB_VIEW_EVENTS ? &d.events
+		    : what == JOB_VIEW_WHY ? &d.why : &d.spec;
 	int64_t id;
 
 	if (parse_id(p->args[0], &id) < 0) {
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
 		return;
 	}
-	if (strcmp(file, "why") == 0 || strcmp(file, "spec") == 0) {
-		if (job_data_get(p, id, true, &d) < 0) {
-			web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
-			return;
-		}
-		if (file[0] == 'w') {
-			text = d.why;
-			d.why = NULL;
-			web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
-		} else {
-			text = d.spec;
-			d.spec = NULL;
-			web_reply_raw(p, "text/plain; charset=utf-8", text, d.spec_len);
-		}
-		job_data_free(&d);
+	if (job_get(p, id, what, &d) < 0)
 		return;
-	}
-	engine_lock(e);
-	job = find_job(e, id);
-	if (job && strcmp(file, "status") == 0) {
-		text = views_job_status(job, engine_now_ms(e));
-	} else if (job && strcmp(file, "events") == 0) {
-		text = views_job_events(job);
-	} else if (job) {
-		json_t *v = views_job_json(job, engine_now_ms(e));
+	if (what == JOB_VIEW_JSON) {
+		char *json_text = json_dumps(d.json, JSON_INDENT(2));
 
-		json_text = json_dumps(v, JSON_INDENT(2));
-		json_decref(v);
-	}
-	engine_unlock(e);
-	if (json_text)
 		web_reply_raw(p, "application/json", json_text, strlen(json_text));
-	else if (text)
-		web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
-	else
-		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
+	} else {
+		web_reply_raw(p, "text/plain; charset=utf-8", *text,
+			      what == JOB_VIEW_SPEC ? d.spec_len : strlen(*text));
+		*text = NULL;
+	}
+	job_views_free(&d);
 }
 
 /* /jobs/<id>/stages/<s>/status: the mount's file. */
 void web_page_stage_text(struct page *p)
 {
-	struct engine *e = p->deps->engine;
-	const struct job *job;
-	char *text = NULL;
+	char *text, *err = NULL;
 	int64_t id;
 
 	if (parse_id(p->args[0], &id) < 0) {
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such job");
 		return;
 	}
-	engine_lock(e);
-	job = find_job(e, id);
-	if (job) {
-		int s = spec_stage_index(job->spec, p->args[1]);
-
-		if (s >= 0)
-			text = views_stage_status(&job->stages[s], engine_now_ms(e));
-	}
-	engine_unlock(e);
+	text = engine_stage_status(p->deps->engine, id, p->args[1], &err);
+	free(err);
 	if (text)
 		web_reply_raw(p, "text/plain; charset=utf-8", text, strlen(text));
 	else
@@ -601,10 +528,8 @@ static char *log_read(struct backend *b, const char *path, int64_t off, int64_t 
 
 void web_page_instance(struct page *p)
 {
-	struct engine *e = p->deps->engine;
-	const struct job *job;
 	json_t *in = NULL;
-	char *status = NULL, *path, *log, *end;
+	char *status = NULL, *path, *log, *end, *err = NULL;
 	int64_t id, start = 0, size = 0;
 	long idx;
 	size_t len = 0;
@@ -617,18 +542,8 @@ void web_page_instance(struct page *p)
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such instance");
 		return;
 	}
-	engine_lock(e);
-	job = find_job(e, id);
-	if (job) {
-		int s = spec_stage_index(job->spec, p->args[1]);
-
-		if (s >= 0 && (size_t)idx < job->stages[s].ninst) {
-			in = views_instance_json(job->stages[s].inst[idx]);
-			status = views_instance_status(job->stages[s].inst[idx]);
-		}
-	}
-	engine_unlock(e);
-	if (!in) {
+	if (engine_instance_views(p->deps->engine, id, p->args[1], idx, &status, &in, &err) < 0) {
+		free(err);
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such instance");
 		return;
 	}

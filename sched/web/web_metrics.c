@@ -6,7 +6,6 @@
 
 #include "space.h"
 #include "util.h"
-#include "views.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,9 +175,8 @@ void web_page_metrics(struct page *p)
 	static const char *const inst_states[] = { "queued", "assigned", "running", "succeeded", "failed",
 		"cancelled" };
 	struct engine *e = p->deps->engine;
-	struct model *m = engine_model(e);
 	struct engine_counters c;
-	json_t *hosts = json_array(), *totals, *teams, *fair;
+	json_t *hosts, *totals, *teams, *fair;
 	uint64_t avail = 0, reserved = 0;
 	char *err = NULL, *text = NULL;
 	const char *team;
@@ -190,20 +188,13 @@ void web_page_metrics(struct page *p)
 	if (!totals) {
 		web_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, err ? err : "cannot read the history");
 		free(err);
-		json_decref(hosts);
 		return;
 	}
 	teams = json_object_get(totals, "team_cpu_seconds");
 	fair = json_object();
-	engine_lock(e);
-	for (size_t i = 0; i < model_nhosts(m); i++) {
-		struct host *h = model_host_at(m, i);
-
-		json_array_append_new(hosts, views_host_json(h, engine_host_up(e, h)));
-	}
+	hosts = engine_hosts_json(e);
 	json_object_foreach(teams, team, v)
 		json_object_set_new(fair, team, json_real(engine_fairshare_usage(e, team)));
-	engine_unlock(e);
 	engine_get_counters(e, &c);
 	f = open_memstream(&text, &len);
 	if (!f)

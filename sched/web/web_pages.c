@@ -5,12 +5,10 @@
  * engine's views under its lock. */
 #include "web_internal.h"
 
-#include "model.h"
 #include "schedules.h"
 #include "space.h"
 #include "units.h"
 #include "util.h"
-#include "views.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,40 +27,44 @@ static const char *const job_states[] = { "queued", "running", "succeeded", "fai
  * has run as "run_ms". */
 static void add_estimates(struct page *p, json_t *jobs)
 {
-	struct engine *e = p->deps->engine;
-	struct model *m = engine_model(e);
-	int64_t now = engine_now_ms(e);
+	size_t n = json_array_size(jobs), nrunning = 0;
+	int64_t *ids = xcalloc(n + 1, sizeof *ids), now;
+	json_t *views;
 
-	engine_lock(e);
-	for (size_t i = 0; i < json_array_size(jobs); i++) {
+	for (size_t i = 0; i < n; i++) {
+		const json_t *j = json_array_get(jobs, i);
+
+		if (strcmp(jstr(j, "state"), "running") == 0)
+			ids[nrunning++] = jint(j, "id");
+	}
+	views = engine_resident_jobs_json(p->deps->engine, ids, nrunning, &now);
+	free(ids);
+	for (size_t i = 0, k = 0; i < n; i++) {
 		json_t *j = json_array_get(jobs, i), *v, *stages;
-		const struct job *job;
 		double done = 0, total = 0;
 		int64_t eta = 0;
 
-		if (strcmp(jstr(j, "state"), "running") != 0 || !(job = model_job(m, jint(j, "id"))))
+		if (strcmp(jstr(j, "state"), "running") != 0 || !json_is_object(v = json_array_get(views, k++)))
 			continue;
-		v = views_job_json(job, now);
 		stages = json_object_get(v, "stages");
-		for (size_t k = 0; k < json_array_size(stages); k++) {
-			const json_t *st = json_array_get(stages, k), *pr = json_object_get(st, "progress");
+		for (size_t s = 0; s < json_array_size(stages); s++) {
+			const json_t *st = json_array_get(stages, s), *pr = json_object_get(st, "progress");
 			const json_t *c = json_object_get(st, "counts");
-			double n = (double)jint(st, "instances");
+			double ninst = (double)jint(st, "instances");
 			double ended = (double)(jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled"));
 
 			if (jint(pr, "eta_ms") > eta)
 				eta = jint(pr, "eta_ms");
-			done += json_is_object(pr) ? n * jnum(pr, "percent") / 100.0 : ended;
-			total += n;
+			done += json_is_object(pr) ? ninst * jnum(pr, "percent") / 100.0 : ended;
+			total += ninst;
 		}
-		json_decref(v);
 		json_object_set_new(j, "eta_ms", json_integer(eta));
 		if (total > 0)
 			json_object_set_new(j, "percent", json_real(100.0 * done / total));
 		if (jint(j, "started_ms") > 0)
 			json_object_set_new(j, "run_ms", json_integer(now - jint(j, "started_ms")));
 	}
-	engine_unlock(e);
+	json_decref(views);
 }
 
 /* The table of jobs, from records_jobs() with stages. */
@@ -189,22 +191,13 @@ static void cards(FILE *f, const json_t *counts, const char *what)
 void web_page_home(struct page *p)
 {
 	struct engine *e = p->deps->engine;
-	struct model *m = engine_model(e);
 	struct records_filter filter = { .limit = LATEST_JOBS, .stages = true };
-	json_t *hosts = json_array(), *totals, *latest;
+	json_t *hosts = engine_hosts_json(e), *totals, *latest;
 	uint64_t avail = 0, reserved = 0;
-	char *fair, *err = NULL;
+	char *fair = engine_fairshare_text(e), *err = NULL;
 	int space_known;
 	FILE *f = p->f;
 
-	engine_lock(e);
-	for (size_t i = 0; i < model_nhosts(m); i++) {
-		struct host *h = model_host_at(m, i);
-
-		json_array_append_new(hosts, views_host_json(h, engine_host_up(e, h)));
-	}
-	fair = engine_fairshare_text(e);
-	engine_unlock(e);
 	space_known = space_free(engine_space(e), &avail, &reserved) == 0;
 	totals = records_totals(p->deps->records, false, &err);
 	latest = totals ? records_jobs(p->deps->records, &filter, &err) : NULL;
@@ -339,28 +332,11 @@ void web_page_host(struct page *p)
 	static const char *const running_heads[] = { "job", "name", "stage", "instance", "state",
 		"started", NULL };
 	struct engine *e = p->deps->engine;
-	struct host *h;
-	json_t *json = NULL, *samples, *running = json_array();
+	json_t *json = NULL, *samples, *running = NULL;
 	char *status = NULL;
 	FILE *f = p->f;
 
-	engine_lock(e);
-	h = model_host(engine_model(e), p->args[0]);
-	if (h) {
-		json = views_host_json(h, engine_host_up(e, h));
-		status = views_host_status(h, engine_host_up(e, h), engine_now_ms(e));
-		for (size_t i = 0; i < h->nactive; i++) {
-			const struct instance *in = h->active[i];
-
-			json_array_append_new(running, json_pack("{s:I,s:s,s:s,s:i,s:s,s:I}",
-					"job", (json_int_t)in->job->id, "name", in->job->name,
-					"stage", in->stage->spec->name, "index", in->index,
-					"state", inst_state_name(in->state),
-					"started_ms", (json_int_t)in->started_ms));
-		}
-	}
-	engine_unlock(e);
-	if (!json) {
+	if (engine_host_views(e, p->args[0], &json, &status, &running) < 0) {
 		web_error(p, MHD_HTTP_NOT_FOUND, "no such host");
 		goto out;
 	}

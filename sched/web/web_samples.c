@@ -1,7 +1,8 @@
 /* The last hour of every host's live use for /hosts/<h>: a thread copies each
  * host's last heartbeat (cpu and memory, the whole machine's and the
  * outside's, stamped with the heartbeat's time) every SAMPLE_MS into a ring
- * per host, under the engine's lock; a host that sent none since is skipped.
+ * per host, from the engine's copy (engine_host_loads_json); a host that sent
+ * none since is skipped.
  * In memory only: a restarted scheduler starts a new hour. */
 #include "web_internal.h"
 
@@ -48,32 +49,30 @@ static struct ring *ring_of(struct web_samples *s, const char *host)
 
 static void take_samples(struct web_samples *s)
 {
-	struct model *m = engine_model(s->engine);
+	json_t *loads = engine_host_loads_json(s->engine);
 
-	engine_lock(s->engine);
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < model_nhosts(m); i++) {
-		const struct host *h = model_host_at(m, i);
-		struct ring *r = ring_of(s, h->name);
+	for (size_t i = 0; i < json_array_size(loads); i++) {
+		const json_t *h = json_array_get(loads, i);
+		struct ring *r = ring_of(s, jstr(h, "name"));
+		int64_t ms = jint(h, "ms");
 
-		if (h->last_heartbeat_mono == 0)
-			continue; /* nothing heard since we started */
-		if (r && r->n && r->s[(r->head + RING - 1) % RING].ms == h->last_heartbeat_ms)
+		if (r && r->n && r->s[(r->head + RING - 1) % RING].ms == ms)
 			continue; /* no heartbeat since the last sample: a gap, not a flat line */
 		if (!r) {
 			s->rings = xrealloc(s->rings, (s->nrings + 1) * sizeof *s->rings);
 			r = &s->rings[s->nrings++];
 			memset(r, 0, sizeof *r);
-			r->host = xstrdup(h->name);
+			r->host = xstrdup(jstr(h, "name"));
 		}
-		r->s[r->head] = (struct sample){ h->last_heartbeat_ms, (float)h->cpu_pct,
-			(float)h->outside_cpu_pct, (float)h->mem_pct, (float)h->outside_mem_pct };
+		r->s[r->head] = (struct sample){ ms, (float)jnum(h, "cpu"), (float)jnum(h, "outside_cpu"),
+			(float)jnum(h, "mem"), (float)jnum(h, "outside_mem") };
 		r->head = (r->head + 1) % RING;
 		if (r->n < RING)
 			r->n++;
 	}
 	pthread_mutex_unlock(&s->lock);
-	engine_unlock(s->engine);
+	json_decref(loads);
 }
 
 static void *sampler(void *arg)

@@ -81,5 +81,35 @@ offered=$(PARSA_MOUNT=$jobs bash -c '. "$1"; COMP_WORDS=(parsa status 1); COMP_C
 rm -rf "$jobs"
 [ "$offered" = 12 ] && ok "completion of job ids from the mount" || notok "completion of job ids: '$offered'"
 
+# The texts that must say the same (issue 38): where each program finds the
+# scheduler, in one order; that every daemon can log to a file; the ports.
+order='$PARSA_SCHED, else [cluster] sched'
+for prog in parsa parsafs parsa-runner; do
+	# parsa's commands each say it (parsa submit --help).
+	if [ "$prog" = parsa ]; then
+		help=$("$build/bin/parsa" submit --help 2>&1 | tr -s ' \n' '  ')
+	else
+		help=$("$build/bin/$prog" --help 2>&1 | tr -s ' \n' '  ')
+	fi
+	case $help in *"$order"*) ok "$prog --help: --sched's default in the one order" ;;
+	*) notok "$prog --help does not say '$order'" ;; esac
+done
+for page in parsa.1 parsafs.8 parsa-runner.8; do
+	grep -q '\*\$PARSA_SCHED\*, else \*\[cluster\] sched\*' "$src/man/$page.scd" &&
+		ok "$page: the same order" || notok "$page does not give the order \$PARSA_SCHED, [cluster] sched"
+done
+grep -q 'else `\$PARSA_SCHED`, else `\[cluster\] sched`' "$src/docs/operators.md" &&
+	ok "operators.md: the same order" || notok "operators.md does not give the order"
+for prog in parsa-sched parsafs parsa-runner; do
+	"$build/bin/$prog" --help 2>&1 | grep -q -- '--log-file PATH' &&
+		ok "$prog --help offers --log-file" || notok "$prog --help lacks --log-file"
+done
+"$build/bin/parsa-sched" --help 2>&1 | grep -q -- '--syslog' && ok "parsa-sched --help names --syslog" ||
+	notok "parsa-sched --help lacks --syslog"
+for port in 'TCP 7070' 'TCP 2049' 'TCP/UDP 111' '`/metrics`'; do
+	sed -n '/^### Ports/,/^## /p' "$src/docs/operators.md" | grep -q "^| $port\|$port" &&
+		ok "operators.md's ports table has $port" || notok "operators.md's ports table lacks $port"
+done
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -4,9 +4,11 @@
 # partition's CPUs and the last poll; an instance's status gives the Slurm job
 # id that squeue and scontrol know; `why` gives Slurm's own reason while an
 # instance pends there for real (another user's job holds the node's CPUs it
-# needs); the web host page and /metrics show the same facts. Live capacity:
+# needs); the web host page and /metrics show the same facts; accounting is
+# off (this Slurm has no slurmdbd) and no sacct is ever run. Live capacity:
 # a runner with a CPU limit places nothing while other users' Slurm jobs fill
-# the partition (sinfo, asked every 30 s), and places again once they end.
+# the partition (the poll's squeue, every 30 s while it has no job there),
+# and places again once they end.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/slurm.sh"
 # One node of 2 CPUs: one CPU held by another user leaves too few for a
@@ -27,6 +29,7 @@ wait_for "slurm1's heartbeat names its executor" 10 grep -qx 'executor: slurm' "
 check "the partition" grep -qx 'slurm partition: debug' "$status"
 check "no jobs in Slurm yet" grep -qx 'slurm jobs: 0 pending, 0 running' "$status"
 check "the partition's CPUs from sinfo" grep -qx 'slurm cpus: 2 up, 0 held by other users'"'"' jobs' "$status"
+wait_for "accounting off: this Slurm has no slurmdbd" 10 grep -qx 'slurm accounting: off (no sacct)' "$status"
 check "a local host has none of it" sh -c "! grep -q '^executor:\|^slurm' '$MNT/hosts/local/status'"
 log "slurm1: $(grep -E '^(executor|slurm)' "$status" | tr '\n' ';')"
 
@@ -66,7 +69,8 @@ check "the instance's status gives it too" grep -qx "slurm reason: $reason" "$in
 check "and is assigned, not running" grep -qx 'state: assigned' "$inst"
 wait_for "slurm1 counts one job pending in Slurm" 10 grep -qx 'slurm jobs: 1 pending, 0 running' "$status"
 check "with a recent poll" grep -Eq '^slurm last poll: [0-9]\.[0-9] s ago$' "$status"
-# sinfo is asked again within 30 s: the blocker's CPU is other users'.
+# The poll's squeue (every second while the instance pends) counts the
+# blocker's CPU as other users'.
 wait_for "slurm1 sees the blocker's CPU as other users'" 45 \
 	grep -qx "slurm cpus: 2 up, 1 held by other users' jobs" "$status"
 
@@ -93,16 +97,18 @@ check "its status keeps the Slurm job id" grep -qx "slurm job: $sid" "$inst"
 check "and no reason any more" sh -c "! grep -q '^slurm reason' '$inst'"
 check "scontrol knows the job as completed" slurm_job_is "$sid" COMPLETED
 check "why no longer speaks of Slurm" sh -c "! grep -q 'in Slurm' '$MNT/jobs/$id/why'"
+check "no sacct without accounting" sh -c "! grep -q 'slurm: sacct' '$LOGS/runner-slurm1.log'"
+check "the runner said why" grep -q 'slurm: accounting off' "$LOGS/runner-slurm1.log"
 
 # Live capacity: slurm2 fronts the same partition with a CPU limit, so other
 # users' Slurm jobs are its outside load. A full partition places nothing;
-# once it is free again (sinfo asked again at once by SIGHUP, as an operator
-# may) the instance is placed.
+# once it is free again (the partition looked at again at once by SIGHUP, as
+# an operator may) the instance is placed.
 start_runner slurm2 --executor slurm --slurm-partition debug --cpu-limit 95 -v
 full=$(slurm_as parsa-other sbatch --parsable -J full -c 2 -o /dev/null --chdir=/tmp --wrap 'sleep 600') ||
 	fail "cannot submit the partition's filler"
 wait_for "the filler runs" 30 slurm_job_is "$full" RUNNING
-# sinfo comes every 30 s (slurm1 showed it above); SIGHUP asks at once.
+# An idle runner looks every 30 s; SIGHUP (registering again) looks at once.
 kill -HUP "${DAEMON_PID[runner-slurm2]}"
 wait_for "slurm2 sees the partition full of other users' jobs" 45 \
 	grep -qx "slurm cpus: 2 up, 2 held by other users' jobs" "$MNT/hosts/slurm2/status"
@@ -123,4 +129,4 @@ scancel "$full" || fail "cannot cancel the filler"
 wait_for "the filler is gone" 30 sh -c "! squeue --noheader -j '$full' -t RUNNING,COMPLETING -o %A 2>/dev/null | grep -q ."
 kill -HUP "${DAEMON_PID[runner-slurm2]}"
 wait_job "$sm" 90 succeeded
-pass "placed once sinfo showed the partition free again"
+pass "placed once squeue showed the partition free again"

@@ -123,7 +123,9 @@ start_host_fs() {
 	mnt=$(host_mnt "$host")
 	mkdir -p "$mnt"
 	# nsenter directly (it execs), not in_host: $! must be the daemon itself.
-	nsenter --net="/run/netns/$(cl_ns "$host")" -- parsafs "$mnt" --config "$TEST_DIR/parsa.conf" --storage "$STORAGE" -f \
+	# A host of the cluster has no $PARSA_SCHED (it would win over the
+	# config's [cluster] sched): it finds the head through the config.
+	nsenter --net="/run/netns/$(cl_ns "$host")" -- env -u PARSA_SCHED parsafs "$mnt" --config "$TEST_DIR/parsa.conf" --storage "$STORAGE" -f \
 		-o allow_other >>"$LOGS/fs-$host.log" 2>&1 &
 	DAEMON_PID[fs-$host]=$!
 	MOUNTS+=("$mnt")
@@ -136,7 +138,7 @@ start_host_runner() {
 	local host=$1
 	shift
 	mkdir -p "$CL_HOSTS/$host/scratch" "$CL_HOSTS/$host/state"
-	nsenter --net="/run/netns/$(cl_ns "$host")" -- \
+	nsenter --net="/run/netns/$(cl_ns "$host")" -- env -u PARSA_SCHED \
 		parsa-runner --config "$TEST_DIR/parsa.conf" --name "$host" \
 		--mount "$(host_mnt "$host")" --scratch "$CL_HOSTS/$host/scratch" \
 		--state "$CL_HOSTS/$host/state" --cpu-limit 100 --mem-limit 100 --grace 2 "$@" \

@@ -1,14 +1,15 @@
 # A real Slurm (Debian's slurm-wlm 22.05) on this machine for the tests that
 # hand instances to Slurm: a private munged and key, slurmctld and one slurmd
 # per node on loopback, state, spool, logs and pid files under $TEST_DIR, no
-# slurmdbd (sacct says accounting is disabled). The daemons are in DAEMON_PID,
+# slurmdbd (sacct says accounting is disabled) unless SLURM_ACCOUNTING=1
+# (start_slurmdbd: slurmdbd and a private MariaDB). The daemons are in DAEMON_PID,
 # so common.sh's trap stops them by pid; the jobs still running are cancelled
 # and killed first. Several slurmds share this machine (Debian's slurmd takes
 # -N NAME and its node's Port= although it is not built with
 # --enable-multiple-slurmd), or one sits in a network namespace
 # (SLURM_NODE_NETNS, t0402). Source after common.sh:
 #   . "$(dirname "$0")/../lib/slurm.sh"
-# Then: [SLURM_MAX_ARRAY=N] [SLURM_MIN_JOB_AGE=S] start_slurm [NODES...]
+# Then: [SLURM_MAX_ARRAY=N] [SLURM_MIN_JOB_AGE=S] [SLURM_ACCOUNTING=1] start_slurm [NODES...]
 # [SLURM_MAX_JOB_COUNT=N] (default one node "n1"); client commands read $SLURM_CONF. SLURM_CPUS=N makes
 # each node claim N CPUs whatever this machine has (config_overrides).
 
@@ -16,6 +17,9 @@
 # node i's slurmd listens on SLURM_SLURMD_PORT + i.
 SLURM_CTLD_PORT=16817
 SLURM_SLURMD_PORT=16820
+# With SLURM_ACCOUNTING=1: slurmdbd's and its MariaDB's.
+SLURM_DBD_PORT=16819
+SLURM_DB_PORT=16806
 SLURM_LOCK=/tmp/parsa-slurm.lock
 SLURM_DIR=$TEST_DIR/slurm
 SLURM_NODES=()
@@ -67,8 +71,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(slurm_accounting_conf)
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
@@ -96,6 +99,54 @@ EOF
 	done
 	echo "PartitionName=debug Nodes=$(IFS=,; echo "$*") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$SLURM_CONF"
 	chmod 644 "$SLURM_CONF"
+}
+
+# slurm_accounting_conf: slurm.conf's accounting lines: none, or with
+# SLURM_ACCOUNTING=1 the slurmdbd of start_slurmdbd and jobacct_gather/linux
+# (a step's CPU time and MaxRSS, sampled every second; a step over its memory
+# killed: OverMemoryKill) and an .extern step per job (PrologFlags=Contain).
+slurm_accounting_conf() {
+	if [ "${SLURM_ACCOUNTING:-0}" = 1 ]; then
+		# AccountingStoragePass: the munge socket for talking to slurmdbd
+		# (AuthInfo's is not used there).
+		printf '%s\n' AccountingStorageType=accounting_storage/slurmdbd AccountingStorageHost=127.0.0.1 \
+			"AccountingStoragePort=$SLURM_DBD_PORT" "AccountingStoragePass=$SLURM_DIR/munge.sock" \
+			JobAcctGatherType=jobacct_gather/linux \
+			JobAcctGatherFrequency=task=1 JobAcctGatherParams=OverMemoryKill PrologFlags=Contain
+	else
+		printf '%s\n' AccountingStorageType=accounting_storage/none JobAcctGatherType=jobacct_gather/none
+	fi
+}
+
+# start_slurmdbd: a private MariaDB (its own datadir, socket and loopback
+# port, no grant tables: nothing but slurmdbd reaches it) and slurmdbd on
+# loopback, the test's cluster added; by pid, as the other daemons. For
+# SLURM_ACCOUNTING=1 (start_slurm calls it); skips without the packages.
+start_slurmdbd() {
+	local db=$SLURM_DIR/mysql c
+	for c in slurmdbd sacctmgr sacct mariadbd mariadb-install-db mariadb-admin; do
+		command -v "$c" >/dev/null || {
+			echo "# SKIP: needs slurmdbd and mariadb-server ($c is missing; scripts/install-deps.sh)"
+			exit 77
+		}
+	done
+	mkdir -p "$db"
+	mariadb-install-db --no-defaults --datadir="$db/data" --user=root --skip-test-db \
+		--auth-root-authentication-method=normal >>"$LOGS/mariadb-install.log" 2>&1 ||
+		fail "mariadb-install-db failed (see $LOGS/mariadb-install.log)"
+	mariadbd --no-defaults --datadir="$db/data" --socket="$db/sock" --port="$SLURM_DB_PORT" \
+		--bind-address=127.0.0.1 --user=root --skip-grant-tables --pid-file="$db/pid" \
+		--log-error="$LOGS/mariadb.log" --innodb-buffer-pool-size=32M --skip-log-bin >>"$LOGS/mariadb.out" 2>&1 &
+	DAEMON_PID[mariadb]=$!
+	wait_for "mariadb answers" 60 mariadb-admin --no-defaults --socket="$db/sock" ping
+	printf '%s\n' AuthType=auth/munge "AuthInfo=socket=$SLURM_DIR/munge.sock" DbdAddr=127.0.0.1 DbdHost=localhost \
+		"DbdPort=$SLURM_DBD_PORT" SlurmUser=root DebugLevel=info "LogFile=$LOGS/slurmdbd.log" \
+		"PidFile=$SLURM_DIR/slurmdbd.pid" StorageType=accounting_storage/mysql StorageHost=127.0.0.1 \
+		"StoragePort=$SLURM_DB_PORT" StorageUser=root StorageLoc=slurm_acct_db >"$SLURM_DIR/slurmdbd.conf"
+	chmod 600 "$SLURM_DIR/slurmdbd.conf"
+	slurmdbd -D >>"$LOGS/slurmdbd.out" 2>&1 &
+	DAEMON_PID[slurmdbd]=$!
+	wait_for "slurmdbd takes the cluster" 60 sacctmgr -i add cluster parsatest
 }
 
 # slurm_nodes_idle: every node of the test is idle (or mixed) in sinfo.
@@ -158,7 +209,7 @@ start_slurm() {
 	exec {SLURM_LOCK_FD}>"$SLURM_LOCK"
 	flock -w 900 "$SLURM_LOCK_FD" || fail "the Slurm ports stayed taken (lock $SLURM_LOCK)"
 	local p
-	for p in "$SLURM_CTLD_PORT" $(seq $((SLURM_SLURMD_PORT + 1)) $((SLURM_SLURMD_PORT + $#))); do
+	for p in "$SLURM_CTLD_PORT" "$SLURM_DBD_PORT" "$SLURM_DB_PORT" $(seq $((SLURM_SLURMD_PORT + 1)) $((SLURM_SLURMD_PORT + $#))); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && fail "port $p is taken by something else"
 	done
 	dd if=/dev/urandom of="$SLURM_DIR/munge.key" bs=1024 count=1 status=none
@@ -169,6 +220,9 @@ start_slurm() {
 	DAEMON_PID[munged]=$!
 	wait_for "munged answers" 20 test -S "$SLURM_DIR/munge.sock"
 	slurm_write_conf "$@"
+	if [ "${SLURM_ACCOUNTING:-0}" = 1 ]; then
+		start_slurmdbd
+	fi
 	slurm_write_cleanup
 	on_cleanup "SLURM_CONF='$SLURM_CONF' bash '$SLURM_DIR/cleanup.sh'"
 	slurmctld -D -i -f "$SLURM_CONF" >>"$LOGS/slurmctld.out" 2>&1 &

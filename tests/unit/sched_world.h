@@ -9,6 +9,7 @@
 #include "api.h"
 #include "backend.h"
 #include "engine.h"
+#include "engine_test.h"
 #include "hosts_dir.h"
 #include "job_cache.h"
 #include "model.h"

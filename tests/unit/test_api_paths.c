@@ -306,22 +306,29 @@ static void requests(void)
 	const char *command, *check;
 	static const char spec[] = "[stage s]\nrun = true\n";
 
-	body = api_submission_json("a.conf", spec, strlen(spec), "t-1", &bad);
+	body = api_submission_json("a.conf", spec, strlen(spec), "t-1", "/home/a", &bad);
 	text = json_dumps(body, JSON_COMPACT);
 	back = json_loads(text, 0, NULL);
 	ok(!bad && api_read_submission(back, &s, &err) == 0 && strcmp(s.name, "a.conf") == 0 &&
-	   s.len == strlen(spec) && memcmp(s.spec, spec, s.len) == 0 && strcmp(s.token, "t-1") == 0,
+	   s.len == strlen(spec) && memcmp(s.spec, spec, s.len) == 0 && strcmp(s.token, "t-1") == 0 &&
+	   strcmp(s.workdir, "/home/a") == 0,
 	   "a submission reads back as written (%s)", text);
 	json_decref(back);
 	json_decref(body);
 	free(text);
-	ok(api_submission_json("a.conf", "a\0b", 3, NULL, &bad) == NULL && bad && errno == EINVAL,
+	ok(api_submission_json("a.conf", "a\0b", 3, NULL, NULL, &bad) == NULL && bad && errno == EINVAL,
 	   "a spec with a NUL byte is not sent: the spec parser says where");
-	ok(api_submission_json("a\xff", "x", 1, NULL, &bad) == NULL && !bad, "nor a name that is not UTF-8");
+	ok(api_submission_json("a\xff", "x", 1, NULL, NULL, &bad) == NULL && !bad, "nor a name that is not UTF-8");
 	back = json_pack("{s:s,s:s}", "spec", "x", "token", "no spaces");
 	errno = 0;
 	ok(api_read_submission(back, &s, &err) < 0 && errno == EINVAL && err && strstr(err, "token"),
 	   "the scheduler refuses a token that is not plain (%s)", err ? err : "no message");
+	json_decref(back);
+	free(err);
+	err = NULL;
+	back = json_pack("{s:s,s:s}", "spec", "x", "workdir", "relative/dir");
+	ok(api_read_submission(back, &s, &err) < 0 && err && strstr(err, "workdir"),
+	   "or a workdir that is not absolute (%s)", err ? err : "no message");
 	json_decref(back);
 	free(err);
 	err = NULL;

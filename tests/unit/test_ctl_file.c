@@ -45,9 +45,9 @@ static bool held(struct sched_world *w, int64_t id)
 {
 	bool ret;
 
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	ret = model_job(w->model, id)->held;
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	return ret;
 }
 
@@ -55,9 +55,9 @@ static enum job_state state_of(struct sched_world *w, int64_t id)
 {
 	enum job_state ret;
 
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	ret = model_job(w->model, id)->state;
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	return ret;
 }
 

@@ -8,7 +8,8 @@
  * queued job nothing changes rests in the pass, and wakes at any change; a
  * job whose folders the volume refused waits for them, and a retry makes
  * missing ones again. */
-#include "engine.h"
+#include "engine_internal.h"
+#include "engine_test.h"
 #include "stage_progress.h"
 #include "tap.h"
 #include "util.h"
@@ -153,21 +154,10 @@ static const char *wait_job(struct world *w, int64_t id, const char *stage, int6
 	return done ? state : "not done";
 }
 
+/* The job's why or status, through the door the API uses. */
 static char *job_text(struct world *w, int64_t id, int why)
 {
-	struct placement_host *hosts = NULL;
-	struct job *job;
-	char *text;
-	size_t n;
-
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
-	n = engine_placement_hosts(w->engine, &hosts);
-	text = why ? views_job_why(engine_model(w->engine), job, hosts, n, time_now_ms()) :
-		     views_job_status(job, time_now_ms());
-	engine_unlock(w->engine);
-	free(hosts);
-	return text;
+	return engine_job_text(w->engine, id, why ? JOB_VIEW_WHY : JOB_VIEW_STATUS, NULL);
 }
 
 /* ok() that text contains needle, showing the text when it does not. */
@@ -216,9 +206,9 @@ static void test_pipeline(struct world *w)
 	text = job_text(w, id, 0);
 	has(text, "stage timing: running (2 running, 0 done, 1 queued, 0 failed of 3)", "status counts the foreach expansion");
 	free(text);
-	engine_lock(w->engine);
-	is_str(model_instance(engine_model(w->engine), ids[0])->item, "warm/ck-1", "items sorted");
-	engine_unlock(w->engine);
+	engine_test_hold(w->engine);
+	is_str(model_instance(engine_test_model(w->engine), ids[0])->item, "warm/ck-1", "items sorted");
+	engine_test_release(w->engine);
 	for (size_t i = 0; i < n; i++) {
 		report(w, ids[i], 1, REPORT_RUNNING, 0, 0);
 		report(w, ids[i], 1, REPORT_EXITED, 0, 0);
@@ -232,13 +222,13 @@ static void test_pipeline(struct world *w)
 	is_int(n, 1, "gather starts");
 	/* A short instance's start comes with its end (runner/instances.c). */
 	is_int(report(w, ids[0], 1, REPORT_EXITED, 0, 0), 0, "gather's end, with its pid, and no start");
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	{
-		const struct instance *g = model_instance(engine_model(w->engine), ids[0]);
+		const struct instance *g = model_instance(engine_test_model(w->engine), ids[0]);
 
 		ok(g && g->started_ms > 0 && g->pid == 100 + (int)ids[0], "its start is taken from the end");
 	}
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "the pipeline succeeded");
 	text = job_text(w, id, 0);
 	has(text, "stage timing: succeeded 3/3", "status: timing 3/3");
@@ -476,9 +466,9 @@ static size_t job_slots(struct world *w)
 {
 	size_t n;
 
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	n = model_njobs(w->model);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	return n;
 }
 
@@ -591,13 +581,13 @@ static void test_true_times(struct world *w)
 		ok(engine_report(w->engine, ids[0], &r, NULL) == 0, "a short instance's one report");
 	}
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "it succeeded");
-	engine_lock(w->engine);
-	inst = model_instance(engine_model(w->engine), ids[0]);
+	engine_test_hold(w->engine);
+	inst = model_instance(engine_test_model(w->engine), ids[0]);
 	status = views_instance_status(inst);
 	json = views_instance_json(inst);
 	events = views_job_events(inst->job);
 	ok(inst->started_ms == t0 && inst->ended_ms == t0 + 300, "the host's start and end stamps");
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	has(status, "duration: 0.300 s", "status: the duration");
 	has(status, "cpu: 0.012 s", "status: cpu seconds");
 	has(status, "max mem: 3M", "status: peak memory");
@@ -650,9 +640,9 @@ static int64_t inst_id(struct world *w, int64_t id, int index)
 {
 	int64_t inst;
 
-	engine_lock(w->engine);
-	inst = model_job(engine_model(w->engine), id)->stages[0].inst[index]->id;
-	engine_unlock(w->engine);
+	engine_test_hold(w->engine);
+	inst = model_job(engine_test_model(w->engine), id)->stages[0].inst[index]->id;
+	engine_test_release(w->engine);
 	return inst;
 }
 
@@ -660,9 +650,9 @@ static int index_of(struct world *w, int64_t id)
 {
 	int index;
 
-	engine_lock(w->engine);
-	index = model_instance(engine_model(w->engine), id)->index;
-	engine_unlock(w->engine);
+	engine_test_hold(w->engine);
+	index = model_instance(engine_test_model(w->engine), id)->index;
+	engine_test_release(w->engine);
 	return index;
 }
 
@@ -691,24 +681,12 @@ static int run_stage(struct world *w, int64_t id, const char *stage, int bad)
 
 static char *stage_text(struct world *w, int64_t id, const char *stage)
 {
-	struct job *job;
-	char *text;
-
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
-	text = views_stage_status(&job->stages[spec_stage_index(job->spec, stage)], time_now_ms());
-	engine_unlock(w->engine);
-	return text;
+	return engine_stage_status(w->engine, id, stage, NULL);
 }
 
 static char *events_text(struct world *w, int64_t id)
 {
-	char *text;
-
-	engine_lock(w->engine);
-	text = views_job_events(model_job(engine_model(w->engine), id));
-	engine_unlock(w->engine);
-	return text;
+	return engine_job_text(w->engine, id, JOB_VIEW_EVENTS, NULL);
 }
 
 static void lacks(const char *text, const char *needle, const char *what)
@@ -958,8 +936,8 @@ static void test_truth(struct world *w)
 	usleep(50 * 1000);
 	report(w, ids[0], 1, REPORT_EXITED, 0, 0);
 	is_str(wait_job(w, id, NULL, 2000), "succeeded", "it succeeds");
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
+	engine_test_hold(w->engine);
+	job = model_job(engine_test_model(w->engine), id);
 	stage_progress_get(&job->stages[0], job->stages[0].ended_ms + 10000, &soon);
 	stage_progress_get(&job->stages[0], job->stages[0].ended_ms + 1000000, &later);
 	e1 = views_stage_status(&job->stages[0], job->stages[0].ended_ms + 10000);
@@ -967,7 +945,7 @@ static void test_truth(struct world *w)
 	ok(soon.rate_per_s > 0 && soon.rate_per_s == later.rate_per_s &&
 	   soon.rate_per_s == 100.0 / ((double)(job->stages[0].ended_ms - job->stages[0].started_ms) / 1000.0),
 	   "a finished stage's rate stays its own (%.3g/s, then %.3g/s)", soon.rate_per_s, later.rate_per_s);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	ok(e1 && e2 && strstr(e1, "rate: ") && strcmp(strstr(e1, "rate: "), strstr(e2, "rate: ")) == 0,
 	   "its status shows the same rate later");
 	free(e1);
@@ -983,17 +961,17 @@ static void test_truth(struct world *w)
 	lacks(text, "next in line", "no reservation from now");
 	free(text);
 	/* A reservation whose time has passed is not shown; one ahead is. */
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
+	engine_test_hold(w->engine);
+	job = model_job(engine_test_model(w->engine), id);
 	nh = engine_placement_hosts(w->engine, &hosts);
 	now = time_now_ms();
 	hosts[0].held_job = id;
 	hosts[0].held_stage = 0;
 	hosts[0].held_ms = now - 60000;
-	e1 = views_job_why(engine_model(w->engine), job, hosts, nh, now);
+	e1 = views_job_why(engine_test_model(w->engine), job, hosts, nh, now);
 	hosts[0].held_ms = now + 3600000;
-	e2 = views_job_why(engine_model(w->engine), job, hosts, nh, now);
-	engine_unlock(w->engine);
+	e2 = views_job_why(engine_test_model(w->engine), job, hosts, nh, now);
+	engine_test_release(w->engine);
 	free(hosts);
 	lacks(e1, "next in line", "a reservation from a time gone by is not shown");
 	has(e2, "next in line: h1 is held for it from", "one ahead is");
@@ -1044,10 +1022,10 @@ static bool quiet_within(struct world *w, int64_t id, int ms)
 	for (int waited = 0; !quiet && waited <= ms; waited += 10) {
 		struct job *job;
 
-		engine_lock(w->engine);
-		job = model_job(engine_model(w->engine), id);
+		engine_test_hold(w->engine);
+		job = model_job(engine_test_model(w->engine), id);
 		quiet = job && job->quiet;
-		engine_unlock(w->engine);
+		engine_test_release(w->engine);
 		if (!quiet)
 			usleep(10 * 1000);
 	}
@@ -1178,13 +1156,13 @@ static size_t work_until(struct world *w, int64_t *ids, int *att, size_t want, i
 	return n;
 }
 
+/* Does the job's why say it waits for a burst's end? */
 static bool burst_waits(struct world *w, int64_t id)
 {
-	bool waits;
+	char *why = job_text(w, id, 1);
+	bool waits = why && strstr(why, "\nburst: ");
 
-	engine_lock(w->engine);
-	waits = engine_burst_waits(w->engine, engine_job_get(w->engine, id));
-	engine_unlock(w->engine);
+	free(why);
 	return waits;
 }
 
@@ -1196,6 +1174,7 @@ static void test_burst(struct world *w)
 	const char *spec = "[stage a]\nrun = true\n";
 	int64_t id[3], ids[8];
 	int att[8];
+	char *text;
 	size_t n;
 
 	world_stop(w);
@@ -1210,6 +1189,10 @@ static void test_burst(struct world *w)
 		id[i] = submit(w, spec, NULL);
 	ok(!burst_waits(w, id[0]), "the first of three quick submissions is placed at once");
 	ok(burst_waits(w, id[1]) && burst_waits(w, id[2]), "the next two wait for the burst's end");
+	text = job_text(w, id[2], 1);
+	has(text, "placed when the burst ends (1.5 s without a new job, at most 4 s)",
+	    "why gives the burst's configured times");
+	free(text);
 	is_int((int)engine_bursts(w->engine), 1, "one burst");
 	n = work_until(w, ids, att, 1, 1, 0, 0);
 	ok(n == 1 && ids[0] > 0, "the first is assigned");
@@ -1295,12 +1278,12 @@ static void test_folders_wait(struct world *w)
 	size_t n, nc, nleft;
 
 	/* What earlier tests left unfinished would start with these. */
-	engine_lock(w->engine);
-	nleft = model_nactive(engine_model(w->engine));
+	engine_test_hold(w->engine);
+	nleft = model_nactive(engine_test_model(w->engine));
 	left = xcalloc(nleft ? nleft : 1, sizeof *left);
 	for (size_t j = 0; j < nleft; j++)
-		left[j] = model_active_at(engine_model(w->engine), j)->id;
-	engine_unlock(w->engine);
+		left[j] = model_active_at(engine_test_model(w->engine), j)->id;
+	engine_test_release(w->engine);
 	for (size_t j = 0; j < nleft; j++)
 		engine_ctl(w->engine, &w->me, left[j], "cancel", NULL);
 	free(left);

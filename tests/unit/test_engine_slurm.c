@@ -33,27 +33,15 @@ static void host(struct sched_world *w, const char *name, const struct heartbeat
 
 static char *instance_text(struct sched_world *w, int64_t job, int index)
 {
-	char *text;
+	char *text = NULL;
 
-	engine_lock(w->engine);
-	text = views_instance_status(model_job(engine_model(w->engine), job)->stages[0].inst[index]);
-	engine_unlock(w->engine);
+	engine_instance_views(w->engine, job, "a", index, &text, NULL, NULL);
 	return text;
 }
 
 static char *why_text(struct sched_world *w, int64_t job)
 {
-	struct placement_host *hosts = NULL;
-	char *text;
-	size_t n;
-
-	engine_lock(w->engine);
-	n = engine_placement_hosts(w->engine, &hosts);
-	text = views_job_why(engine_model(w->engine), model_job(engine_model(w->engine), job), hosts, n,
-			     engine_now_ms(w->engine));
-	engine_unlock(w->engine);
-	free(hosts);
-	return text;
+	return engine_job_text(w->engine, job, JOB_VIEW_WHY, NULL);
 }
 
 int main(void)

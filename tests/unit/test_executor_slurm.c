@@ -4,7 +4,6 @@
  * as a compute node would. */
 #include "executor_slurm.h"
 #include "proto.h"
-#include "slurm_host.h"
 #include "slurm_run.h"
 #include "slurm_wrapper.h"
 #include "tap.h"
@@ -96,8 +95,6 @@ static void test_pure(void)
 	char *p, *w;
 	int64_t t0, t1;
 	int code = -1;
-	struct slurm_partition_use use;
-	struct slurm_cpu_split split;
 
 	a.env = env;
 	a.nenv = 2;
@@ -140,33 +137,6 @@ static void test_pure(void)
 	   strstr(w, "true >\"$PARSA_PROGRESS\"\n") < strstr(w, "/bin/sh -c \"$run\""),
 	   "the progress file is made before the stage runs");
 	free(w);
-	p = xasprintf("%s/slurm/sinfo-part-live.txt", PARSA_FIXTURES);
-	w = read_file(p, 1 << 16, NULL);
-	ok(w != NULL, "sinfo fixture");
-	is_int(slurm_partition_use_parse(w ? w : "", NULL, &use), 0, "the default partition");
-	ok(use.usable == 12 && use.alloc == 9, "its CPUs up: allocated + idle, every line (%ld, %ld allocated)",
-	   use.usable, use.alloc);
-	is_int(slurm_partition_use_parse(w ? w : "", "debug", &use), 0, "named");
-	is_int(use.usable, 12, "the same");
-	is_int(slurm_partition_use_parse(w ? w : "", "gpu", &use), -1, "a partition sinfo does not show");
-	is_int(slurm_partition_use_parse("debug*|up|0/4/4/8|100|2|mixed|n[1-2]\nlong|down|0/8/0/8|100|2|idle|n[3-4]\n",
-					 "long", &use), 0, "a partition that is down");
-	ok(use.usable == 0 && use.alloc == 0, "has none");
-	/* 8 up, 6 allocated of which 2 are parsa's: others hold 4. */
-	use = (struct slurm_partition_use){ .usable = 8, .alloc = 6 };
-	slurm_cpu_split(&use, 2, 8, &split);
-	ok(split.outside == 4 && split.outside_eff == 4, "uncapped: all of the others' CPUs are outside load");
-	slurm_cpu_split(&use, 2, 6, &split);
-	ok(split.outside == 4 && split.outside_eff == 2, "capped at 6: the 2 above the cap go to the others first");
-	slurm_cpu_split(&use, 2, 2, &split);
-	ok(split.outside == 4 && split.outside_eff == 0, "capped at 2: the others leave it whole");
-	use = (struct slurm_partition_use){ .usable = 8, .alloc = 8 };
-	slurm_cpu_split(&use, 0, 4, &split);
-	ok(split.outside == 8 && split.outside_eff == 4, "a full partition leaves nothing");
-	slurm_cpu_split(&use, 10, 8, &split);
-	ok(split.outside == 0 && split.outside_eff == 0, "parsa's figure newer than sinfo's: never negative");
-	free(w);
-	free(p);
 }
 
 /* --slurm-path-map to the storage volume itself (a kernel NFS mount of the
@@ -314,7 +284,7 @@ static void test_cycle(void)
 
 	ok(executor_facts(e, &facts) && facts.pending == 1 && facts.running == 0 && facts.last_poll_ms == 0 &&
 	   facts.partition && strcmp(facts.partition, "debug") == 0, "facts: one pending, no poll yet");
-	set_squeue("101|101|101|N/A|PENDING|Priority||parsa-t1\n");
+	set_squeue("101|101|101|N/A|PENDING|Priority||debug|me|2|parsa-t1\n");
 	executor_tick(e, now + 2000);
 	ok(seen.calls == 1 && seen.last.state == EXEC_STARTING && seen.last.reason &&
 	   strcmp(seen.last.reason, "Priority") == 0, "queued: still starting, with Slurm's reason");
@@ -322,7 +292,7 @@ static void test_cycle(void)
 	ok(facts.last_poll_ms > 0 && facts.last_poll_ms <= time_now_ms() && !facts.poll_error,
 	   "facts: the poll's time, no error");
 	seen.calls = 0;
-	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
+	set_squeue("101|101|101|N/A|RUNNING|None|n1|debug|me|2|parsa-t1\n");
 	executor_tick(e, now + 4000);
 	ok(seen.calls == 1 && seen.last.state == EXEC_RUNNING && seen.owner == &owner1, "running");
 	executor_facts(e, &facts);
@@ -336,7 +306,7 @@ static void test_cycle(void)
 	ok(facts.poll_error && strstr(facts.poll_error, "squeue (status 1)") && facts.last_poll_ms > 0 &&
 	   facts.poll_error[strlen(facts.poll_error) - 1] != '\n', "facts: the poll error (%s)",
 	   facts.poll_error ? facts.poll_error : "none");
-	set_squeue("101|101|101|N/A|RUNNING|None|n1|parsa-t1\n");
+	set_squeue("101|101|101|N/A|RUNNING|None|n1|debug|me|2|parsa-t1\n");
 	/* The node runs the wrapper; it ends with 3. */
 	cmd = xasprintf("SLURM_JOB_ID=101 TMPDIR=%s sh %s/wrapper.sh", tmp, dir);
 	is_int(WEXITSTATUS(system(cmd)), 3, "the wrapper exits with the stage's code");
@@ -344,7 +314,7 @@ static void test_cycle(void)
 	text = slurp(mount, "jobs/7/stages/st/instances/3/log");
 	is_str(text, "ran\n", "the stage wrote to its log");
 	free(text);
-	set_squeue("101|101|101|N/A|FAILED|NonZeroExitCode|n1|parsa-t1\n");
+	set_squeue("101|101|101|N/A|FAILED|NonZeroExitCode|n1|debug|me|2|parsa-t1\n");
 	executor_tick(e, now + 6000);
 	ok(seen.calls == 2 && seen.last.state == EXEC_EXITED && seen.last.exit_code == 3 && seen.last.signal == 0,
 	   "ended: the exit code from the wrapper's file (%d)", seen.last.exit_code);
@@ -394,7 +364,7 @@ static void test_cycle(void)
 	is_str(text, "102_1\n", "each DIR records its task");
 	free(text);
 	ok(executor_signal(e, j2, SIGTERM) == 0, "signal asks for a scancel");
-	set_squeue("102_0|103|102|0|CANCELLED|None|n1|parsa-t1\n");
+	set_squeue("102_0|103|102|0|CANCELLED|None|n1|debug|me|2|parsa-t1\n");
 	seen.calls = 0;
 	executor_tick(e, now + 8000);
 	text = slurp(tmp, "scancel.args");
@@ -423,7 +393,7 @@ static void test_cycle(void)
 	if (j3) {
 		is_str(executor_job_id(e, j3), "102_1", "with its array task");
 		ok(json_equal(back, json), "and its assignment");
-		set_squeue("102_1|104|102|1|RUNNING|None|n1|parsa-t1\n");
+		set_squeue("102_1|104|102|1|RUNNING|None|n1|debug|me|2|parsa-t1\n");
 		executor_tick(e, time_mono_ms() + 1000);
 		ok(seen.calls == 3 && seen.last.state == EXEC_RUNNING, "the next squeue says it runs");
 		executor_release(e, j3);
@@ -709,61 +679,6 @@ static void test_budget(void)
 	free(err);
 }
 
-static void set_sinfo(const char *text)
-{
-	char *path = xasprintf("%s/sinfo.txt", tmp);
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-	free(path);
-}
-
-/* The runner's view of its partition (slurm_host.h): what it offers, when
- * it asks sinfo again, what the heartbeat says. */
-static void test_host(void)
-{
-	struct executor_slurm_config cfg = { .runner = "t9", .partition = "debug", .lost_grace_ms = 1000 };
-	struct heartbeat hb = { .outside_cores = -1, .outside_cpu_pct = -1 };
-	struct slurm_host *sh = slurm_host_create("debug", 6);
-	struct executor *e = executor_slurm_create(&cfg, NULL);
-	char *path;
-
-	set_sinfo("debug*|up|0/8/0/8|1000|2|idle|n[1-2]\n");
-	is_int(slurm_host_offer(sh, 2, 0), 6, "host: 8 CPUs up, the cap of 6 offered");
-	slurm_host_heartbeat(sh, e, &hb);
-	ok(hb.executor.kind && strcmp(hb.executor.kind, "slurm") == 0 && strcmp(hb.executor.partition, "debug") == 0 &&
-	   hb.executor.pending == 0 && hb.executor.running == 0 && hb.executor.cpus_up == 8 &&
-	   hb.executor.cpus_outside == 0 && hb.outside_cores == 0 && hb.outside_cpu_pct == 0,
-	   "host: the heartbeat's facts, nothing outside");
-	/* Others take 4 of the 5 allocated (1 is parsa's): 2 of them above the cap. */
-	set_sinfo("debug*|up|5/3/0/8|1000|2|mixed|n[1-2]\n");
-	ok(!slurm_host_refresh(sh, 1, 1000), "host: sinfo not asked again before 30 s");
-	slurm_host_heartbeat(sh, e, &hb);
-	is_int(hb.executor.cpus_outside, 0, "host: so nothing changed");
-	ok(!slurm_host_refresh(sh, 1, SLURM_HOST_SINFO_MS), "host: asked after 30 s, the same CPUs up");
-	slurm_host_heartbeat(sh, e, &hb);
-	ok(hb.executor.cpus_outside == 4 && hb.outside_cores == 2 && hb.outside_cpu_pct > 33.3 &&
-	   hb.outside_cpu_pct < 33.4 && hb.parsa_cpu_pct > 16.6 && hb.parsa_cpu_pct < 16.7,
-	   "host: 4 CPUs are other users', 2 of them eat into the 6 offered (%.1f%% outside)", hb.outside_cpu_pct);
-	set_sinfo("debug*|up|0/4/4/8|1000|2|mixed|n[1-2]\n");
-	ok(slurm_host_refresh(sh, 0, 2 * SLURM_HOST_SINFO_MS), "host: a node drained: register again");
-	is_int(slurm_host_offer(sh, 2, 2 * SLURM_HOST_SINFO_MS + 1), 4, "host: with the 4 CPUs left");
-	path = xasprintf("%s/sinfo.txt", tmp);
-	unlink(path);
-	free(path);
-	ok(!slurm_host_refresh(sh, 0, 4 * SLURM_HOST_SINFO_MS), "host: sinfo failing changes nothing");
-	slurm_host_heartbeat(sh, e, &hb);
-	is_int(hb.executor.cpus_up, 4, "host: the last answer is kept");
-	set_sinfo("debug*|down|0/8/0/8|1000|2|idle|n[1-2]\n");
-	ok(!slurm_host_refresh(sh, 0, 5 * SLURM_HOST_SINFO_MS), "host: a partition down keeps the registered CPUs");
-	slurm_host_heartbeat(sh, e, &hb);
-	ok(hb.executor.cpus_up == 0 && hb.outside_cores == 4 && hb.outside_cpu_pct == 100,
-	   "host: and all of them are outside load meanwhile");
-	slurm_host_destroy(sh);
-	executor_destroy(e);
-}
-
 int main(void)
 {
 	char *path, *cmd;
@@ -794,9 +709,6 @@ int main(void)
 	cmd = xasprintf("printf '%%s\\n' \"$@\" >%s/scancel.args\n", tmp);
 	write_script("scancel", cmd);
 	free(cmd);
-	cmd = xasprintf("cat %s/sinfo.txt\n", tmp);
-	write_script("sinfo", cmd);
-	free(cmd);
 	cmd = xasprintf("cat %s/slurm/scontrol-config.txt\n", PARSA_FIXTURES);
 	write_script("scontrol", cmd);
 	free(cmd);
@@ -809,7 +721,6 @@ int main(void)
 	test_cycle();
 	test_refused();
 	test_budget();
-	test_host();
 	test_limit();
 	cmd = xasprintf("rm -rf %s", tmp);
 	if (system(cmd) != 0)

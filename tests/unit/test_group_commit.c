@@ -245,9 +245,9 @@ static void test_many(struct world *w)
 	for (size_t i = 0; i < n; i++) {
 		if (all[i] <= 0 || (i > 0 && all[i] == all[i - 1]))
 			distinct = false;
-		engine_lock(w->engine);
+		engine_test_hold(w->engine);
 		known = known && model_job(w->model, all[i]) != NULL;
-		engine_unlock(w->engine);
+		engine_test_release(w->engine);
 	}
 	ok(distinct, "%d threads x %d submissions: each got an id of its own", MANY_THREADS, MANY_EACH);
 	ok(known, "every one is in the model");
@@ -294,7 +294,7 @@ static void run_group(struct world *w, const struct group_case *cases, size_t n,
 	size_t groups0, items0, groups, items;
 
 	lead.ids = &lead_id;
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	group_commit_counts(w->engine->submits, &groups0, &items0);
 	pthread_create(&lead_th, NULL, submit_thread, &lead);
 	/* The leader took its own item and waits for the lock. */
@@ -306,7 +306,7 @@ static void run_group(struct world *w, const struct group_case *cases, size_t n,
 		pthread_create(&th[i], NULL, submit_thread, &sub[i]);
 	}
 	wait_queued(w, n);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	pthread_join(lead_th, NULL);
 	for (size_t i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
@@ -439,13 +439,13 @@ static void test_commit_fails(struct world *w)
 
 	/* The commit itself is refused (sqlite turns it into a rollback). The
 	 * hook is set under the engine's lock: the connection is the engine's. */
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	sqlite3_commit_hook(w->store->db, refuse_commit, NULL);
 	model_jobs = model_njobs(w->model);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	/* The leader's own commit (a group of one) is refused too. */
 	run_group(w, cases, n, sub);
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	sqlite3_commit_hook(w->store->db, NULL, NULL);
 	{
 		bool none = true;
@@ -454,7 +454,7 @@ static void test_commit_fails(struct world *w)
 			none = none && model_job(w->model, (int64_t)i) == NULL;
 		ok(none, "a refused commit: none of the group is left in the model");
 	}
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	check_all_failed(w, sub, n, before, "constraint failed", EIO, "a refused commit");
 	is_int((int)db_count(w, "SELECT count(*) FROM jobs WHERE token = 'tok-lost-1'"), 0,
 	       "a refused commit: its token is free for the retry");

@@ -48,9 +48,9 @@ static struct job job_copy(struct sched_world *w, int64_t id)
 {
 	struct job copy;
 
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	copy = *model_job(w->model, id);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	return copy;
 }
 

@@ -326,8 +326,9 @@ static void test_slurm_facts(void)
 				.outside_mem = -1, .instances = entries, .ninstances = 2,
 				.executor = { .kind = "slurm", .partition = "debug", .pending = 2, .running = 3,
 					      .last_poll_ms = 1700000000123, .poll_error = "squeue: timed out",
-					      .cpus_up = 8, .cpus_outside = 1 } }, out;
-	struct report r = { .attempt = 1, .kind = REPORT_RUNNING, .slurm_job = "1234_7" }, rout;
+					      .cpus_up = 8, .cpus_outside = 1, .accounting = "on" } }, out;
+	struct report r = { .attempt = 1, .kind = REPORT_EXITED, .slurm_job = "1234_7",
+			    .slurm_state = "CANCELLED by alice", .usage = INSTANCE_USAGE_UNKNOWN }, rout;
 	json_t *json = over_the_wire(heartbeat_to_json(&in)), *bad;
 	char *err = NULL;
 
@@ -336,7 +337,8 @@ static void test_slurm_facts(void)
 	   strcmp(out.executor.partition, "debug") == 0 && out.executor.pending == 2 &&
 	   out.executor.running == 3 && out.executor.last_poll_ms == 1700000000123 &&
 	   out.executor.cpus_up == 8 && out.executor.cpus_outside == 1 &&
-	   strcmp(out.executor.poll_error, "squeue: timed out") == 0, "heartbeat: a Slurm host's facts");
+	   strcmp(out.executor.poll_error, "squeue: timed out") == 0 && out.executor.accounting &&
+	   strcmp(out.executor.accounting, "on") == 0, "heartbeat: a Slurm host's facts");
 	ok(strcmp(out.instances[0].slurm_job, "1234_7") == 0 &&
 	   strcmp(out.instances[0].slurm_reason, "Priority") == 0, "heartbeat: an instance's job id and reason");
 	ok(!out.instances[1].slurm_job && !out.instances[1].slurm_reason, "heartbeat: none for another");
@@ -352,6 +354,11 @@ static void test_slurm_facts(void)
 	   "heartbeat: a local host has no executor object");
 	heartbeat_clear(&out);
 	json_decref(json);
+	bad = json_pack("{s:{s:s,s:s}}", "executor", "kind", "slurm", "accounting", "maybe");
+	heartbeat_from_json(bad, &out);
+	ok(out.executor.kind && !out.executor.accounting, "heartbeat: accounting other than on or off is ignored");
+	heartbeat_clear(&out);
+	json_decref(bad);
 	bad = json_pack("{s:{s:s,s:i}}", "executor", "kind", "slurm\nx", "pending", 1);
 	heartbeat_from_json(bad, &out);
 	ok(!out.executor.kind, "heartbeat: a kind that is not one word is ignored");
@@ -361,6 +368,12 @@ static void test_slurm_facts(void)
 	json = over_the_wire(report_to_json(&r));
 	ok(report_from_json(json, &rout, &err) == 0 && rout.slurm_job && strcmp(rout.slurm_job, "1234_7") == 0,
 	   "report: the Slurm job id");
+	ok(rout.slurm_state && strcmp(rout.slurm_state, "CANCELLED by alice") == 0, "report: Slurm's end state");
+	json_decref(json);
+	r.slurm_state = NULL;
+	json = over_the_wire(report_to_json(&r));
+	ok(!json_object_get(json, "slurm_state") && report_from_json(json, &rout, &err) == 0 && !rout.slurm_state,
+	   "report: none without accounting (an older runner's report reads the same)");
 	json_decref(json);
 	free(err);
 }

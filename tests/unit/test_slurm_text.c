@@ -65,6 +65,15 @@ static void test_squeue(void)
 	is_int(outcome(j, why, sizeof(why)), SLURM_SUCCEEDED, "COMPLETED succeeded");
 	ok(j && !j->has_exit, "squeue carries no exit code");
 	is_str(j ? j->nodes : NULL, "n1", "its node");
+	ok(j && strcmp(j->partition, "debug") == 0 && strcmp(j->user, "parsa-fx") == 0 && j->cpus == 1,
+	   "its partition, user and CPUs");
+	j = by_name(jobs, n, "parsa-fx-full", -2);
+	ok(j && j->cpus == 4, "a job of 4 CPUs");
+	/* Running: full 4, array task 1, walltime, suspend, nodefail, requeue
+	 * 1 each; pending and ended ones hold none. */
+	is_int(slurm_outside_cpus(jobs, n, "parsa-runner", "debug"), 9, "others' running CPUs in debug");
+	is_int(slurm_outside_cpus(jobs, n, "parsa-fx-full", "debug"), 5, "not those of the runner's own name");
+	is_int(slurm_outside_cpus(jobs, n, "parsa-runner", "long"), 0, "none in another partition");
 
 	j = by_name(jobs, n, "parsa-fx-mixed", 2);
 	ok(j && j->array_job_id == 4 && j->job_id == 7 && j->task_hi == 2, "array task 4_2 has its own id 7");
@@ -131,6 +140,8 @@ static void test_scontrol(void)
 	ok(n >= 20, "every job (%zu records)", n);
 	j = by_name(jobs, n, "parsa-fx-ok", -2);
 	ok(j && j->has_exit && j->exit_code == 0 && j->exit_signal == 0, "ExitCode=0:0");
+	ok(j && strcmp(j->user, "parsa-fx") == 0 && strcmp(j->partition, "debug") == 0 && j->cpus == 1,
+	   "UserId's name, Partition, NumCPUs");
 	j = by_name(jobs, n, "parsa-fx-exit3", -2);
 	ok(j && j->exit_code == 3 && j->exit_signal == 0, "ExitCode=3:0");
 	is_int(outcome(j, why, sizeof(why)), SLURM_FAILED, "exit 3 failed");
@@ -176,7 +187,7 @@ static void test_scontrol(void)
 	       "scontrol's empty answer");
 	ok(n == 0 && jobs == NULL, "is no job");
 	is_int(slurm_parse_jobs("", false, &jobs, &n, &err), 0, "squeue's empty answer");
-	is_int(slurm_parse_jobs("1|1|1|N/A|RUNNING|None|n1|a\nbroken\n", false, &jobs, &n, &err), -1,
+	is_int(slurm_parse_jobs("1|1|1|N/A|RUNNING|None|n1|debug|u|1|a\nbroken\n", false, &jobs, &n, &err), -1,
 	       "a broken line is refused");
 	ok(err && strstr(err, "line 2"), "naming the line: %s", err ? err : "(none)");
 	free(err);

@@ -590,7 +590,7 @@ static void test_slurm_keys(void)
 		     "t.conf:3: unknown key 'slurm_qos' in [stage s] (did you mean 'slurm.qos'?)");
 	expect_error("[job]\nslurm.partition = gpu\n" STAGE_OK,
 		     "t.conf:2: unknown key 'slurm.partition' in [job]: [job] takes name, team, priority, "
-		     "after, start, window, every and notify");
+		     "after, start, window, every, notify and workdir");
 
 	expect_json_error("{\"name\": \"x\", \"priority\": 0, \"after\": [], \"stages\": [{\"name\": \"a\", "
 			  "\"run\": \"x\", \"line\": 1, \"cpus\": 1, \"mem\": 0, \"disk\": 0, \"scratch\": 0, "

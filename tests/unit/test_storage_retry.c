@@ -8,6 +8,8 @@
 #include "api_client.h"
 #include "clock.h"
 #include "engine.h"
+#include "engine_internal.h"
+#include "engine_test.h"
 #include "launch.h"
 #include "placement.h"
 #include "tap.h"
@@ -170,31 +172,21 @@ enum view { VIEW_WHY, VIEW_STATUS, VIEW_EVENTS, VIEW_CLUSTER };
 static char *view(struct world *w, int64_t id, enum view which)
 {
 	struct placement_host *hosts = NULL;
-	struct model *m;
-	struct job *job;
-	char *text = NULL;
-	int64_t now = engine_now_ms(w->engine);
+	int64_t jobs[5] = { 0 };
+	int up[8] = { 0 };
+	char *text;
 	size_t n;
 
-	engine_lock(w->engine);
-	m = engine_model(w->engine);
-	job = model_job(m, id);
+	if (which != VIEW_CLUSTER)
+		return engine_job_text(w->engine, id, which == VIEW_WHY ? JOB_VIEW_WHY
+						      : which == VIEW_STATUS ? JOB_VIEW_STATUS
+									     : JOB_VIEW_EVENTS, NULL);
+	engine_test_hold(w->engine);
 	n = engine_placement_hosts(w->engine, &hosts);
-	if (which == VIEW_WHY)
-		text = views_job_why(m, job, hosts, n, now);
-	else if (which == VIEW_STATUS)
-		text = views_job_status(job, now);
-	else if (which == VIEW_EVENTS)
-		text = views_job_events(job);
-	else {
-		int64_t jobs[5] = { 0 };
-		int up[8] = { 0 };
-
-		for (size_t i = 0; i < n && i < 8; i++)
-			up[i] = hosts[i].up;
-		text = views_cluster_status(m, jobs, up, now);
-	}
-	engine_unlock(w->engine);
+	for (size_t i = 0; i < n && i < 8; i++)
+		up[i] = hosts[i].up;
+	text = views_cluster_status(engine_test_model(w->engine), jobs, up, engine_now_ms(w->engine));
+	engine_test_release(w->engine);
 	free(hosts);
 	return text;
 }
@@ -205,13 +197,13 @@ static void instance_of(struct world *w, int64_t id, int *attempt, int *failures
 {
 	const struct instance *inst;
 
-	engine_lock(w->engine);
-	inst = model_job(engine_model(w->engine), id)->stages[0].inst[0];
+	engine_test_hold(w->engine);
+	inst = model_job(engine_test_model(w->engine), id)->stages[0].inst[0];
 	*attempt = inst->attempt;
 	*failures = inst->failures;
 	*not_before = inst->state == INST_QUEUED ? inst->not_before_ms : 0;
 	snprintf(host, len, "%s", inst->host_name);
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 }
 
 static void has(const char *text, const char *needle, const char *what)
@@ -380,9 +372,9 @@ static void test_storage(struct world *w)
 	has_free(text, "instance 0: waits until ", "storage: why says the instance waits a little");
 	has_free(view(w, id, VIEW_WHY), "(its start failed on host h1: storage unreachable)",
 		 "storage: and why, without calling it a retry");
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	{
-		const struct instance *i0 = model_job(engine_model(w->engine), id)->stages[0].inst[0];
+		const struct instance *i0 = model_job(engine_test_model(w->engine), id)->stages[0].inst[0];
 		char *status = views_instance_status(i0);
 		json_t *json = views_instance_json(i0);
 
@@ -393,7 +385,7 @@ static void test_storage(struct world *w)
 		free(status);
 		json_decref(json);
 	}
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	beat(w, "h1", 0, NULL);
 	set_clock(w, "+70s");
 	inst = work(w, "h1", 2000, &att);

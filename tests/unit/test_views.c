@@ -5,6 +5,8 @@
  * running. The jobs are driven the way the API drives them: submitted,
  * assigned through a work poll, reported running. */
 #include "engine.h"
+#include "engine_internal.h"
+#include "engine_test.h"
 #include "tap.h"
 #include "util.h"
 #include "views.h"
@@ -125,20 +127,7 @@ static void settle(struct world *w)
 /* A job's status (why = 0) or why, as jobs/<id>/ serves them. */
 static char *job_text(struct world *w, int64_t id, int why)
 {
-	struct placement_host *hosts = NULL;
-	struct job *job;
-	char *text = NULL;
-	size_t n;
-
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
-	n = engine_placement_hosts(w->engine, &hosts);
-	if (job)
-		text = why ? views_job_why(engine_model(w->engine), job, hosts, n, time_now_ms()) :
-			     views_job_status(job, time_now_ms());
-	engine_unlock(w->engine);
-	free(hosts);
-	return text;
+	return engine_job_text(w->engine, id, why ? JOB_VIEW_WHY : JOB_VIEW_STATUS, NULL);
 }
 
 /* ok() that text contains needle, showing the text when it does not. */
@@ -202,20 +191,20 @@ static void test_start_while_folders_pending(struct world *w)
 	bool was;
 
 	settle(w);
-	engine_lock(w->engine);
-	job = model_job(engine_model(w->engine), id);
+	engine_test_hold(w->engine);
+	job = model_job(engine_test_model(w->engine), id);
 	was = job ? job->folders_pending : false;
 	if (job)
 		job->folders_pending = true;
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	text = job_text(w, id, 1);
 	has(text, "  starts at ", "why: the start time, while its folders are still being made");
 	lacks(text, "folders are made", "why: not the folders, which are made in moments");
 	free(text);
-	engine_lock(w->engine);
+	engine_test_hold(w->engine);
 	if (job)
 		job->folders_pending = was;
-	engine_unlock(w->engine);
+	engine_test_release(w->engine);
 	is_int(engine_ctl(w->engine, &w->me, id, "cancel", NULL), 0, "cancel the job that starts later");
 }
 
@@ -266,10 +255,10 @@ static void test_host_and_cluster(struct world *w, int64_t inst)
 	free(text);
 	is_str(engine_host_status(w->engine, "nope"), NULL, "no status for an unknown host");
 
-	engine_lock(w->engine);
-	up = engine_host_up(w->engine, model_host_at(engine_model(w->engine), 0));
-	text = views_cluster_status(engine_model(w->engine), jobs, &up, time_now_ms());
-	engine_unlock(w->engine);
+	engine_test_hold(w->engine);
+	up = engine_host_up(w->engine, model_host_at(engine_test_model(w->engine), 0));
+	text = views_cluster_status(engine_test_model(w->engine), jobs, &up, time_now_ms());
+	engine_test_release(w->engine);
 	ok(text && strncmp(text, "hosts: 1 (1 up, 0 draining, 0 down)\n"
 			   "cpus: 2 total, 1 reserved, 1 free\n"
 			   "jobs: 2 queued, 1 running, 0 succeeded, 0 failed, 1 cancelled\n"

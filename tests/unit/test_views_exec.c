@@ -43,6 +43,14 @@ static void test_host(void)
 		     "slurm cpus: 8 up, 1 held by other users' jobs\nslurm last poll: 2.5 s ago\n",
 	       "a Slurm host's facts");
 	free(text);
+	x.accounting = "off";
+	text = host_text(&h, 3500);
+	ok(strstr(text, "slurm accounting: off (no sacct)\n") != NULL, "accounting off, once the runner says");
+	free(text);
+	x.accounting = "on";
+	text = host_text(&h, 3500);
+	ok(strstr(text, "slurm accounting: on (") != NULL, "or on");
+	free(text);
 	x.poll_error = "squeue (status 1): line one\nline two";
 	x.partition = "";
 	x.last_poll_ms = 0;
@@ -56,7 +64,8 @@ static void test_host(void)
 	json = views_host_exec_json(&h);
 	ok(strcmp(json_string_value(json_object_get(json, "kind")), "slurm") == 0 &&
 	   json_integer_value(json_object_get(json, "pending")) == 2 &&
-	   json_is_string(json_object_get(json, "poll_error")), "its JSON");
+	   json_is_string(json_object_get(json, "poll_error")) &&
+	   strcmp(json_string_value(json_object_get(json, "accounting")), "on") == 0, "its JSON");
 	json_decref(json);
 }
 
@@ -94,11 +103,16 @@ static void test_instances_and_why(void)
 	f = open_memstream(&out, &len);
 	views_instance_exec_text(f, &in[0]);
 	views_instance_exec_text(f, &in[3]);
+	in[3].slurm_state = (char *)"CANCELLED by alice";
+	views_instance_exec_text(f, &in[3]);
+	in[3].slurm_state = NULL;
 	in[3].slurm_job = NULL;
 	views_instance_exec_text(f, &in[3]);
 	fclose(f);
-	is_str(out, "slurm job: 1234_7\nslurm reason: Priority\nslurm job: 1234_7\n",
-	       "an instance's job id, and its reason only while it waits; none when not a Slurm job");
+	is_str(out, "slurm job: 1234_7\nslurm reason: Priority\nslurm job: 1234_7\n"
+		    "slurm job: 1234_7\nslurm state: CANCELLED by alice\n",
+	       "an instance's job id, its reason only while it waits, Slurm's end state where accounting "
+	       "said it; none when not a Slurm job");
 	free(out);
 
 	text = why_text(&st);
