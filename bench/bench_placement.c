@@ -6,7 +6,11 @@
  * exited reports, heartbeats listing what they run) so that every pass has
  * free slots to fill from the long queue. The pass durations come from GET
  * /v1/stats. Prints "key: value" lines ending with pass_ms_p50 and pass_ms_p99. */
+#include "api_answers.h"
 #include "api_client.h"
+#include "api_paths.h"
+#include "api_requests.h"
+#include "proto.h"
 #include "util.h"
 
 #include <errno.h>
@@ -30,8 +34,9 @@ struct sim_host {
 
 static struct api_client *api;
 
-/* One request; exits on a transport failure (the benchmark is meaningless then). */
-static json_t *call(const char *method, const char *path, json_t *body, long want)
+/* One request to path (api_paths.h; freed here); exits on a transport
+ * failure (the benchmark is meaningless then). */
+static json_t *call(const char *method, char *path, json_t *body, long want)
 {
 	struct api_reply reply;
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -49,6 +54,7 @@ static json_t *call(const char *method, const char *path, json_t *body, long wan
 	answer = json_loadb(reply.body, reply.len, 0, NULL);
 	api_reply_clear(&reply);
 	free(text);
+	free(path);
 	return answer;
 }
 
@@ -63,7 +69,7 @@ static void register_host(struct sim_host *h, int i)
 		json_array_append_new(features, json_string("bigmem"));
 	if (i % 3 == 0)
 		json_array_append_new(features, json_string("avx512"));
-	json_decref(call("POST", "/v1/hosts", json_pack("{s:s,s:i,s:I,s:I,s:I,s:i,s:i,s:o,s:s}",
+	json_decref(call("POST", api_path(API_HOSTS_REGISTER, NULL), json_pack("{s:s,s:i,s:I,s:I,s:I,s:i,s:i,s:o,s:s}",
 		"name", h->name, "cpus", h->cpus, "mem", (json_int_t)(h->cpus * 8LL << 30),
 		"scratch_total", (json_int_t)(2LL << 40), "scratch_free", (json_int_t)(2LL << 40),
 		"cpu_limit", 100, "mem_limit", 100, "features", features, "mount", "/parsa"), 200));
@@ -72,21 +78,18 @@ static void register_host(struct sim_host *h, int i)
 static void heartbeat(struct sim_host *h)
 {
 	json_t *list = json_array();
-	char path[96];
 
 	for (size_t i = 0; i < h->nrun; i++)
 		json_array_append_new(list, json_pack("{s:I,s:i,s:i}", "id", (json_int_t)h->run[i].id,
 						      "attempt", h->run[i].attempt, "pid", 1000));
-	snprintf(path, sizeof path, "/v1/hosts/%s/heartbeat", h->name);
-	json_decref(call("POST", path, json_pack("{s:f,s:f,s:f,s:o}", "cpu_pct", 10.0, "mem_pct", 10.0,
+	json_decref(call("POST", api_path_name(API_HOST_HEARTBEAT, h->name), json_pack("{s:f,s:f,s:f,s:o}", "cpu_pct", 10.0, "mem_pct", 10.0,
 						 "load1", 1.0, "instances", list), 200));
 }
 
 static void report(int64_t id, int attempt, const char *state)
 {
-	char path[96];
+	char *path = api_path_id(API_INSTANCE_STATE, id);
 
-	snprintf(path, sizeof path, "/v1/instances/%lld/state", (long long)id);
 	if (strcmp(state, "running") == 0)
 		json_decref(call("POST", path, json_pack("{s:i,s:s,s:i}", "attempt", attempt,
 							 "state", state, "pid", 1000), 200));
@@ -98,15 +101,21 @@ static void report(int64_t id, int attempt, const char *state)
 /* Take the host's new assignments and confirm each as running. */
 static size_t take_work(struct sim_host *h)
 {
-	char path[96];
+	struct work_answer work;
 	json_t *answer, *item;
 	size_t i, n = 0;
 
-	snprintf(path, sizeof path, "/v1/hosts/%s/work?timeout_ms=0", h->name);
-	answer = call("GET", path, NULL, 200);
-	json_array_foreach(json_object_get(answer, "start"), i, item) {
-		struct running r = { json_integer_value(json_object_get(item, "id")),
-				     (int)json_integer_value(json_object_get(item, "attempt")) };
+	answer = call("GET", api_path_work(h->name, 0), NULL, 200);
+	work_answer_from_json(answer, &work);
+	json_array_foreach(work.start, i, item) {
+		struct attempt_ref ref;
+		struct running r;
+
+		if (attempt_ref_from_json(item, &ref) < 0) {
+			fprintf(stderr, "bench: an assignment without its id and attempt\n");
+			exit(1);
+		}
+		r = (struct running){ ref.id, (int)ref.attempt };
 
 		report(r.id, r.attempt, "running");
 		if (h->nrun == h->cap) {
@@ -138,9 +147,11 @@ static void submit(int job, int instances, int cpus, const char *team, const cha
 			       "run = true\n", job, team, job % 3, instances, cpus, cpus * 4,
 			       hosts ? "hosts = " : "", hosts ? hosts : "", hosts ? "\n" : "");
 	char name[32];
+	bool bad;
 
 	snprintf(name, sizeof name, "sim-%d.conf", job);
-	json_decref(call("POST", "/v1/jobs", json_pack("{s:s,s:s}", "name", name, "spec", spec), 201));
+	json_decref(call("POST", api_path(API_JOBS_SUBMIT, NULL),
+			 api_submission_json(name, spec, strlen(spec), NULL, NULL, &bad), 201));
 	free(spec);
 }
 
@@ -148,10 +159,13 @@ static void submit(int job, int instances, int cpus, const char *team, const cha
 static long queued_now(void)
 {
 	struct api_reply reply;
+	char *path = api_path(API_STATUS, NULL);
 	const char *line;
 	long n = -1;
+	int rc = api_call(api, "GET", path, NULL, 0, NULL, 30000, &reply, NULL);
 
-	if (api_call(api, "GET", "/v1/status", NULL, 0, NULL, 30000, &reply, NULL) < 0)
+	free(path);
+	if (rc < 0)
 		return -1;
 	line = strstr(reply.body, "\ninstances: ");
 	if (line)
@@ -178,21 +192,30 @@ static double pct(const double *v, size_t n, double p)
  * them, room for *cap); *seen becomes the number of passes so far. */
 static void collect_passes(uint64_t *seen, double **v, size_t *n, size_t *cap)
 {
-	json_t *stats = call("GET", "/v1/stats", NULL, 200), *list = json_object_get(stats, "pass_ms");
-	size_t len = json_array_size(list), first;
-	uint64_t passes = (uint64_t)json_integer_value(json_object_get(stats, "passes"));
+	struct api_reply reply;
+	struct api_stats stats;
+	char *path = api_path(API_STATS, NULL), *err = NULL;
+	size_t first;
 
-	/* The list holds the last len of `passes` passes. */
-	first = passes - len < *seen ? (size_t)(*seen - (passes - len)) : 0;
-	for (size_t i = first; i < len; i++) {
+	if (api_call(api, "GET", path, NULL, 0, NULL, 30000, &reply, NULL) != 200 ||
+	    api_read_stats(reply.body, reply.len, &stats, &err) < 0) {
+		fprintf(stderr, "bench: GET %s: %s\n", path, err ? err : reply.body ? reply.body : "no answer");
+		exit(1);
+	}
+	api_reply_clear(&reply);
+	free(path);
+	/* The list holds the last npass_ms of `passes` passes. */
+	first = (uint64_t)stats.passes - stats.npass_ms < *seen ?
+		(size_t)(*seen - ((uint64_t)stats.passes - stats.npass_ms)) : 0;
+	for (size_t i = first; i < stats.npass_ms; i++) {
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 4096;
 			*v = xrealloc(*v, *cap * sizeof **v);
 		}
-		(*v)[(*n)++] = json_real_value(json_array_get(list, i));
+		(*v)[(*n)++] = stats.pass_ms[i];
 	}
-	*seen = passes;
-	json_decref(stats);
+	*seen = (uint64_t)stats.passes;
+	api_stats_clear(&stats);
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,7 @@
 #include "ctl_file.h"
+#include "api_answers.h"
 #include "api_client.h"
+#include "api_requests.h"
 #include "escape.h"
 #include "log.h"
 #include "ops.h"
@@ -105,7 +107,7 @@ static int post_command(struct ctl_file *f, const struct fs_identity *who, const
 			char **why)
 {
 	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "command", cmd, n);
+	json_t *body = api_command_json(cmd, n);
 	char *dump;
 	int ret;
 
@@ -140,7 +142,7 @@ static int check_command(struct ctl_file *f, const struct fs_identity *who, cons
 			 char **why)
 {
 	struct api_reply reply;
-	json_t *body = json_pack("{s:s%}", "check", cmd, n), *answer;
+	json_t *body = api_check_request_json(cmd, n);
 	char *dump;
 	int ret;
 
@@ -154,14 +156,11 @@ static int check_command(struct ctl_file *f, const struct fs_identity *who, cons
 	if (ret < 0) {
 		ret = reply.status == 400 ? 2 : -1;
 	} else {
-		answer = json_loadb(reply.body, reply.len, 0, NULL);
-		ret = json_is_true(json_object_get(answer, "ok")) ? 0 : 1;
-		if (ret == 1) {
-			const char *text = json_string_value(json_object_get(answer, "error"));
+		bool good = false;
 
-			*why = xstrdup(text ? text : "not a command");
-		}
-		json_decref(answer);
+		if (api_read_check(reply.body, reply.len, &good, why, NULL) < 0)
+			*why = xstrdup("the scheduler's answer is not a check's");
+		ret = good ? 0 : 1;
 	}
 	api_reply_clear(&reply);
 	free(dump);

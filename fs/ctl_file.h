@@ -17,7 +17,7 @@ void ctl_notes_destroy(struct ctl_notes *n);
 
 /* p is the node being opened (its path is kept: fstat, ftruncate and
  * futimens come with the handle alone), url the route to POST to
- * ("/v1/jobs/42/ctl"), what names the target in the log ("job 42"); all are
+ * (api_path_id(API_JOB_CTL, 42)), what names the target in the log ("job 42"); all are
  * copied. A read shows the commands of the table (ctl_job_table ...). */
 struct fs_file *ctl_file_create(struct fs_ctx *fs, const struct fs_path *p, const char *url,
 				const char *what, const struct ctl_table *commands);

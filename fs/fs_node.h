@@ -97,6 +97,10 @@ struct node_ops {
 	int (*chown)(struct fs_ctx *fs, const struct fs_path *p, uid_t uid, gid_t gid);
 	int (*truncate)(struct fs_ctx *fs, const struct fs_path *p, off_t size);
 	int (*utimens)(struct fs_ctx *fs, const struct fs_path *p, const struct timespec tv[2]);
+	/* Set on a family of nodes matched by one route (the files of
+	 * jobs/<id>/): the handlers of the one named name, NULL for none. Its
+	 * other members are not used. */
+	const struct node_ops *(*by_name)(const char *name);
 };
 
 /* An open file. Members may be NULL: read/write -> EACCES, flush/fsync -> 0,

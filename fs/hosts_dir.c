@@ -1,5 +1,7 @@
 /* hosts/ and the cluster status (see hosts_dir.h). */
 #include "hosts_dir.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "ctl_file.h"
 #include "log.h"
 #include "sched_link.h"
@@ -52,10 +54,11 @@ void hosts_dir_destroy(struct hosts_dir *h)
 static int host_names(struct hosts_dir *h, bool fresh, char ***out, size_t *nout)
 {
 	struct fs_identity who;
-	json_t *root, *hosts, *host;
-	char **names;
-	size_t i, n;
+	struct api_host *hosts;
+	char **names, *url, *text, *err = NULL;
+	size_t i, n, len = 0;
 	int64_t now = time_mono_ms();
+	int rc;
 
 	pthread_mutex_lock(&h->lock);
 	if (!fresh && h->fetched_ms && now - h->fetched_ms < h->ttl_ms)
@@ -63,19 +66,22 @@ static int host_names(struct hosts_dir *h, bool fresh, char ***out, size_t *nout
 	pthread_mutex_unlock(&h->lock);
 
 	fs_identity_basic(h->fs, &who);
-	root = sched_link_get_json(h->fs->link, &who, "/v1/hosts");
+	url = api_path(API_HOSTS_LIST, NULL);
+	text = sched_link_get_text(h->fs->link, &who, url, false, &len);
 	fs_identity_clear(&who);
-	if (!root)
+	free(url);
+	if (!text)
 		return -1;
-	hosts = json_object_get(root, "hosts");
-	n = json_is_array(hosts) ? json_array_size(hosts) : 0;
+	rc = api_read_hosts(text, len, &hosts, &n, &err);
+	free(text);
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	names = xcalloc(n ? n : 1, sizeof *names);
-	json_array_foreach(hosts, i, host) {
-		const char *name = json_string_value(json_object_get(host, "name"));
-
-		names[i] = xstrdup(name ? name : "");
+	for (i = 0; i < n; i++) {
+		names[i] = hosts[i].name;
+		hosts[i].name = NULL;
 	}
-	json_decref(root);
+	api_hosts_free(hosts, n);
 	pthread_mutex_lock(&h->lock);
 	free_names(h->names, h->n);
 	h->names = names;
@@ -187,11 +193,10 @@ static int host_status_getattr(struct fs_ctx *fs, const struct fs_path *p, struc
 
 static int host_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *name = url_escape(p->arg[0]), *url = xasprintf("/v1/hosts/%s/status", name);
+	char *url = api_path_name(API_HOST_STATUS, p->arg[0]);
 	int ret = open_text(fs, url, flags, file);
 
 	free(url);
-	free(name);
 	return ret;
 }
 
@@ -215,14 +220,16 @@ static int cluster_open(struct fs_ctx *fs, const struct fs_path *p, int flags, s
 {
 	struct fs_identity who;
 	size_t len = 0;
-	char *text, *line;
+	char *text, *line, *url;
 
 	(void)p;
 	if (fs_check_read_only(flags) < 0)
 		return -1;
+	url = api_path(API_STATUS, NULL);
 	fs_identity_basic(fs, &who);
-	text = sched_link_get_text(fs->link, &who, "/v1/status", true, &len);
+	text = sched_link_get_text(fs->link, &who, url, true, &len);
 	fs_identity_clear(&who);
+	free(url);
 	if (!text)
 		return -1;
 	line = fs->backend ? storage_watch_status_line(fs) : NULL;
@@ -249,8 +256,7 @@ const struct node_ops cluster_status_ops = {
 
 static int usage_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *url = xasprintf("/v1/usage?format=text&by=team&since_ms=%lld",
-			      (long long)(time_now_ms() - USAGE_DAYS * 86400000LL));
+	char *url = api_path_usage("team", time_now_ms() - USAGE_DAYS * 86400000LL, "text");
 	int ret;
 
 	(void)p;
@@ -278,18 +284,16 @@ static int host_ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct s
 
 static int host_ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *name, *url, *what;
+	char *url, *what;
 
 	(void)flags;
 	if (host_exists(fs->hosts, p->arg[0]) < 0)
 		return -1;
-	name = url_escape(p->arg[0]);
-	url = xasprintf("/v1/hosts/%s/ctl", name);
+	url = api_path_name(API_HOST_CTL, p->arg[0]);
 	what = xasprintf("host %s", p->arg[0]);
 	*file = ctl_file_create(fs, p, url, what, &ctl_host_table);
 	free(what);
 	free(url);
-	free(name);
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 /* The job metadata cache (see job_cache.h): a hash of immutable entries under
  * one mutex; a refresh builds a new entry and swaps it in. */
 #include "job_cache.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "backend.h"
 #include "log.h"
 #include "sched_link.h"
@@ -24,13 +26,6 @@ struct slot {
 	struct slot *next;
 };
 
-/* One job of the last listing: what a stat of jobs/<id> needs. */
-struct owner_row {
-	int64_t id, submitted_ms;
-	uid_t uid;
-	gid_t gid;
-};
-
 struct job_cache {
 	struct sched_link *link;
 	struct backend *backend;
@@ -40,8 +35,8 @@ struct job_cache {
 	size_t count;                          /* protected by lock */
 	/* The last listing of jobs/, by id, for the stats that follow it (ls
 	 * -l) while young: one array, not an entry per job, and freed once
-	 * stale. Protected by lock. */
-	struct owner_row *listing;
+	 * stale. Protected by lock. Each row is what a stat of jobs/<id> needs. */
+	struct api_owner *listing;
 	size_t nlisting;
 	int64_t listing_ms;
 };
@@ -225,31 +220,23 @@ static const struct job_meta *lookup(struct job_cache *cache, int64_t id)
 	return m;
 }
 
-static void owner_from_json(struct job_meta *m, json_t *job)
-{
-	m->uid = (uid_t)json_integer_value(json_object_get(job, "uid"));
-	m->gid = (gid_t)json_integer_value(json_object_get(job, "gid"));
-	m->submitted_ms = json_integer_value(json_object_get(job, "submitted_ms"));
-}
-
-/* A new full entry from the scheduler's JSON of a job (one reference, the
- * caller's). */
-static struct job_meta *meta_from_json(int64_t id, const json_t *root)
+/* A new full entry from the scheduler's answer about a job (one reference,
+ * the caller's); takes the stages of job. */
+static struct job_meta *meta_from_answer(int64_t id, struct api_job_meta *job)
 {
 	struct job_meta *m = meta_new(id);
-	json_t *stages, *st;
-	size_t i;
 
-	owner_from_json(m, (json_t *)root);
-	stages = json_object_get(root, "stages");
-	m->nstages = json_is_array(stages) ? json_array_size(stages) : 0;
+	m->uid = job->uid;
+	m->gid = job->gid;
+	m->submitted_ms = job->submitted_ms;
+	m->nstages = job->nstages;
 	m->stages = xcalloc(m->nstages ? m->nstages : 1, sizeof *m->stages);
-	json_array_foreach(stages, i, st) {
-		const char *name = json_string_value(json_object_get(st, "name"));
-
-		m->stages[i].name = xstrdup(name ? name : "");
-		m->stages[i].instances = (int)json_integer_value(json_object_get(st, "instances"));
+	for (size_t i = 0; i < job->nstages; i++) {
+		m->stages[i].name = job->stages[i].name;
+		m->stages[i].instances = job->stages[i].instances;
+		job->stages[i].name = NULL;
 	}
+	api_job_meta_clear(job);
 	m->full = true;
 	m->fetched_ms = time_mono_ms();
 	return m;
@@ -258,23 +245,28 @@ static struct job_meta *meta_from_json(int64_t id, const json_t *root)
 /* GET /v1/jobs/<id> into a new full entry (one reference, the caller's). */
 static struct job_meta *fetch(struct job_cache *cache, const struct fs_identity *who, int64_t id)
 {
-	struct job_meta *m;
-	json_t *root;
-	char path[64];
+	struct api_job_meta job;
+	char *path, *text, *err = NULL;
+	size_t len = 0;
+	int rc;
 
-	snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
-	root = sched_link_get_json(cache->link, who, path);
-	if (!root)
+	path = api_path_id(API_JOB, id);
+	text = sched_link_get_text(cache->link, who, path, false, &len);
+	free(path);
+	if (!text)
 		return NULL;
-	m = meta_from_json(id, root);
-	json_decref(root);
-	return m;
+	rc = api_read_job(text, len, &job, &err);
+	free(text);
+	if (rc < 0) {
+		sched_link_unreadable(err);
+		return NULL;
+	}
+	return meta_from_answer(id, &job);
 }
 
-void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job)
+void job_cache_prime(struct job_cache *cache, int64_t id, struct api_job_meta *job)
 {
-	if (json_is_object(job) && json_is_array(json_object_get(job, "stages")))
-		store(cache, meta_from_json(id, job));
+	store(cache, meta_from_answer(id, job));
 }
 
 /* The scheduler is away: the owner of the job's folder on the storage. */
@@ -296,7 +288,7 @@ static struct job_meta *from_storage(struct job_cache *cache, int64_t id)
 
 static int cmp_owner(const void *key, const void *row)
 {
-	int64_t x = *(const int64_t *)key, y = ((const struct owner_row *)row)->id;
+	int64_t x = *(const int64_t *)key, y = ((const struct api_owner *)row)->id;
 
 	return x < y ? -1 : x > y;
 }
@@ -306,7 +298,7 @@ static int cmp_owner(const void *key, const void *row)
 static struct job_meta *from_listing(struct job_cache *cache, int64_t id)
 {
 	struct job_meta *m = NULL;
-	const struct owner_row *row;
+	const struct api_owner *row;
 	int64_t now = time_mono_ms();
 
 	pthread_mutex_lock(&cache->lock);
@@ -415,41 +407,19 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "id uid gid submitted_ms" lines (GET /v1/jobs?view=owners) into rows,
- * in id order as sent; lines that do not parse are skipped. */
-static struct owner_row *parse_owners(char *text, size_t *n)
-{
-	size_t cap = 64;
-	struct owner_row *rows = xmalloc(cap * sizeof *rows);
-	char *line, *save = NULL;
-
-	*n = 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long id, uid, gid, ms;
-
-		if (sscanf(line, "%lld %lld %lld %lld", &id, &uid, &gid, &ms) != 4 || id <= 0)
-			continue;
-		if (*n == cap) {
-			cap *= 2;
-			rows = xrealloc(rows, cap * sizeof *rows);
-		}
-		rows[(*n)++] = (struct owner_row){ .id = id, .uid = (uid_t)uid, .gid = (gid_t)gid,
-						   .submitted_ms = ms };
-	}
-	return rows;
-}
-
 int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64_t **ids, size_t *n)
 {
 	struct dir_ids d = { 0 };
-	struct owner_row *rows, *stale;
+	struct api_owner *rows, *stale;
 	size_t nrows, len = 0;
-	char *text;
-	int saved;
+	char *text, *path, *err = NULL;
+	int saved, rc;
 
 	*ids = NULL;
 	*n = 0;
-	text = sched_link_get_text(cache->link, who, "/v1/jobs?view=owners", false, &len);
+	path = api_path_owners();
+	text = sched_link_get_text(cache->link, who, path, false, &len);
+	free(path);
 	if (!text) {
 		saved = errno;
 		if (saved != ENOTCONN && saved != EIO)
@@ -464,8 +434,10 @@ int job_cache_list(struct job_cache *cache, const struct fs_identity *who, int64
 		*n = d.n;
 		return 0;
 	}
-	rows = parse_owners(text, &nrows);
+	rc = api_read_owners(text, len, &rows, &nrows, &err);
 	free(text);
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	d.ids = xcalloc(nrows + 1, sizeof *d.ids);
 	for (size_t i = 0; i < nrows; i++)
 		d.ids[d.n++] = rows[i].id;

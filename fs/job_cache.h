@@ -7,6 +7,8 @@
 #ifndef PARSA_JOB_CACHE_H
 #define PARSA_JOB_CACHE_H
 
+#include "api_answers.h"
+
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,10 +55,10 @@ const struct job_meta *job_cache_get(struct job_cache *cache, const struct fs_id
 				     int64_t id, int flags);
 void job_meta_put(const struct job_meta *meta);
 
-/* What the scheduler answered to a submission ("job" of POST /v1/jobs: uid,
- * gid, submitted_ms, stages with their instances), so that the first look at
- * the new job (its first instance's log) needs no request. */
-void job_cache_prime(struct job_cache *cache, int64_t id, const json_t *job);
+/* What the scheduler answered to a submission (the job of POST /v1/jobs,
+ * api_read_submitted), so that the first look at the new job (its first
+ * instance's log) needs no request. Takes job's stages and clears it. */
+void job_cache_prime(struct job_cache *cache, int64_t id, struct api_job_meta *job);
 
 /* Index of the stage called name in meta, or -1. */
 int job_meta_stage(const struct job_meta *meta, const char *name);

@@ -3,6 +3,8 @@
 #include "jobs_dir.h"
 #include "jobs_internal.h"
 #include "ctl_file.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "backend.h"
 #include "job_cache.h"
 #include "log.h"
@@ -20,25 +22,8 @@
 
 enum { JOB_SUMMARY_BYTES = 150 };  /* about one job's share of GET /v1/jobs */
 
-static const char *const job_entries[] = {
-	"spec", "status", "status.json", "why", "wait", "ctl", "events", "stages", "out",
-};
 static const char *const stage_entries[] = { "status", "log", "wait", "instances" };
 static const char *const instance_entries[] = { "status", "status.json", "log" };
-
-/* The file names of a job's views and where the scheduler serves them. The
- * spec is given back byte for byte; the others end with a newline. */
-static const struct {
-	const char *file;
-	const char *suffix;
-	bool exact;
-} job_views[] = {
-	{ "spec", "/spec", true },
-	{ "status", "/status", false },
-	{ "status.json", "", false },
-	{ "why", "/why", false },
-	{ "events", "/events", false },
-};
 
 char *jobs_log_path(int64_t id, const char *stage, int index)
 {
@@ -191,22 +176,22 @@ static int last_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 static ssize_t last_readlink(struct fs_ctx *fs, const struct fs_path *p, char *buf, size_t size)
 {
 	struct fs_identity who;
-	json_t *root;
-	json_int_t id;
+	char *path = api_path(API_JOBS_LAST, NULL), *text, *err = NULL;
+	size_t len = 0;
+	int64_t id;
 	int n;
 
 	(void)p;
 	fs_identity_basic(fs, &who);
-	root = sched_link_get_json(fs->link, &who, "/v1/jobs/last");
+	text = sched_link_get_text(fs->link, &who, path, false, &len);
 	fs_identity_clear(&who);
-	if (!root)
+	free(path);
+	if (!text)
 		return -1;
-	id = json_integer_value(json_object_get(root, "id"));
-	json_decref(root);
-	if (id <= 0) {
-		errno = ENOENT;
-		return -1;
-	}
+	n = api_read_id(text, len, &id, &err);
+	free(text);
+	if (n < 0)
+		return sched_link_unreadable(err);
 	n = snprintf(buf, size, "%lld", (long long)id);
 	return n < 0 ? -1 : (ssize_t)n;
 }
@@ -225,7 +210,19 @@ static int job_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int job_readdir(struct fs_ctx *fs, const struct fs_path *p, fs_fill_fn fill, void *arg)
 {
-	return level_readdir(fs, p, LEVEL_JOB, fill, arg, job_entries, ARRAY_LEN(job_entries));
+	struct where w;
+	const struct job_meta *m = jobs_resolve(fs, p, LEVEL_JOB, &w);
+	const struct api_job_file *files;
+	size_t n;
+
+	if (!m)
+		return -1;
+	job_meta_put(m);
+	files = api_job_files(&n);
+	for (size_t i = 0; i < n; i++)
+		if (fill(arg, files[i].name, NULL))
+			break;
+	return 0;
 }
 
 const struct node_ops job_dir_ops = {
@@ -233,30 +230,38 @@ const struct node_ops job_dir_ops = {
 	.readdir = job_readdir,
 };
 
+/* The row of jobs/<id>/<name> (lib/api_paths.c); NULL with ENOENT for none. */
+static const struct api_job_file *file_row(const struct fs_path *p)
+{
+	const struct api_job_file *f = api_job_file(p->name);
+
+	if (!f)
+		errno = ENOENT;
+	return f;
+}
+
 static int view_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
-	return stat_at(fs, p, LEVEL_JOB, st, false, MODE_VIEW);
+	const struct api_job_file *f = file_row(p);
+
+	return f ? stat_at(fs, p, LEVEL_JOB, st, false, f->mode) : -1;
 }
 
 static int view_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	const char *suffix = NULL;
-	bool exact = false;
-	char url[96];
+	const struct api_job_file *f = file_row(p);
+	char *url;
 	int64_t id;
+	int ret;
 
-	for (size_t i = 0; i < ARRAY_LEN(job_views) && !suffix; i++) {
-		if (strcmp(job_views[i].file, p->name) == 0) {
-			suffix = job_views[i].suffix;
-			exact = job_views[i].exact;
-		}
-	}
-	if (!suffix || fs_parse_id(p->arg[0], &id) < 0) {
+	if (!f || fs_parse_id(p->arg[0], &id) < 0) {
 		errno = ENOENT;
 		return -1;
 	}
-	snprintf(url, sizeof url, "/v1/jobs/%lld%s", (long long)id, suffix);
-	return open_view(fs, url, exact, flags, file);
+	url = api_path_id(f->route, id);
+	ret = open_view(fs, url, f->kind == API_FILE_EXACT, flags, file);
+	free(url);
+	return ret;
 }
 
 /* The spec never changes: its real size, so that `cmp -s` (which trusts
@@ -264,16 +269,17 @@ static int view_open(struct fs_ctx *fs, const struct fs_path *p, int flags, stru
 static int spec_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	struct fs_identity who;
-	char url[64], *text;
+	char *url, *text;
 	size_t len = 0;
 	int64_t id;
 
 	if (view_getattr(fs, p, st) < 0 || fs_parse_id(p->arg[0], &id) < 0)
 		return -1;
-	snprintf(url, sizeof url, "/v1/jobs/%lld/spec", (long long)id);
+	url = api_path_id(file_row(p)->route, id);
 	fs_identity_basic(fs, &who);
 	text = sched_link_get_text(fs->link, &who, url, false, &len);
 	fs_identity_clear(&who);
+	free(url);
 	if (!text)
 		return -1;
 	free(text);
@@ -327,8 +333,9 @@ static int wait_for_end(struct wait_file *f)
 
 	fs_identity_basic(f->fs, &who);
 	for (;;) {
-		json_t *root;
-		const char *state;
+		char *state = NULL;
+		bool done = false;
+		int rc;
 
 		if (fs_interrupted(f->fs)) {
 			saved = EINTR;
@@ -340,21 +347,20 @@ static int wait_for_end(struct wait_file *f)
 			api_reply_clear(&reply);
 			break;
 		}
-		root = json_loadb(reply.body, reply.len, 0, NULL);
+		rc = api_read_wait(reply.body, reply.len, &done, &state, NULL);
 		api_reply_clear(&reply);
-		state = json_string_value(json_object_get(root, "state"));
-		if (json_is_true(json_object_get(root, "done"))) {
-			f->answer = xasprintf("%s\n", state ? state : "ended");
-			f->len = strlen(f->answer);
-			json_decref(root);
-			ret = 0;
-			break;
-		}
-		json_decref(root);
-		if (!state) {
+		if (rc < 0) {
 			saved = EIO;
 			break;
 		}
+		if (done) {
+			f->answer = xasprintf("%s\n", state);
+			f->len = strlen(f->answer);
+			free(state);
+			ret = 0;
+			break;
+		}
+		free(state);
 	}
 	fs_identity_clear(&who);
 	errno = saved;
@@ -414,15 +420,8 @@ static int open_wait(struct fs_ctx *fs, const struct fs_path *p, int flags, enum
 	f->base.ops = &wait_file_ops;
 	f->base.direct_io = true;
 	f->fs = fs;
-	if (level == LEVEL_STAGE) {
-		char *stage = url_escape(m->stages[w.stage].name);
-
-		f->url = xasprintf("/v1/jobs/%lld/wait?timeout_ms=%ld&stage=%s", (long long)w.id,
-				   SCHED_WAIT_POLL_MS, stage);
-		free(stage);
-	} else {
-		f->url = xasprintf("/v1/jobs/%lld/wait?timeout_ms=%ld", (long long)w.id, SCHED_WAIT_POLL_MS);
-	}
+	f->url = api_path_wait(w.id, level == LEVEL_STAGE ? m->stages[w.stage].name : NULL,
+			       SCHED_WAIT_POLL_MS);
 	pthread_mutex_init(&f->lock, NULL);
 	job_meta_put(m);
 	*file = &f->base;
@@ -445,7 +444,7 @@ const struct node_ops job_wait_ops = {
 
 static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
-	if (stat_at(fs, p, LEVEL_JOB, st, false, MODE_CTL) < 0)
+	if (view_getattr(fs, p, st) < 0)
 		return -1;
 	/* The admin group may act on anybody's job (the scheduler checks again). */
 	if (fs->admin_set) {
@@ -457,17 +456,19 @@ static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char url[64], what[32];
+	const struct api_job_file *f = file_row(p);
+	char *url, what[32];
 	struct where w;
-	const struct job_meta *m = jobs_resolve(fs, p, LEVEL_JOB, &w);
+	const struct job_meta *m = f ? jobs_resolve(fs, p, LEVEL_JOB, &w) : NULL;
 
 	(void)flags;
 	if (!m)
 		return -1;
 	job_meta_put(m);
-	snprintf(url, sizeof url, "/v1/jobs/%lld/ctl", (long long)w.id);
+	url = api_path_id(f->route, w.id);
 	snprintf(what, sizeof what, "job %lld", (long long)w.id);
 	*file = ctl_file_create(fs, p, url, what, &ctl_job_table);
+	free(url);
 	return 0;
 }
 
@@ -532,16 +533,15 @@ int jobs_stage_file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct s
 
 static int stage_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *stage = url_escape(p->arg[1]), *url;
-	int64_t id;
-	int ret = -1;
+	struct api_ref ref = { .name = p->arg[1] };
+	char *url;
+	int ret;
 
-	if (fs_parse_id(p->arg[0], &id) == 0) {
-		url = xasprintf("/v1/jobs/%lld/stages/%s/status", (long long)id, stage);
-		ret = open_view(fs, url, false, flags, file);
-		free(url);
-	}
-	free(stage);
+	if (fs_parse_id(p->arg[0], &ref.id) < 0)
+		return -1;
+	url = api_path(API_STAGE_STATUS, &ref);
+	ret = open_view(fs, url, false, flags, file);
+	free(url);
 	return ret;
 }
 
@@ -616,18 +616,16 @@ static int instance_status_getattr(struct fs_ctx *fs, const struct fs_path *p, s
 static int instance_status_open(struct fs_ctx *fs, const struct fs_path *p, int flags,
 				struct fs_file **file)
 {
-	char *stage = url_escape(p->arg[1]), *url;
-	int64_t id, index;
-	int ret = -1;
+	struct api_ref ref = { .name = p->arg[1] };
+	char *url;
+	int ret;
 
-	if (fs_parse_id(p->arg[0], &id) == 0 && fs_parse_id(p->arg[2], &index) == 0) {
-		/* status.json is the instance itself, as for a job. */
-		url = xasprintf("/v1/jobs/%lld/stages/%s/instances/%lld%s", (long long)id, stage,
-				(long long)index, strcmp(p->name, "status.json") == 0 ? "" : "/status");
-		ret = open_view(fs, url, false, flags, file);
-		free(url);
-	}
-	free(stage);
+	if (fs_parse_id(p->arg[0], &ref.id) < 0 || fs_parse_id(p->arg[2], &ref.index) < 0)
+		return -1;
+	/* status.json is the instance itself, as for a job. */
+	url = api_path(strcmp(p->name, "status.json") == 0 ? API_INSTANCE : API_INSTANCE_STATUS, &ref);
+	ret = open_view(fs, url, false, flags, file);
+	free(url);
 	return ret;
 }
 
@@ -636,4 +634,27 @@ const struct node_ops instance_status_ops = {
 	.open = instance_status_open,
 	.truncate = fs_refuse_truncate,
 	.utimens = jobs_refuse_utimens,
+};
+
+static const struct node_ops *file_ops(const char *name)
+{
+	const struct api_job_file *f = api_job_file(name);
+
+	switch (f ? f->kind : API_FILE_DIR) {
+	case API_FILE_VIEW:
+		return &job_view_ops;
+	case API_FILE_EXACT:
+		return &job_spec_ops;
+	case API_FILE_WAIT:
+		return &job_wait_ops;
+	case API_FILE_CTL:
+		return &job_ctl_ops;
+	case API_FILE_DIR:
+		break;
+	}
+	return NULL;
+}
+
+const struct node_ops job_file_family = {
+	.by_name = file_ops,
 };

@@ -25,6 +25,12 @@ extern const struct node_ops instance_dir_ops;   /* .../instances/<i> */
 extern const struct node_ops instance_status_ops;/* .../instances/<i>/status */
 extern const struct node_ops instance_log_ops;   /* .../instances/<i>/log */
 
+/* jobs/<id>/<name>: the handlers of each file from its row in
+ * lib/api_paths.c (API_FILE_VIEW: job_view_ops, ...); none for a name that
+ * is none of its files, or one of its folders (stages, out: routes of their
+ * own, matched first). */
+extern const struct node_ops job_file_family;
+
 /* Where instance i of stage s of job id writes: "jobs/<id>/log/<s>/<i>.log". */
 char *jobs_log_path(int64_t id, const char *stage, int index);
 

@@ -11,7 +11,6 @@
 
 #define MODE_DIR 0555
 #define MODE_VIEW 0444
-#define MODE_CTL 0644
 #define MODE_LOG 0644
 
 enum level { LEVEL_JOB, LEVEL_STAGE, LEVEL_INSTANCE };

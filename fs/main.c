@@ -421,7 +421,7 @@ int main(int argc, char *argv[])
 	fs.jobs = job_cache_create(fs.link, fs.backend, CACHE_TTL_MS);
 	fs.queue = queue_dir_create(&fs);
 	fs.hosts = hosts_dir_create(&fs, CACHE_TTL_MS);
-	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", "/v1/schedules");
+	fs.schedules_queue = queue_dir_create_at(&fs, "schedules", API_SCHEDULES_PUT);
 	fs.schedules = schedules_dir_create(&fs, CACHE_TTL_MS);
 	queue_dir_on_accepted(fs.schedules_queue, schedules_dir_forget, fs.schedules);
 	fs.inodes = inode_map_create();

@@ -71,13 +71,6 @@ static const struct route {
 	{ "/jobs", &jobs_root_ops },
 	{ "/jobs/last", &jobs_last_ops },
 	{ "/jobs/*", &job_dir_ops },
-	{ "/jobs/*/spec", &job_spec_ops },
-	{ "/jobs/*/status", &job_view_ops },
-	{ "/jobs/*/status.json", &job_view_ops },
-	{ "/jobs/*/why", &job_view_ops },
-	{ "/jobs/*/events", &job_view_ops },
-	{ "/jobs/*/wait", &job_wait_ops },
-	{ "/jobs/*/ctl", &job_ctl_ops },
 	{ "/jobs/*/stages", &stages_dir_ops },
 	{ "/jobs/*/stages/*", &stage_dir_ops },
 	{ "/jobs/*/stages/*/status", &stage_status_ops },
@@ -89,6 +82,8 @@ static const struct route {
 	{ "/jobs/*/stages/*/instances/*/status.json", &instance_status_ops },
 	{ "/jobs/*/stages/*/instances/*/log", &instance_log_ops },
 	{ "/jobs/*/out/**", &out_dir.node },
+	/* The files of jobs/<id>/, one row each in lib/api_paths.c. */
+	{ "/jobs/*/*", &job_file_family },
 	{ "/data/**", &data_dir.node },
 	{ "/hosts", &hosts_root_ops },
 	{ "/hosts/*", &host_dir_ops },
@@ -131,7 +126,9 @@ int fs_match(const char *path, struct fs_path *p)
 	p->rest = "";
 	for (size_t i = 0; i < ARRAY_LEN(routes); i++) {
 		if (match_one(routes[i].pattern, path, p)) {
-			p->ops = routes[i].ops;
+			p->ops = routes[i].ops->by_name ? routes[i].ops->by_name(p->name) : routes[i].ops;
+			if (!p->ops)
+				break;
 			return 0;
 		}
 	}

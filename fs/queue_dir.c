@@ -29,7 +29,7 @@
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs)
 {
-	struct queue_dir *q = queue_dir_create_at(fs, "queue", "/v1/jobs");
+	struct queue_dir *q = queue_dir_create_at(fs, "queue", API_JOBS_SUBMIT);
 
 	/* A job must be submitted exactly once even when the answer is lost
 	 * (docs/design.md, "Exactly-once submission"); a schedule is created
@@ -38,13 +38,13 @@ struct queue_dir *queue_dir_create(struct fs_ctx *fs)
 	return q;
 }
 
-struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path)
+struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, enum api_route post)
 {
 	struct queue_dir *q = xcalloc(1, sizeof *q);
 
 	q->fs = fs;
 	q->folder = folder;
-	q->post_path = post_path;
+	q->post_path = api_path(post, NULL);
 	pthread_mutex_init(&q->lock, NULL);
 	return q;
 }
@@ -74,6 +74,7 @@ void queue_dir_destroy(struct queue_dir *q)
 		rejected_free(r);
 	}
 	pthread_mutex_destroy(&q->lock);
+	free(q->post_path);
 	free(q);
 }
 

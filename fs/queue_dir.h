@@ -7,6 +7,7 @@
 #ifndef PARSA_QUEUE_DIR_H
 #define PARSA_QUEUE_DIR_H
 
+#include "api_paths.h"
 #include "fs_node.h"
 
 struct queue_dir;
@@ -20,9 +21,9 @@ struct queue_dir;
 #define QUEUE_FORGET_EVERY 512
 
 struct queue_dir *queue_dir_create(struct fs_ctx *fs);
-/* The same for another folder: specs written to /<folder>/ go to post_path
- * (schedules/: "/v1/schedules"). Both strings must outlive it. */
-struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, const char *post_path);
+/* The same for another folder: specs written to /<folder>/ are POSTed to
+ * route post (schedules/: API_SCHEDULES_PUT). folder must outlive it. */
+struct queue_dir *queue_dir_create_at(struct fs_ctx *fs, const char *folder, enum api_route post);
 void queue_dir_destroy(struct queue_dir *q);
 /* Call fn(arg) after each accepted submission (schedules/: the list that
  * shows the new schedule is asked again). Set once, before the mount serves. */

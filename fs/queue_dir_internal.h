@@ -77,7 +77,7 @@ struct gone_name {
 struct queue_dir {
 	struct fs_ctx *fs;
 	const char *folder;        /* "queue", or "schedules" (fs/schedules_dir.c) */
-	const char *post_path;     /* where a spec is sent: "/v1/jobs", "/v1/schedules" */
+	char *post_path;           /* where a spec is sent (api_path of a POST route) */
 	bool once;                 /* a token per submission, asked again until answered */
 	pthread_mutex_t lock;
 	struct gone_name gone[GONE_SLOTS]; /* ring; protected by lock */

@@ -4,6 +4,8 @@
  * The folder itself (names, lookups, reports) is fs/queue_dir.c. */
 #include "queue_dir.h"
 #include "queue_dir_internal.h"
+#include "api_answers.h"
+#include "api_requests.h"
 #include "escape.h"
 #include "proc_fd.h"
 #include "job_cache.h"
@@ -95,9 +97,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		     char **err)
 {
 	struct api_reply reply = { 0 };
-	json_t *body = NULL, *spec, *answer = NULL;
-	char *dump = NULL;
-	bool unconfirmed = false;
+	json_t *body = NULL;
+	struct api_job_meta job;
+	char *dump = NULL, token[API_TOKEN_SIZE];
+	bool unconfirmed = false, has_job = false, bad_spec = false;
 	int ret = -1, saved = 0, rc;
 
 	if (too_big) {
@@ -106,12 +109,18 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			  "put data in files the stages read): nothing was submitted", name, SPEC_MAX_BYTES);
 		goto out;
 	}
-	/* A NUL byte is UTF-8 that JSON carries as \u0000, which the scheduler
-	 * (as any reader without JSON_ALLOW_NUL) refuses with a message about
-	 * JSON: it is no text either, so the spec parser says where it is. */
-	spec = text && memchr(text, '\0', len) ? NULL : json_stringn(text ? text : "", len);
-	if (!spec) {
-		/* Not UTF-8, so JSON cannot carry it: the same parser says where. */
+	/* A job must be submitted once even when the answer is lost: a token. */
+	if (q->once && api_new_token(token) < 0) {
+		saved = EIO;
+		errprintf(err, "%s: no random bytes for the submission's token (%s): nothing was "
+			  "submitted", name, strerror(errno));
+		goto out;
+	}
+	body = api_submission_json(name, text, len, q->once ? token : NULL, workdir, &bad_spec);
+	if (!body && bad_spec) {
+		/* Not UTF-8, or a NUL byte (JSON carries it as \u0000, which the
+		 * scheduler refuses with a message about JSON): no text either,
+		 * so the spec parser says where. */
 		struct spec *parsed = spec_parse(text, len, name, err);
 
 		spec_destroy(parsed);
@@ -120,30 +129,10 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 			errprintf(err, "%s: is not a text file", name);
 		goto out;
 	}
-	body = json_pack("{s:o}", "spec", spec);
-	/* A folder name that is not UTF-8 text is left out: its instances
-	 * then run in their output folder. */
-	if (body && workdir) {
-		json_t *w = json_string(workdir);
-
-		if (w)
-			json_object_set_new(body, "workdir", w);
-	}
-	if (!body || json_object_set_new(body, "name", json_string(name)) < 0) {
+	if (!body) {
 		saved = EINVAL;
 		errprintf(err, "%s: the file name is not UTF-8 text: rename it", name);
 		goto out;
-	}
-	if (q->once) {
-		char token[API_TOKEN_SIZE];
-
-		if (api_new_token(token) < 0) {
-			saved = EIO;
-			errprintf(err, "%s: no random bytes for the submission's token (%s): nothing was "
-				  "submitted", name, strerror(errno));
-			goto out;
-		}
-		json_object_set_new(body, "token", json_string(token));
 	}
 	dump = json_dumps(body, JSON_COMPACT);
 	rc = q->once ? sched_link_submit(q->fs->link, who, q->post_path, dump, strlen(dump), &reply,
@@ -178,17 +167,15 @@ static int post_spec(struct queue_dir *q, const struct fs_identity *who, const c
 		}
 		goto out;
 	}
-	answer = json_loadb(reply.body, reply.len, 0, NULL);
-	if (!json_is_integer(json_object_get(answer, "id"))) {
+	if (api_read_submitted(reply.body, reply.len, id, &job, &has_job, NULL) < 0) {
 		saved = EIO;
 		errprintf(err, "%s: the scheduler accepted the spec but its answer has no job id", name);
 		goto out;
 	}
-	*id = json_integer_value(json_object_get(answer, "id"));
-	job_cache_prime(q->fs->jobs, *id, json_object_get(answer, "job"));
+	if (has_job)
+		job_cache_prime(q->fs->jobs, *id, &job);
 	ret = 0;
 out:
-	json_decref(answer);
 	json_decref(body);
 	free(dump);
 	api_reply_clear(&reply);

@@ -192,25 +192,10 @@ char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who
 	return text;
 }
 
-json_t *sched_link_get_json(struct sched_link *link, const struct fs_identity *who, const char *path)
+int sched_link_unreadable(char *err)
 {
-	struct api_reply reply;
-	json_t *root = NULL;
-	int saved = 0;
-
-	if (sched_link_call(link, who, "GET", path, NULL, 0, SCHED_CALL_TIMEOUT_MS, &reply) < 0) {
-		saved = errno;
-		goto out;
-	}
-	root = json_loadb(reply.body, reply.len, 0, NULL);
-	if (!root || !json_is_object(root)) {
-		log_warnx("GET %s: the scheduler's answer is not a JSON object", path);
-		json_decref(root);
-		root = NULL;
-		saved = EIO;
-	}
-out:
-	api_reply_clear(&reply);
-	errno = saved;
-	return root;
+	log_warnx("%s", err ? err : "the scheduler's answer does not read");
+	free(err);
+	errno = EIO;
+	return -1;
 }

@@ -74,7 +74,8 @@ int sched_link_submit(struct sched_link *link, const struct fs_identity *who, co
 char *sched_link_get_text(struct sched_link *link, const struct fs_identity *who,
 			  const char *path, bool add_newline, size_t *len);
 
-/* GET path and parse the JSON body; NULL with errno (EIO for a bad body). */
-json_t *sched_link_get_json(struct sched_link *link, const struct fs_identity *who, const char *path);
+/* An answer that its reader (lib/api_answers.h) refused: err (freed here) is
+ * logged, and the caller fails with EIO: -1 with errno EIO. */
+int sched_link_unreadable(char *err);
 
 #endif

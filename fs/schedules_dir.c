@@ -2,6 +2,8 @@
  * refused (<name>.conf, <name>.conf.rejected) belong to queue_dir.c; the
  * others are the scheduler's schedules. */
 #include "schedules_dir.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "ctl_file.h"
 #include "log.h"
 #include "queue_dir.h"
@@ -18,18 +20,11 @@
 
 static const char *const schedule_entries[] = { "spec", "status", "status.json", "ctl" };
 
-struct owner {
-	char *name;
-	uid_t uid;
-	gid_t gid;
-	int64_t created_ms;     /* the schedule's own time, for its stat */
-};
-
 struct schedules_dir {
 	struct fs_ctx *fs;
 	int64_t ttl_ms;
 	pthread_mutex_t lock;
-	struct owner *list;        /* protected by lock */
+	struct api_schedule_owner *list; /* protected by lock */
 	size_t n;                  /* protected by lock */
 	int64_t fetched_ms;        /* monotonic; protected by lock */
 };
@@ -44,18 +39,11 @@ struct schedules_dir *schedules_dir_create(struct fs_ctx *fs, int64_t ttl_ms)
 	return s;
 }
 
-static void free_list(struct owner *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(list[i].name);
-	free(list);
-}
-
 void schedules_dir_destroy(struct schedules_dir *s)
 {
 	if (!s)
 		return;
-	free_list(s->list, s->n);
+	api_schedules_free(s->list, s->n);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -64,10 +52,11 @@ void schedules_dir_destroy(struct schedules_dir *s)
 static int refresh(struct schedules_dir *s, bool fresh)
 {
 	struct fs_identity who;
-	json_t *root, *list, *item;
-	struct owner *owners;
+	struct api_schedule_owner *owners;
 	int64_t now = time_mono_ms();
-	size_t i, n;
+	char *url, *text, *err = NULL;
+	size_t len = 0, n;
+	int rc;
 
 	pthread_mutex_lock(&s->lock);
 	if (!fresh && s->fetched_ms && now - s->fetched_ms < s->ttl_ms) {
@@ -76,24 +65,18 @@ static int refresh(struct schedules_dir *s, bool fresh)
 	}
 	pthread_mutex_unlock(&s->lock);
 	fs_identity_basic(s->fs, &who);
-	root = sched_link_get_json(s->fs->link, &who, "/v1/schedules");
+	url = api_path(API_SCHEDULES_LIST, NULL);
+	text = sched_link_get_text(s->fs->link, &who, url, false, &len);
 	fs_identity_clear(&who);
-	if (!root)
+	free(url);
+	if (!text)
 		return -1;
-	list = json_object_get(root, "schedules");
-	n = json_array_size(list);
-	owners = xcalloc(n ? n : 1, sizeof *owners);
-	json_array_foreach(list, i, item) {
-		const char *name = json_string_value(json_object_get(item, "name"));
-
-		owners[i].name = xstrdup(name ? name : "");
-		owners[i].uid = (uid_t)json_integer_value(json_object_get(item, "uid"));
-		owners[i].gid = (gid_t)json_integer_value(json_object_get(item, "gid"));
-		owners[i].created_ms = json_integer_value(json_object_get(item, "created_ms"));
-	}
-	json_decref(root);
+	rc = api_read_schedules(text, len, &owners, &n, &err);
+	free(text);
+	if (rc < 0)
+		return sched_link_unreadable(err);
 	pthread_mutex_lock(&s->lock);
-	free_list(s->list, s->n);
+	api_schedules_free(s->list, s->n);
 	s->list = owners;
 	s->n = n;
 	s->fetched_ms = now;
@@ -254,7 +237,7 @@ static int entry_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 {
 	struct fs_identity who;
 	struct api_reply reply;
-	char *name = url_escape(p->name), *url = xasprintf("/v1/schedules/%s", name);
+	char *url = api_path_name(API_SCHEDULE_DELETE, p->name);
 	int ret;
 
 	fs_identity_current(fs, &who);
@@ -271,7 +254,6 @@ static int entry_rmdir(struct fs_ctx *fs, const struct fs_path *p)
 	fs_identity_clear(&who);
 	schedules_dir_forget(fs->schedules);
 	free(url);
-	free(name);
 	return ret;
 }
 
@@ -312,7 +294,7 @@ static int file_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 static int view_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *st)
 {
 	struct fs_identity who;
-	char *name, *url, *text;
+	char *url, *text;
 	size_t len = 0;
 
 	if (file_getattr(fs, p, st, 0444) < 0)
@@ -321,13 +303,11 @@ static int view_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 		return 0;
 	/* The spec changes only when it is replaced: its real size, so that
 	 * `cmp -s` (which trusts sizes) and `ls -l` tell the truth. */
-	name = url_escape(p->arg[0]);
-	url = xasprintf("/v1/schedules/%s/spec", name);
+	url = api_path_name(API_SCHEDULE_SPEC, p->arg[0]);
 	fs_identity_basic(fs, &who);
 	text = sched_link_get_text(fs->link, &who, url, false, &len);
 	fs_identity_clear(&who);
 	free(url);
-	free(name);
 	if (!text)
 		return -1;
 	free(text);
@@ -339,21 +319,20 @@ static int view_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat 
 static int view_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
 	struct fs_identity who;
-	char *name, *url;
-	const char *suffix = strcmp(p->name, "status.json") == 0 ? "" : p->name;
+	char *url;
+	enum api_route view = strcmp(p->name, "status.json") == 0 ? API_SCHEDULE :
+			      strcmp(p->name, "spec") == 0 ? API_SCHEDULE_SPEC : API_SCHEDULE_STATUS;
 	bool exact = strcmp(p->name, "spec") == 0;
 	size_t len = 0;
 	char *text;
 
 	if (fs_check_read_only(flags) < 0)
 		return -1;
-	name = url_escape(p->arg[0]);
-	url = xasprintf("/v1/schedules/%s%s%s", name, *suffix ? "/" : "", suffix);
+	url = api_path_name(view, p->arg[0]);
 	fs_identity_basic(fs, &who);
 	text = sched_link_get_text(fs->link, &who, url, !exact, &len);
 	fs_identity_clear(&who);
 	free(url);
-	free(name);
 	if (!text)
 		return -1;
 	*file = text_file_create(text, len);
@@ -386,20 +365,18 @@ static int ctl_getattr(struct fs_ctx *fs, const struct fs_path *p, struct stat *
 
 static int ctl_open(struct fs_ctx *fs, const struct fs_path *p, int flags, struct fs_file **file)
 {
-	char *name, *url, *what;
+	char *url, *what;
 	uid_t uid;
 	gid_t gid;
 
 	(void)flags;
 	if (owner_of(fs->schedules, p->arg[0], &uid, &gid, NULL) < 0)
 		return -1;
-	name = url_escape(p->arg[0]);
-	url = xasprintf("/v1/schedules/%s/ctl", name);
+	url = api_path_name(API_SCHEDULE_CTL, p->arg[0]);
 	what = xasprintf("schedule %s", p->arg[0]);
 	*file = ctl_file_create(fs, p, url, what, &ctl_schedule_table);
 	free(what);
 	free(url);
-	free(name);
 	return 0;
 }
 

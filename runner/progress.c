@@ -1,5 +1,6 @@
 #include "progress.h"
 #include "api_client.h"
+#include "api_paths.h"
 #include "log.h"
 #include "util.h"
 
@@ -142,10 +143,9 @@ static int send_value(struct progress *p, const struct entry *e, double done, do
 {
 	struct api_reply reply = { 0 };
 	struct progress_report value = { .attempt = (int)e->attempt, .done = done, .total = total };
-	char path[96], *body;
+	char *path = api_path_id(API_INSTANCE_PROGRESS, e->id), *body;
 	int ret = -1, status;
 
-	snprintf(path, sizeof path, "/v1/instances/%" PRId64 "/progress", e->id);
 	body = proto_encode(progress_report_to_json(&value));
 	status = body ? api_call(p->api, "POST", path, body, strlen(body), NULL, CALL_TIMEOUT_MS, &reply, NULL) : -1;
 	if (status >= 0) {
@@ -156,6 +156,7 @@ static int send_value(struct progress *p, const struct entry *e, double done, do
 	}
 	api_reply_clear(&reply);
 	free(body);
+	free(path);
 	return ret;
 }
 

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "api_paths.h"
 #include "log.h"
 #include "util.h"
 
@@ -13,7 +14,8 @@
 
 struct report {
 	uint64_t seq;
-	char *path;       /* "/v1/instances/<id>/state" */
+	int64_t id;       /* the instance's */
+	char *path;       /* api_path_id(API_INSTANCE_STATE, id) */
 	char *body;
 	char *file;       /* its copy in the state folder, or NULL */
 };
@@ -117,7 +119,8 @@ static int load(struct report_queue *q, char **err)
 			continue;
 		}
 		r.seq = seq;
-		r.path = xasprintf("/v1/instances/%lld/state", id);
+		r.id = id;
+		r.path = api_path_id(API_INSTANCE_STATE, id);
 		r.file = file;
 		append(q, r);
 		if (r.seq >= q->next_seq)
@@ -171,7 +174,8 @@ void report_queue_push(struct report_queue *q, int64_t id, json_t *body)
 	struct report r = { 0 };
 
 	r.seq = q->next_seq++;
-	r.path = xasprintf("/v1/instances/%" PRId64 "/state", id);
+	r.id = id;
+	r.path = api_path_id(API_INSTANCE_STATE, id);
 	r.body = json_dumps(body, JSON_COMPACT);
 	if (!r.body)
 		fatalx("cannot encode a state report");
@@ -218,10 +222,8 @@ void report_queue_each(const struct report_queue *q,
 	for (size_t i = 0; i < q->n; i++) {
 		const struct report *r = &q->items[q->head + i];
 		json_t *body = json_loads(r->body, 0, NULL);
-		long long id;
 
-		if (sscanf(r->path, "/v1/instances/%lld/state", &id) == 1)
-			fn(arg, id, json_integer_value(json_object_get(body, "attempt")));
+		fn(arg, r->id, json_integer_value(json_object_get(body, "attempt")));
 		json_decref(body);
 	}
 }

@@ -1,5 +1,6 @@
 #include "session.h"
 #include "api_client.h"
+#include "api_paths.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -53,8 +54,8 @@ struct session *session_create(const char *endpoint, const char *name,
 	}
 	s->endpoint = xstrdup(endpoint);
 	s->name = xstrdup(name);
-	s->register_path = xstrdup("/v1/hosts");
-	s->heartbeat_path = xasprintf("/v1/hosts/%s/heartbeat", name);
+	s->register_path = api_path(API_HOSTS_REGISTER, NULL);
+	s->heartbeat_path = api_path_name(API_HOST_HEARTBEAT, name);
 	s->hooks = *hooks;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	s->lease_ms = SESSION_LEASE_MS;
@@ -270,7 +271,7 @@ void session_leave(struct session *s, struct report_queue *q, int64_t now_ms)
 	session_flush(s, q, now_ms);
 	if (!s->registered)
 		return;
-	path = xasprintf("/v1/hosts/%s/leave", s->name);
+	path = api_path_name(API_HOST_LEAVE, s->name);
 	status = post_json(s, path, json_object(), &why, NULL);
 	if (status / 100 != 2)
 		log_warnx("could not tell the scheduler that host %s leaves: %s", s->name,

@@ -1,5 +1,6 @@
 #include "work.h"
 #include "api_client.h"
+#include "api_paths.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -17,7 +18,7 @@
 
 struct work_poll {
 	struct api_client *api;  /* used by the thread only */
-	char *path;              /* "/v1/hosts/<name>/work?timeout_ms=N" */
+	char *path;              /* api_path_work(name, timeout_ms) */
 	char *quick_path;        /* the same with timeout_ms=0 */
 	long timeout_ms;
 	int msg_pipe[2];         /* thread writes struct work_msg pointers, main reads */
@@ -154,8 +155,8 @@ struct work_poll *work_poll_create(const char *endpoint, const char *name, long 
 	wp->msg_pipe[0] = wp->msg_pipe[1] = wp->stop_pipe[0] = wp->stop_pipe[1] = -1;
 	wp->kick_pipe[0] = wp->kick_pipe[1] = -1;
 	wp->timeout_ms = timeout_ms;
-	wp->path = xasprintf("/v1/hosts/%s/work?timeout_ms=%ld", name, timeout_ms);
-	wp->quick_path = xasprintf("/v1/hosts/%s/work?timeout_ms=0", name);
+	wp->path = api_path_work(name, timeout_ms);
+	wp->quick_path = api_path_work(name, 0);
 	wp->api = api_client_create(endpoint, err);
 	if (!wp->api)
 		goto fail;

@@ -1,4 +1,6 @@
 #include "client.h"
+#include "api_answers.h"
+#include "api_paths.h"
 #include "config.h"
 #include "paths.h"
 #include "util.h"
@@ -178,8 +180,9 @@ int parse_job_id(const char *text, long long *id)
 
 int client_job_id(struct client *c, const char *text, long long *id, char **err)
 {
-	json_t *answer = NULL;
-	json_int_t v;
+	struct api_reply reply = { 0 };
+	char *path;
+	int64_t v;
 	int rc = -1;
 
 	if (strcmp(text, "last") != 0) {
@@ -187,20 +190,18 @@ int client_job_id(struct client *c, const char *text, long long *id, char **err)
 			return errprintf(err, "'%s' is not a job id (a positive number, or 'last' for your newest job)", text);
 		return 0;
 	}
-	if (client_call_json(c, "GET", "/v1/jobs/last", NULL, 10000, &answer, err) < 0) {
+	path = api_path(API_JOBS_LAST, NULL);
+	if (client_call(c, "GET", path, NULL, 0, 10000, &reply, err) < 0) {
 		if (errno == ENOENT)
 			errprintf(err, "you have no jobs yet: submit one with `parsa submit FILE`");
 		goto out;
 	}
-	v = json_integer_value(json_object_get(answer, "id"));
-	if (v <= 0) {
-		errno = EPROTO;
-		errprintf(err, "the scheduler at %s answered GET /v1/jobs/last without an id", c->endpoint);
+	if (api_read_id(reply.body, reply.len, &v, err) < 0)
 		goto out;
-	}
 	*id = (long long)v;
 	rc = 0;
 out:
-	json_decref(answer);
+	api_reply_clear(&reply);
+	free(path);
 	return rc;
 }

@@ -1,5 +1,7 @@
 #include "daemons.h"
+#include "api_answers.h"
 #include "api_client.h"
+#include "api_paths.h"
 #include "log.h"
 #include "mountpoint.h"
 #include "proc.h"
@@ -121,9 +123,11 @@ static int died(struct supervisor *s, int i, const char *while_doing, char **err
 static int sched_ready(struct supervisor *s)
 {
 	struct api_reply reply;
-	int ready = api_call(s->api, "GET", "/v1/status", NULL, 0, NULL, 1000, &reply, NULL) == 200;
+	char *path = api_path(API_STATUS, NULL);
+	int ready = api_call(s->api, "GET", path, NULL, 0, NULL, 1000, &reply, NULL) == 200;
 
 	api_reply_clear(&reply);
+	free(path);
 	return ready;
 }
 
@@ -176,21 +180,20 @@ static int fs_ready(struct supervisor *s)
 static int runner_ready(struct supervisor *s)
 {
 	struct api_reply reply;
-	json_t *root, *h;
-	size_t i;
+	struct api_host *hosts = NULL;
+	char *path = api_path(API_HOSTS_LIST, NULL);
+	size_t n = 0;
 	int ready = 0;
 
-	if (api_call(s->api, "GET", "/v1/hosts", NULL, 0, NULL, 1000, &reply, NULL) < 0)
-		return 0;
-	root = reply.status == 200 ? json_loadb(reply.body, reply.len, 0, NULL) : NULL;
-	json_array_foreach(json_object_get(root, "hosts"), i, h) {
-		json_int_t beat = json_integer_value(json_object_get(h, "last_heartbeat_ms"));
-
-		if (beat >= s->runner_started_ms - 1000)
-			ready = 1;
+	if (api_call(s->api, "GET", path, NULL, 0, NULL, 1000, &reply, NULL) == 200 &&
+	    api_read_hosts(reply.body, reply.len, &hosts, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (hosts[i].last_heartbeat_ms >= s->runner_started_ms - 1000)
+				ready = 1;
 	}
-	json_decref(root);
+	api_hosts_free(hosts, n);
 	api_reply_clear(&reply);
+	free(path);
 	return ready;
 }
 

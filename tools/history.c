@@ -2,6 +2,8 @@
  * (like sacct) and usage (cpu-hours and job counts per team or user). They
  * print what GET /v1/history/jobs and GET /v1/usage answer, the numbers the
  * web page shows. */
+#include "api_answers.h"
+#include "api_paths.h"
 #include "cli.h"
 #include "client.h"
 #include "units.h"
@@ -143,18 +145,6 @@ static const char *my_name(char *buf, size_t len)
 	return buf;
 }
 
-static const char *s_of(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
-static long long i_of(const json_t *o, const char *key)
-{
-	return (long long)json_integer_value(json_object_get(o, key));
-}
-
 static void when_text(int64_t ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -176,40 +166,38 @@ static void span_text(int64_t ms, char *buf, size_t len)
 		format_duration((uint64_t)(ms / 1000), buf, len);
 }
 
-/* GET path as JSON, printing the failure. */
-static json_t *get_json(const char *sched, const char *path)
-{
-	struct client c = { 0 };
-	json_t *answer = NULL;
-	char *err = NULL;
-
-	if (client_open(&c, sched, &err) < 0 ||
-	    client_call_json(&c, "GET", path, NULL, CALL_TIMEOUT_MS, &answer, &err) < 0)
-		cli_fail("%s", err);
-	client_close(&c);
-	free(err);
-	return answer;
-}
+/* The jobs of GET /v1/history/jobs: as the answer came (json, for --json)
+ * and read (jobs, n, newest first). */
+struct history {
+	json_t *json;
+	struct api_history_job *jobs;
+	size_t n;
+};
 
 /* GET /v1/history/jobs with first (the listing's own arguments) and the
- * filters of the command line. NULL with *rc (and the reason printed). */
-static json_t *fetch_jobs(const struct cli_cmd *self, const struct hopts *o, const char *first,
-			  int *rc)
+ * filters of the command line into h (json with --json, else jobs). -1 with
+ * *rc (and the reason printed). */
+static int fetch_jobs(const struct cli_cmd *self, const struct hopts *o, const char *first,
+		      struct history *h, int *rc)
 {
-	char me[256], *query = NULL, *path;
+	struct client c = { 0 };
+	struct api_reply reply = { 0 };
+	char me[256], *query = NULL, *path, *base, *err = NULL;
 	int64_t since = 0, until = 0;
 	size_t qlen = 0;
-	json_t *answer;
 	FILE *q;
+	int ret = -1;
 
+	memset(h, 0, sizeof *h);
+	*rc = CLI_FAIL;
 	if (when_arg(self, "since", o->since, &since) || when_arg(self, "until", o->until, &until)) {
 		*rc = CLI_USAGE;
-		return NULL;
+		return -1;
 	}
 	q = open_memstream(&query, &qlen);
 	if (!q) {
 		*rc = cli_fail("out of memory");
-		return NULL;
+		return -1;
 	}
 	fprintf(q, "%s&limit=%d", first, HISTORY_LIMIT);
 	add_query(q, "user", o->user ? o->user : o->all ? NULL : my_name(me, sizeof me));
@@ -220,12 +208,30 @@ static json_t *fetch_jobs(const struct cli_cmd *self, const struct hopts *o, con
 	if (until)
 		fprintf(q, "&until_ms=%lld", (long long)until);
 	fclose(q);
-	path = xasprintf("/v1/history/jobs?%s", query);
-	answer = get_json(o->sched, path);
+	base = api_path(API_HISTORY_JOBS, NULL);
+	path = xasprintf("%s?%s", base, query);
+	free(base);
+	if (client_open(&c, o->sched, &err) < 0 ||
+	    client_call(&c, "GET", path, NULL, 0, CALL_TIMEOUT_MS, &reply, &err) < 0)
+		cli_fail("%s", err);
+	else if (o->format == OUT_JSON && !(h->json = json_loadb(reply.body, reply.len, 0, NULL)))
+		cli_fail("the scheduler at %s answered GET %s with what is not JSON", c.endpoint, path);
+	else if (o->format != OUT_JSON && api_read_history(reply.body, reply.len, &h->jobs, &h->n, &err) < 0)
+		cli_fail("%s", err);
+	else
+		ret = 0;
+	api_reply_clear(&reply);
+	client_close(&c);
 	free(path);
 	free(query);
-	*rc = CLI_FAIL;
-	return answer;
+	free(err);
+	return ret;
+}
+
+static void history_clear(struct history *h)
+{
+	json_decref(h->json);
+	api_history_free(h->jobs, h->n);
 }
 
 static void print_json(const json_t *j)
@@ -238,20 +244,10 @@ static void print_json(const json_t *j)
 }
 
 /* done/total instances of a job's stages. */
-static void progress_text(const json_t *job, char *buf, size_t len)
+static void progress_text(const struct api_history_job *job, char *buf, size_t len)
 {
-	const json_t *stages = json_object_get(job, "stages");
-	long long done = 0, total = 0;
-
-	for (size_t s = 0; s < json_array_size(stages); s++) {
-		const json_t *c = json_object_get(json_array_get(stages, s), "counts");
-		long long ended = i_of(c, "succeeded") + i_of(c, "failed") + i_of(c, "cancelled");
-
-		done += ended;
-		total += ended + i_of(c, "running") + i_of(c, "queued");
-	}
-	if (total)
-		snprintf(buf, len, "%lld/%lld", done, total);
+	if (job->total)
+		snprintf(buf, len, "%lld/%lld", (long long)job->done, (long long)job->total);
 	else
 		snprintf(buf, len, "-");
 }
@@ -260,7 +256,7 @@ int cmd_jobs(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct hopts o;
 	char first[96];
-	json_t *answer, *jobs;
+	struct history h;
 	int rc = CLI_FAIL;
 
 	if (parse_hopts(self, argc, argv, H_ALL | H_USER | H_TEAM | H_STATE | H_SINCE | H_JSON, &o, &rc) < 0)
@@ -271,30 +267,27 @@ int cmd_jobs(const struct cli_cmd *self, int argc, char **argv)
 			 (long long)(time_now_ms() - 86400000LL));
 	else
 		snprintf(first, sizeof first, "stages=1");
-	answer = fetch_jobs(self, &o, first, &rc);
-	if (!answer)
+	if (fetch_jobs(self, &o, first, &h, &rc) < 0)
 		return rc;
-	jobs = json_object_get(answer, "jobs");
 	if (o.format == OUT_JSON) {
-		print_json(answer);
+		print_json(h.json);
 	} else {
 		printf("%8s %-20s %-10s %-10s %-10s %9s %-19s %9s\n", "ID", "NAME", "USER", "TEAM",
 		       "STATE", "PROGRESS", "SUBMITTED", "TIME");
-		for (size_t i = json_array_size(jobs); i-- > 0; ) {
-			const json_t *j = json_array_get(jobs, i);
-			int64_t start = i_of(j, "started_ms"), end = i_of(j, "ended_ms");
+		for (size_t i = h.n; i-- > 0; ) {
+			const struct api_history_job *j = &h.jobs[i];
+			int64_t start = j->started_ms, end = j->ended_ms;
 			char prog[32], sub[32], span[32];
 
 			progress_text(j, prog, sizeof prog);
-			when_text(i_of(j, "submitted_ms"), sub, sizeof sub);
+			when_text(j->submitted_ms, sub, sizeof sub);
 			span_text(start > 0 ? (end > 0 ? end : time_now_ms()) - start : 0, span, sizeof span);
-			printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %9s %-19s %9s\n", i_of(j, "id"),
-			       s_of(j, "name"), s_of(j, "user"), s_of(j, "team"), s_of(j, "state"), prog,
-			       sub, span);
+			printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %9s %-19s %9s\n", (long long)j->id,
+			       j->name, j->user, j->team, j->state, prog, sub, span);
 		}
 	}
 	rc = CLI_OK;
-	json_decref(answer);
+	history_clear(&h);
 	return rc;
 }
 
@@ -316,19 +309,17 @@ static void csv_field(const char *s)
 int cmd_history(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct hopts o;
-	json_t *answer, *jobs;
+	struct history h;
 	int rc = CLI_FAIL;
 
 	if (parse_hopts(self, argc, argv, H_ALL | H_USER | H_TEAM | H_STATE | H_SINCE | H_UNTIL |
 			H_JSON | H_CSV, &o, &rc) < 0)
 		return rc;
-	answer = fetch_jobs(self, &o, "finished=1", &rc);
-	if (!answer)
+	if (fetch_jobs(self, &o, "finished=1", &h, &rc) < 0)
 		return rc;
-	jobs = json_object_get(answer, "jobs");
 	if (o.format == OUT_JSON) {
-		print_json(answer);
-		json_decref(answer);
+		print_json(h.json);
+		history_clear(&h);
 		return CLI_OK;
 	}
 	if (o.format == OUT_CSV)
@@ -337,40 +328,39 @@ int cmd_history(const struct cli_cmd *self, int argc, char **argv)
 		printf("%8s %-20s %-10s %-10s %-10s %-19s %8s %8s %9s %8s\n", "ID", "NAME", "USER", "TEAM",
 		       "STATE", "SUBMITTED", "WAITED", "RAN", "CPU-HOURS", "PEAK-MEM");
 	/* Oldest first, as an accounting log reads. */
-	for (size_t i = json_array_size(jobs); i-- > 0; ) {
-		const json_t *j = json_array_get(jobs, i);
-		long long cpu = i_of(j, "cpu_ms"), rss = i_of(j, "max_rss");
+	for (size_t i = h.n; i-- > 0; ) {
+		const struct api_history_job *j = &h.jobs[i];
+		long long cpu = j->cpu_ms, rss = j->max_rss;
 		char sub[32], waited[32], ran[32], hours[32], peak[32];
 
-		when_text(i_of(j, "submitted_ms"), sub, sizeof sub);
+		when_text(j->submitted_ms, sub, sizeof sub);
 		if (o.format == OUT_CSV) {
-			printf("%lld,", i_of(j, "id"));
-			csv_field(s_of(j, "name"));
+			printf("%lld,", (long long)j->id);
+			csv_field(j->name);
 			putchar(',');
-			csv_field(s_of(j, "user"));
+			csv_field(j->user);
 			putchar(',');
-			csv_field(s_of(j, "team"));
-			printf(",%s,%s,%.3f,%.3f,%.3f,", s_of(j, "state"), sub, (double)i_of(j, "wait_ms") / 1000.0,
-			       (double)i_of(j, "run_ms") / 1000.0, cpu > 0 ? (double)cpu / 3.6e6 : 0.0);
+			csv_field(j->team);
+			printf(",%s,%s,%.3f,%.3f,%.3f,", j->state, sub, (double)j->wait_ms / 1000.0,
+			       (double)j->run_ms / 1000.0, cpu > 0 ? (double)cpu / 3.6e6 : 0.0);
 			if (rss >= 0)
 				printf("%lld", rss);
 			putchar(',');
-			csv_field(s_of(j, "reason"));
+			csv_field(j->reason);
 			putchar('\n');
 			continue;
 		}
-		span_text(i_of(j, "wait_ms"), waited, sizeof waited);
-		span_text(i_of(j, "run_ms"), ran, sizeof ran);
+		span_text(j->wait_ms, waited, sizeof waited);
+		span_text(j->run_ms, ran, sizeof ran);
 		snprintf(hours, sizeof hours, "%.3f", cpu > 0 ? (double)cpu / 3.6e6 : 0.0);
 		if (rss >= 0)
 			format_size((uint64_t)rss, peak, sizeof peak);
 		else
 			snprintf(peak, sizeof peak, "-");
-		printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %-19s %8s %8s %9s %8s\n", i_of(j, "id"),
-		       s_of(j, "name"), s_of(j, "user"), s_of(j, "team"), s_of(j, "state"), sub, waited,
-		       ran, hours, peak);
+		printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %-19s %8s %8s %9s %8s\n", (long long)j->id,
+		       j->name, j->user, j->team, j->state, sub, waited, ran, hours, peak);
 	}
-	json_decref(answer);
+	history_clear(&h);
 	return CLI_OK;
 }
 
@@ -387,8 +377,8 @@ int cmd_usage(const struct cli_cmd *self, int argc, char **argv)
 		return rc;
 	if (when_arg(self, "since", o.since ? o.since : "30d", &since))
 		return CLI_USAGE;
-	path = xasprintf("/v1/usage?by=%s&since_ms=%lld&format=%s", o.by ? o.by : "team",
-			 (long long)since, o.format == OUT_CSV ? "csv" : o.format == OUT_JSON ? "json" : "text");
+	path = api_path_usage(o.by ? o.by : "team", since,
+			      o.format == OUT_CSV ? "csv" : o.format == OUT_JSON ? "json" : "text");
 	if (client_open(&c, o.sched, &err) < 0 ||
 	    client_call(&c, "GET", path, NULL, 0, CALL_TIMEOUT_MS, &reply, &err) < 0) {
 		cli_fail("%s", err);

@@ -2,6 +2,9 @@
  * cancel, ctl, wait, why, events, hosts. Each is a thin edge over client.c:
  * parse the command line, make one or a few API calls, print the answer, and
  * turn a failure into one line on stderr and an exit code. */
+#include "api_answers.h"
+#include "api_paths.h"
+#include "api_requests.h"
 #include "cli.h"
 #include "client.h"
 #include "spec.h"
@@ -183,9 +186,12 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 	struct client c = { 0 };
 	struct api_reply reply = { 0 };
 	struct opts o;
-	json_t *body = NULL, *answer = NULL, *spec_text;
-	char *text = NULL, *payload = NULL, *err = NULL, token[API_TOKEN_SIZE];
+	json_t *body = NULL;
+	bool bad_spec = false;
+	char *text = NULL, *payload = NULL, *err = NULL, *post = NULL, token[API_TOKEN_SIZE];
+	char cwd[PATH_MAX];
 	size_t len = 0;
+	int64_t id;
 	const char *path;
 	int rc = CLI_FAIL, i;
 
@@ -200,11 +206,19 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = cli_fail("%s", err);
 		goto out;
 	}
-	/* JSON carries text (a NUL byte only as \u0000, which the scheduler
-	 * refuses): refuse bytes that are not, here, with `parsa check`'s
-	 * file:line: message. */
-	spec_text = memchr(text, '\0', len) ? NULL : json_stringn(text, len);
-	if (!spec_text) {
+	/* One token per submission: a retry after a lost answer finds its job. */
+	if (api_new_token(token) < 0) {
+		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
+		goto out;
+	}
+	/* Its instances run where it was submitted from (lib/spec.h, workdir). */
+	if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/')
+		cwd[0] = '\0';
+	body = api_submission_json(spec_name(path, o.name), text, len, token, cwd[0] ? cwd : NULL,
+				   &bad_spec);
+	if (!body && bad_spec) {
+		/* JSON carries text only: refuse bytes that are not, here, with
+		 * `parsa check`'s file:line: message. */
 		struct spec *spec = spec_parse(text, len, path, &err);
 
 		spec_destroy(spec);
@@ -215,29 +229,17 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
-	body = json_object();
-	json_object_set_new(body, "name", json_string(spec_name(path, o.name)));
-	json_object_set_new(body, "spec", spec_text);
-	/* One token per submission: a retry after a lost answer finds its job. */
-	if (api_new_token(token) < 0) {
-		rc = cli_fail("cannot make a submission token: %s", strerror(errno));
+	if (!body) {
+		rc = cli_fail("%s: the name is not UTF-8 text: give another with --name", path);
 		goto out;
-	}
-	json_object_set_new(body, "token", json_string(token));
-	/* Its instances run where it was submitted from (lib/spec.h, workdir). */
-	{
-		char cwd[PATH_MAX];
-		json_t *w = getcwd(cwd, sizeof cwd) && cwd[0] == '/' ? json_string(cwd) : NULL;
-
-		if (w)
-			json_object_set_new(body, "workdir", w);
 	}
 	payload = json_dumps(body, JSON_COMPACT);
 	if (client_open(&c, o.sched, &err) < 0) {
 		rc = cli_fail("%s", err);
 		goto out;
 	}
-	if (client_submit(&c, "/v1/jobs", payload, strlen(payload), &reply, &err) < 0) {
+	post = api_path(API_JOBS_SUBMIT, NULL);
+	if (client_submit(&c, post, payload, strlen(payload), &reply, &err) < 0) {
 		if (reply.status == 400)
 			print_lines(stderr, err); /* every file:line: message, as the scheduler wrote them */
 		else
@@ -245,17 +247,16 @@ int cmd_submit(const struct cli_cmd *self, int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
-	answer = json_loadb(reply.body, reply.len, 0, NULL);
-	if (json_integer_value(json_object_get(answer, "id")) <= 0) {
+	if (api_read_id(reply.body, reply.len, &id, NULL) < 0) {
 		rc = cli_fail("the scheduler at %s accepted %s but answered without a job id: see its log",
 			      c.endpoint, path);
 		goto out;
 	}
-	printf("%lld\n", (long long)json_integer_value(json_object_get(answer, "id")));
+	printf("%lld\n", (long long)id);
 	rc = CLI_OK;
 out:
-	json_decref(answer);
 	json_decref(body);
+	free(post);
 	api_reply_clear(&reply);
 	client_close(&c);
 	free(payload);
@@ -326,17 +327,15 @@ out:
 	return rc;
 }
 
-/* Resolve the ID operand (a number or "last") into a path under /v1/jobs/ID.
- * Returns an exit code: CLI_USAGE for an operand that is no job id. */
-static int job_path(const struct cli_cmd *self, const char *sched, const char *id_text,
-		    const char *suffix, char **path)
+/* Resolve the ID operand (a number or "last") into *id. Returns an exit
+ * code: CLI_USAGE for an operand that is no job id. */
+static int job_id(const struct cli_cmd *self, const char *sched, const char *id_text, long long *id)
 {
 	struct client c = { 0 };
-	long long id;
 	char *err = NULL;
 	int rc = CLI_FAIL;
 
-	if (strcmp(id_text, "last") != 0 && parse_job_id(id_text, &id) < 0)
+	if (strcmp(id_text, "last") != 0 && parse_job_id(id_text, id) < 0)
 		return cli_usage_error(self, "'%s' is not a job id (a positive number, or 'last' for your newest job)",
 				       id_text);
 	/* Only "last" needs the scheduler; a number is checked offline. */
@@ -344,11 +343,10 @@ static int job_path(const struct cli_cmd *self, const char *sched, const char *i
 		cli_fail("%s", err);
 		goto out;
 	}
-	if (client_job_id(&c, id_text, &id, &err) < 0) {
+	if (client_job_id(&c, id_text, id, &err) < 0) {
 		cli_fail("%s", err);
 		goto out;
 	}
-	*path = xasprintf("/v1/jobs/%lld%s", id, suffix);
 	rc = CLI_OK;
 out:
 	client_close(&c);
@@ -356,10 +354,22 @@ out:
 	return rc;
 }
 
+/* The path of route for the job of the ID operand (and stage, when not NULL). */
+static int job_path(const struct cli_cmd *self, const char *sched, const char *id_text,
+		    enum api_route route, const char *stage, char **path)
+{
+	long long id;
+	int rc = job_id(self, sched, id_text, &id);
+
+	if (rc == CLI_OK)
+		*path = api_path(route, &(struct api_ref){ .id = id, .name = stage });
+	return rc;
+}
+
 int cmd_status(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct opts o;
-	char *path = NULL, *suffix = NULL, *stage = NULL;
+	char *path = NULL;
 	int rc = CLI_FAIL, i;
 
 	i = parse_opts(self, argc, argv, OPT_SCHED | OPT_JSON | OPT_STAGE, &o, &rc);
@@ -370,27 +380,23 @@ int cmd_status(const struct cli_cmd *self, int argc, char **argv)
 	if (argc - i == 0) {
 		if (o.stage)
 			return cli_usage_error(self, "--stage needs a job ID");
-		return show(o.sched, o.json ? "/v1/jobs" : "/v1/status");
+		path = api_path(o.json ? API_JOBS_LIST : API_STATUS, NULL);
+		rc = show(o.sched, path);
+		free(path);
+		return rc;
 	}
 	if (o.stage && o.json)
 		return cli_usage_error(self, "--json shows the whole job; drop --stage");
-	if (o.stage) {
-		stage = url_escape(o.stage);
-		suffix = xasprintf("/stages/%s/status", stage);
-	} else {
-		suffix = xstrdup(o.json ? "" : "/status");
-	}
-	rc = job_path(self, o.sched, argv[i], suffix, &path);
+	rc = job_path(self, o.sched, argv[i],
+		      o.stage ? API_STAGE_STATUS : o.json ? API_JOB : API_JOB_STATUS, o.stage, &path);
 	if (rc == CLI_OK)
 		rc = show(o.sched, path);
-	free(stage);
-	free(suffix);
 	free(path);
 	return rc;
 }
 
-/* GET /v1/jobs/ID/<what>: why and events. */
-static int job_text(const struct cli_cmd *self, int argc, char **argv, const char *suffix)
+/* GET the text of a job's route: why and events. */
+static int job_text(const struct cli_cmd *self, int argc, char **argv, enum api_route route)
 {
 	struct opts o;
 	char *path = NULL;
@@ -401,7 +407,7 @@ static int job_text(const struct cli_cmd *self, int argc, char **argv, const cha
 		return rc;
 	if (argc - i != 1)
 		return cli_usage_error(self, argc - i < 1 ? "missing job ID" : "one job at a time");
-	rc = job_path(self, o.sched, argv[i], suffix, &path);
+	rc = job_path(self, o.sched, argv[i], route, NULL, &path);
 	if (rc == CLI_OK)
 		rc = show(o.sched, path);
 	free(path);
@@ -410,15 +416,15 @@ static int job_text(const struct cli_cmd *self, int argc, char **argv, const cha
 
 int cmd_why(const struct cli_cmd *self, int argc, char **argv)
 {
-	return job_text(self, argc, argv, "/why");
+	return job_text(self, argc, argv, API_JOB_WHY);
 }
 
 int cmd_events(const struct cli_cmd *self, int argc, char **argv)
 {
-	return job_text(self, argc, argv, "/events");
+	return job_text(self, argc, argv, API_JOB_EVENTS);
 }
 
-/* POST /v1/jobs/ID/ctl {"command": command}. */
+/* POST {"command": command} to the job's ctl. */
 static int send_ctl(const struct cli_cmd *self, const char *sched, const char *id_text,
 		    const char *command)
 {
@@ -427,7 +433,7 @@ static int send_ctl(const struct cli_cmd *self, const char *sched, const char *i
 	char *path = NULL, *err = NULL;
 	int rc;
 
-	rc = job_path(self, sched, id_text, "/ctl", &path);
+	rc = job_path(self, sched, id_text, API_JOB_CTL, NULL, &path);
 	if (rc != CLI_OK)
 		goto out;
 	rc = CLI_FAIL;
@@ -435,7 +441,7 @@ static int send_ctl(const struct cli_cmd *self, const char *sched, const char *i
 		cli_fail("%s", err);
 		goto out;
 	}
-	body = json_pack("{s:s}", "command", command);
+	body = api_command_json(command, strlen(command));
 	if (client_call_json(&c, "POST", path, body, CALL_TIMEOUT_MS, &answer, &err) < 0) {
 		cli_fail("%s", err); /* the scheduler's answer names the job or the command */
 		goto out;
@@ -490,36 +496,36 @@ int cmd_ctl(const struct cli_cmd *self, int argc, char **argv)
 }
 
 /* The outcome of one long-poll slice: 1 done, 0 not yet, -1 failed (errno, *err). */
-static int wait_slice(struct client *c, const char *base, const char *stage, int64_t slice_ms,
+static int wait_slice(struct client *c, int64_t id, const char *stage, int64_t slice_ms,
 		      char **state, char **err)
 {
-	json_t *answer = NULL;
-	const char *s;
-	char *path;
+	struct api_reply reply = { 0 };
+	char *path = api_path_wait(id, stage, (long)slice_ms);
+	bool done = false;
 	int rc;
 
-	path = xasprintf("%s?timeout_ms=%lld%s%s", base, (long long)slice_ms,
-			 stage ? "&stage=" : "", stage ? stage : "");
 	/* The scheduler holds the request up to slice_ms; give it time to answer after. */
-	rc = client_call_json(c, "GET", path, NULL, (long)slice_ms + CALL_TIMEOUT_MS, &answer, err);
+	rc = client_call(c, "GET", path, NULL, 0, (long)slice_ms + CALL_TIMEOUT_MS, &reply, err);
 	free(path);
+	if (rc == 0) {
+		free(*state);
+		*state = NULL;
+		rc = api_read_wait(reply.body, reply.len, &done, state, err);
+	}
+	api_reply_clear(&reply);
 	if (rc < 0)
 		return -1;
-	s = json_string_value(json_object_get(answer, "state"));
-	free(*state);
-	*state = xstrdup(s ? s : "unknown");
-	rc = json_is_true(json_object_get(answer, "done")) ? 1 : 0;
-	json_decref(answer);
-	return rc;
+	return done ? 1 : 0;
 }
 
 int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct client c = { 0 };
 	struct opts o;
-	char *base = NULL, *stage = NULL, *state = NULL, *err = NULL, took[32];
+	char *state = NULL, *err = NULL, took[32];
 	uint64_t limit_s = 0;
 	int64_t deadline = INT64_MAX, unreachable_since = -1;
+	long long id = 0;
 	int rc = CLI_FAIL, reached = 0, i;
 
 	i = parse_opts(self, argc, argv, OPT_SCHED | OPT_STAGE | OPT_TIMEOUT, &o, &rc);
@@ -531,12 +537,10 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 		return cli_usage_error(self, "--timeout '%s' is not a duration (e.g. 30, 90s, 5m, 1h)", o.timeout);
 	if (o.timeout)
 		deadline = time_mono_ms() + (int64_t)limit_s * 1000;
-	rc = job_path(self, o.sched, argv[i], "/wait", &base);
+	rc = job_id(self, o.sched, argv[i], &id);
 	if (rc != CLI_OK)
-		goto out;
+		return rc;
 	rc = CLI_FAIL;
-	if (o.stage)
-		stage = url_escape(o.stage);
 	if (client_open(&c, o.sched, &err) < 0) {
 		cli_fail("%s", err);
 		goto out;
@@ -550,7 +554,7 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 		 * there fails now while one that goes away later is waited for. */
 		if (!reached)
 			slice = 0;
-		done = wait_slice(&c, base, stage, slice > 0 ? slice : 0, &state, &err);
+		done = wait_slice(&c, id, o.stage, slice > 0 ? slice : 0, &state, &err);
 
 		if (done > 0) {
 			printf("%s\n", state);
@@ -589,44 +593,32 @@ int cmd_wait(const struct cli_cmd *self, int argc, char **argv)
 out:
 	client_close(&c);
 	free(state);
-	free(stage);
-	free(base);
 	free(err);
 	return rc;
 }
 
-/* One row of `parsa hosts` from a GET /v1/hosts entry. */
-static void print_host(const json_t *h)
+/* One row of `parsa hosts`. */
+static void print_host(const struct api_host *h)
 {
-	const json_t *res = json_object_get(h, "reserved"), *live = json_object_get(h, "live");
-	const json_t *running = json_object_get(h, "running");
-	char mem[16], rmem[16], scratch[16], cpus[24], memcol[40];
-	long long nrunning;
+	char mem[16], rmem[16], scratch[16], cpus[48], memcol[40];
 
-	format_size((uint64_t)json_integer_value(json_object_get(h, "mem")), mem, sizeof mem);
-	format_size((uint64_t)json_integer_value(json_object_get(res, "mem")), rmem, sizeof rmem);
-	format_size((uint64_t)json_integer_value(json_object_get(h, "scratch_free")), scratch, sizeof scratch);
-	snprintf(cpus, sizeof cpus, "%lld/%lld", (long long)json_integer_value(json_object_get(res, "cpus")),
-		 (long long)json_integer_value(json_object_get(h, "cpus")));
+	format_size((uint64_t)h->mem, mem, sizeof mem);
+	format_size((uint64_t)h->reserved_mem, rmem, sizeof rmem);
+	format_size((uint64_t)h->scratch_free, scratch, sizeof scratch);
+	snprintf(cpus, sizeof cpus, "%lld/%lld", (long long)h->reserved_cpus, (long long)h->cpus);
 	snprintf(memcol, sizeof memcol, "%s/%s", rmem, mem);
-	/* "running" is a count or a list of instances, depending on the view. */
-	nrunning = json_is_array(running) ? (long long)json_array_size(running)
-					   : (long long)json_integer_value(running);
-	printf("%-20s %-8s %9s %15s %9s %5.0f%% %5.0f%% %6.2f %7lld\n",
-	       json_string_value(json_object_get(h, "name")) ? json_string_value(json_object_get(h, "name")) : "?",
-	       json_string_value(json_object_get(h, "state")) ? json_string_value(json_object_get(h, "state")) : "?",
-	       cpus, memcol, scratch, json_number_value(json_object_get(live, "cpu_pct")),
-	       json_number_value(json_object_get(live, "mem_pct")),
-	       json_number_value(json_object_get(live, "load1")), nrunning);
+	printf("%-20s %-8s %9s %15s %9s %5.0f%% %5.0f%% %6.2f %7lld\n", h->name, h->state, cpus,
+	       memcol, scratch, h->cpu_pct, h->mem_pct, h->load1, (long long)h->running);
 }
 
 int cmd_hosts(const struct cli_cmd *self, int argc, char **argv)
 {
 	struct client c = { 0 };
+	struct api_reply reply = { 0 };
 	struct opts o;
-	json_t *answer = NULL, *hosts, *h;
-	char *err = NULL, *path = NULL, *name = NULL;
-	size_t k;
+	struct api_host *hosts = NULL;
+	char *err = NULL, *path = NULL;
+	size_t n = 0;
 	int rc = CLI_FAIL, i;
 
 	i = parse_opts(self, argc, argv, OPT_SCHED | OPT_JSON, &o, &rc);
@@ -637,36 +629,36 @@ int cmd_hosts(const struct cli_cmd *self, int argc, char **argv)
 	if (argc - i == 1) {
 		if (o.json)
 			return cli_usage_error(self, "--json lists every host; drop NAME");
-		name = url_escape(argv[i]);
-		path = xasprintf("/v1/hosts/%s/status", name);
+		path = api_path_name(API_HOST_STATUS, argv[i]);
 		rc = show(o.sched, path);
 		goto out;
 	}
+	path = api_path(API_HOSTS_LIST, NULL);
 	if (o.json) {
-		rc = show(o.sched, "/v1/hosts");
+		rc = show(o.sched, path);
 		goto out;
 	}
 	if (client_open(&c, o.sched, &err) < 0 ||
-	    client_call_json(&c, "GET", "/v1/hosts", NULL, CALL_TIMEOUT_MS, &answer, &err) < 0) {
+	    client_call(&c, "GET", path, NULL, 0, CALL_TIMEOUT_MS, &reply, &err) < 0 ||
+	    api_read_hosts(reply.body, reply.len, &hosts, &n, &err) < 0) {
 		cli_fail("%s", err);
 		goto out;
 	}
-	hosts = json_object_get(answer, "hosts");
-	if (json_array_size(hosts) == 0) {
+	if (n == 0) {
 		printf("no hosts yet: a runner registers its host when it starts (`parsa up` starts one)\n");
 		rc = CLI_OK;
 		goto out;
 	}
 	printf("%-20s %-8s %9s %15s %9s %6s %6s %6s %7s\n", "HOST", "STATE", "CPUS", "MEM",
 	       "SCRATCH", "CPU", "MEM", "LOAD", "RUNNING");
-	json_array_foreach(hosts, k, h)
-		print_host(h);
+	for (size_t k = 0; k < n; k++)
+		print_host(&hosts[k]);
 	rc = CLI_OK;
 out:
-	json_decref(answer);
+	api_hosts_free(hosts, n);
+	api_reply_clear(&reply);
 	client_close(&c);
 	free(path);
-	free(name);
 	free(err);
 	return rc;
 }

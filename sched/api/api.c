@@ -9,10 +9,10 @@
 #include "api_records.h"
 #include "api_schedules.h"
 
+#include "api_paths.h"
 #include "auth.h"
 #include "handshake.h"
 #include "log.h"
-#include "route.h"
 #include "unix_socket.h"
 #include "util.h"
 
@@ -58,74 +58,72 @@ enum access { ANYONE, TRUSTED };
 
 /* ---- routing ---- */
 
-/* '*' matches one path segment and is passed to the handler in c->args. The
- * first match wins, so fixed segments ("last") come before '*'. */
-static const struct route {
-	const char *method;
-	const char *pattern;
+/* Each route of the contract (lib/api_paths.h) and its handler; '*' segments
+ * are passed to the handler in c->args. */
+static const struct handler {
 	api_handler_fn fn;
 	enum access who;
-} routes[] = {
-	{ "POST", "/v1/jobs", api_jobs_submit, ANYONE },
-	{ "GET", "/v1/jobs", api_jobs_list, ANYONE },
-	{ "GET", "/v1/jobs/last", api_jobs_last, ANYONE },
-	{ "GET", "/v1/jobs/*", api_jobs_json, ANYONE },
-	{ "GET", "/v1/jobs/*/status", api_jobs_status, ANYONE },
-	{ "GET", "/v1/jobs/*/why", api_jobs_why, ANYONE },
-	{ "GET", "/v1/jobs/*/events", api_jobs_events, ANYONE },
-	{ "GET", "/v1/jobs/*/spec", api_jobs_spec, ANYONE },
-	{ "GET", "/v1/jobs/*/wait", api_jobs_wait, ANYONE },
-	{ "POST", "/v1/jobs/*/ctl", api_ctl_job, ANYONE },
-	{ "GET", "/v1/jobs/*/stages/*/status", api_jobs_stage_status, ANYONE },
-	{ "GET", "/v1/jobs/*/stages/*/instances/*/status", api_jobs_instance_status, ANYONE },
-	{ "GET", "/v1/jobs/*/stages/*/instances/*", api_jobs_instance_json, ANYONE },
-	{ "POST", "/v1/hosts", api_runners_register, TRUSTED },
-	{ "GET", "/v1/hosts", api_cluster_hosts, ANYONE },
-	{ "GET", "/v1/hosts/*/status", api_cluster_host_status, ANYONE },
-	{ "POST", "/v1/hosts/*/heartbeat", api_runners_heartbeat, TRUSTED },
-	{ "POST", "/v1/hosts/*/leave", api_runners_leave, TRUSTED },
-	{ "POST", "/v1/hosts/*/ctl", api_ctl_host, ANYONE },
-	{ "GET", "/v1/hosts/*/work", api_runners_work, TRUSTED },
-	{ "POST", "/v1/instances/*/state", api_runners_report, TRUSTED },
-	{ "POST", "/v1/instances/*/progress", api_runners_progress, TRUSTED },
-	{ "POST", "/v1/schedules", api_schedules_put, ANYONE },
-	{ "GET", "/v1/schedules", api_schedules_list, ANYONE },
-	{ "GET", "/v1/schedules/*", api_schedules_json, ANYONE },
-	{ "DELETE", "/v1/schedules/*", api_schedules_delete, ANYONE },
-	{ "GET", "/v1/schedules/*/status", api_schedules_status, ANYONE },
-	{ "GET", "/v1/schedules/*/spec", api_schedules_spec, ANYONE },
-	{ "POST", "/v1/schedules/*/ctl", api_ctl_schedule, ANYONE },
-	{ "GET", "/v1/status", api_cluster_status, ANYONE },
-	{ "GET", "/v1/stats", api_cluster_stats, ANYONE },
-	{ "GET", "/v1/history/jobs", api_records_jobs, ANYONE },
-	{ "GET", "/v1/usage", api_records_usage, ANYONE },
+} handlers[API_ROUTE_COUNT] = {
+	[API_JOBS_SUBMIT] = { api_jobs_submit, ANYONE },
+	[API_JOBS_LIST] = { api_jobs_list, ANYONE },
+	[API_JOBS_LAST] = { api_jobs_last, ANYONE },
+	[API_JOB] = { api_jobs_json, ANYONE },
+	[API_JOB_STATUS] = { api_jobs_status, ANYONE },
+	[API_JOB_WHY] = { api_jobs_why, ANYONE },
+	[API_JOB_EVENTS] = { api_jobs_events, ANYONE },
+	[API_JOB_SPEC] = { api_jobs_spec, ANYONE },
+	[API_JOB_WAIT] = { api_jobs_wait, ANYONE },
+	[API_JOB_CTL] = { api_ctl_job, ANYONE },
+	[API_STAGE_STATUS] = { api_jobs_stage_status, ANYONE },
+	[API_INSTANCE_STATUS] = { api_jobs_instance_status, ANYONE },
+	[API_INSTANCE] = { api_jobs_instance_json, ANYONE },
+	[API_HOSTS_REGISTER] = { api_runners_register, TRUSTED },
+	[API_HOSTS_LIST] = { api_cluster_hosts, ANYONE },
+	[API_HOST_STATUS] = { api_cluster_host_status, ANYONE },
+	[API_HOST_HEARTBEAT] = { api_runners_heartbeat, TRUSTED },
+	[API_HOST_LEAVE] = { api_runners_leave, TRUSTED },
+	[API_HOST_CTL] = { api_ctl_host, ANYONE },
+	[API_HOST_WORK] = { api_runners_work, TRUSTED },
+	[API_INSTANCE_STATE] = { api_runners_report, TRUSTED },
+	[API_INSTANCE_PROGRESS] = { api_runners_progress, TRUSTED },
+	[API_SCHEDULES_PUT] = { api_schedules_put, ANYONE },
+	[API_SCHEDULES_LIST] = { api_schedules_list, ANYONE },
+	[API_SCHEDULE] = { api_schedules_json, ANYONE },
+	[API_SCHEDULE_DELETE] = { api_schedules_delete, ANYONE },
+	[API_SCHEDULE_STATUS] = { api_schedules_status, ANYONE },
+	[API_SCHEDULE_SPEC] = { api_schedules_spec, ANYONE },
+	[API_SCHEDULE_CTL] = { api_ctl_schedule, ANYONE },
+	[API_STATUS] = { api_cluster_status, ANYONE },
+	[API_STATS] = { api_cluster_stats, ANYONE },
+	[API_HISTORY_JOBS] = { api_records_jobs, ANYONE },
+	[API_USAGE] = { api_records_usage, ANYONE },
 };
+
+bool api_serves(int route)
+{
+	return route >= 0 && route < API_ROUTE_COUNT && handlers[route].fn;
+}
 
 static void dispatch(struct call *c, const char *method, const char *url)
 {
 	char buf[1024];
 	bool path_known = false;
+	int route;
 
-	for (size_t i = 0; i < ARRAY_LEN(routes); i++) {
-		const struct route *r = &routes[i];
-
-		memset(c->args, 0, sizeof c->args);
-		if (!route_match(r->pattern, url, buf, sizeof buf, c->args, API_MAX_ARGS))
-			continue;
-		path_known = true;
-		if (strcmp(r->method, method) != 0)
-			continue;
-		if (r->who == TRUSTED && !c->trusted) {
-			reply_error(c, MHD_HTTP_FORBIDDEN, "only root or the scheduler's user may call this");
-			return;
-		}
-		r->fn(c);
+	memset(c->args, 0, sizeof c->args);
+	route = api_route_find(method, url, buf, sizeof buf, c->args, API_MAX_ARGS, &path_known);
+	if (route < 0 || !api_serves(route)) {
+		if (path_known)
+			reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here");
+		else
+			reply_error(c, MHD_HTTP_NOT_FOUND, "no such path");
 		return;
 	}
-	if (path_known)
-		reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here");
-	else
-		reply_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+	if (handlers[route].who == TRUSTED && !c->trusted) {
+		reply_error(c, MHD_HTTP_FORBIDDEN, "only root or the scheduler's user may call this");
+		return;
+	}
+	handlers[route].fn(c);
 }
 
 /* libmicrohttpd is done with a large answer: free it and give the memory

@@ -8,6 +8,8 @@
 #include "engine.h"
 #include "records.h"
 
+#include <stdbool.h>
+
 struct api;
 
 /* Listen on a unix socket at path and serve requests until api_destroy(). The
@@ -30,6 +32,10 @@ struct api *api_create_with_records(const char *path, struct engine *engine,
 /* Stop serving (call engine_stop() first so that long polls return) and remove
  * the socket. */
 void api_destroy(struct api *api);
+
+/* Whether the server has a handler for route (an enum api_route of
+ * lib/api_paths.h): every route of the contract has one (test_api checks). */
+bool api_serves(int route);
 
 /* The HTTP status for an errno from the engine. */
 unsigned int api_status_for_errno(int err);

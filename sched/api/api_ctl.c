@@ -6,6 +6,9 @@
 #include "api_identity.h"
 #include "api_reply.h"
 #include "schedules.h"
+
+#include "api_answers.h"
+#include "api_requests.h"
 #include "util.h"
 
 #include <errno.h>
@@ -20,24 +23,22 @@
 static const char *ctl_command(struct call *c, json_t **json, char *(*commands)(const char *last_sep),
 			       int (*check)(const char *command, char **err))
 {
-	json_t *command, *checked;
+	const char *command, *checked;
 	char *list, *msg;
 
 	*json = api_body_json(c);
 	if (!*json)
 		return NULL;
-	command = json_object_get(*json, "command");
-	if (json_is_string(command))
-		return json_string_value(command);
-	checked = json_object_get(*json, "check");
-	if (json_is_string(checked)) {
+	api_read_ctl_request(*json, &command, &checked);
+	if (command)
+		return command;
+	if (checked) {
 		char *err = NULL;
 
-		if (check(json_string_value(checked), &err) < 0)
-			reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:s}", "ok", 0, "error",
-							     err ? err : "not a command"));
+		if (check(checked, &err) < 0)
+			reply_json(c, MHD_HTTP_OK, api_check_json(err ? err : "not a command"));
 		else
-			reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+			reply_json(c, MHD_HTTP_OK, api_check_json(NULL));
 		free(err);
 		return NULL;
 	}
@@ -56,7 +57,7 @@ static void ctl_reply(struct call *c, int rc, char *err)
 	if (rc < 0)
 		reply_errno(c, errno, err);
 	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:b}", "ok", 1));
+		reply_json(c, MHD_HTTP_OK, api_check_json(NULL));
 }
 
 void api_ctl_job(struct call *c)

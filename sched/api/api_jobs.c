@@ -3,6 +3,8 @@
 #include "api_identity.h"
 #include "api_reply.h"
 
+#include "api_answers.h"
+#include "api_requests.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,58 +25,26 @@ static int job_id_arg(struct call *c, int64_t *id)
 	return -1;
 }
 
-/* A token is the submitter's own unique text (docs/api.md): short, and
- * plain, since it is stored and compared as given. */
-#define TOKEN_MAX 64
-
-static bool token_ok(const char *t)
-{
-	size_t n = strlen(t);
-
-	if (n == 0 || n > TOKEN_MAX)
-		return false;
-	return strspn(t, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == n;
-}
-
 void api_jobs_submit(struct call *c)
 {
 	/* A spec with a NUL byte reaches the spec parser, which says where it is
 	 * and what to do, as `parsa check` does; not jansson's own words. */
-	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL), *name, *spec, *token, *workdir;
+	json_t *json = api_body_json_flags(c, JSON_ALLOW_NUL);
+	struct api_submission s;
 	char *err = NULL;
 	int64_t id;
 	bool existed = false;
 
 	if (!json)
 		return;
-	name = json_object_get(json, "name");
-	spec = json_object_get(json, "spec");
-	token = json_object_get(json, "token");
-	workdir = json_object_get(json, "workdir");
-	if (!json_is_string(spec)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "the body needs \"spec\": the spec's text");
-		goto out;
-	}
-	if (json_is_string(name) && strlen(json_string_value(name)) != json_string_length(name)) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"name\" holds a NUL byte: rename the file");
-		goto out;
-	}
-	if (token && (!json_is_string(token) || !token_ok(json_string_value(token)) ||
-		      strlen(json_string_value(token)) != json_string_length(token))) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"token\" is 1 to 64 letters, digits, '-' or '_'");
+	if (api_read_submission(json, &s, &err) < 0) {
+		reply_error(c, MHD_HTTP_BAD_REQUEST, err);
+		free(err);
 		goto out;
 	}
 	api_caller_groups(c);
-	if (workdir && (!json_is_string(workdir) || json_string_value(workdir)[0] != '/' ||
-			strlen(json_string_value(workdir)) != json_string_length(workdir))) {
-		reply_error(c, MHD_HTTP_BAD_REQUEST, "\"workdir\" is an absolute folder: the submitter's");
-		goto out;
-	}
-	if (engine_submit_from(c->engine, &c->who,
-			  json_is_string(name) && *json_string_value(name) ? json_string_value(name) : "spec",
-			  workdir ? json_string_value(workdir) : NULL,
-			  token ? json_string_value(token) : NULL,
-			  json_string_value(spec), json_string_length(spec), &id, &existed, &err) < 0) {
+	if (engine_submit_from(c->engine, &c->who, s.name && *s.name ? s.name : "spec", s.workdir,
+			       s.token, s.spec, s.len, &id, &existed, &err) < 0) {
 		reply_errno(c, errno, err);
 		goto out;
 	}
@@ -88,12 +58,14 @@ out:
 /* GET /v1/jobs: {"jobs":[summary, ...]} of what jobs/ lists (unfinished
  * jobs and those that ended within list_finished), read from the store row
  * by row into the answer's text: no job is loaded for it. ?uid=N: one
- * user's. ?view=owners: "id uid gid submitted_ms" lines instead, what the
- * mount needs to list and stat jobs/ (a tenth of the JSON's size). */
+ * user's. ?view=owners&format=json: {"owners":[[id,uid,gid,submitted_ms],...]}
+ * instead, what the mount needs to list and stat jobs/ (a tenth of the full
+ * list's size); ?view=owners alone: the lines 0.1.0's mounts read
+ * (lib/api_answers.h). */
 struct list_out {
 	FILE *f;
 	size_t n;
-	bool owners;
+	enum api_owners_form owners;
 };
 
 static int list_one(void *arg, const struct store_job_row *row)
@@ -102,8 +74,8 @@ static int list_one(void *arg, const struct store_job_row *row)
 	json_t *summary;
 
 	if (o->owners) {
-		fprintf(o->f, "%lld %lld %lld %lld\n", (long long)row->id, (long long)row->uid,
-			(long long)row->gid, (long long)row->submitted_ms);
+		api_owners_row(o->f, o->owners, &(struct api_owner){ .id = row->id, .uid = (uid_t)row->uid,
+			       .gid = (gid_t)row->gid, .submitted_ms = row->submitted_ms }, o->n++ == 0);
 		return 0;
 	}
 	summary = json_pack("{s:I,s:s,s:I,s:I,s:s,s:s,s:s,s:I}", "id", (json_int_t)row->id,
@@ -121,7 +93,8 @@ void api_jobs_list(struct call *c)
 {
 	const char *uid_text = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "uid");
 	const char *view = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "view");
-	struct list_out o = { .owners = view && strcmp(view, "owners") == 0 };
+	const char *format = MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, "format");
+	struct list_out o = { .owners = api_owners_form(view, format) };
 	int64_t uid = -1;
 	char *text = NULL, *err = NULL;
 	size_t len = 0;
@@ -134,10 +107,14 @@ void api_jobs_list(struct call *c)
 		reply_errno(c, errno, NULL);
 		return;
 	}
-	if (!o.owners)
+	if (o.owners)
+		api_owners_begin(o.f, o.owners);
+	else
 		fputs("{\"jobs\":[", o.f);
 	rc = engine_list_jobs(c->engine, uid, list_one, &o, &err);
-	if (!o.owners)
+	if (o.owners)
+		api_owners_end(o.f, o.owners);
+	else
 		fputs("]}", o.f);
 	if (rc < 0 || ferror(o.f)) {
 		fclose(o.f);
@@ -146,7 +123,7 @@ void api_jobs_list(struct call *c)
 		return;
 	}
 	fclose(o.f);
-	if (o.owners)
+	if (o.owners == API_OWNERS_LINES)
 		reply_bytes(c, text, len);
 	else
 		reply_json_text(c, MHD_HTTP_OK, text, len);
@@ -164,7 +141,7 @@ void api_jobs_last(struct call *c)
 	else if (!found)
 		reply_error(c, MHD_HTTP_NOT_FOUND, "you have no job");
 	else
-		reply_json(c, MHD_HTTP_OK, json_pack("{s:I}", "id", (json_int_t)id));
+		reply_json(c, MHD_HTTP_OK, api_id_json(id));
 }
 
 /* The job views share their shape: ask the engine for one, answer. */
@@ -218,7 +195,7 @@ void api_jobs_wait(struct call *c)
 		reply_errno(c, errno, err);
 		return;
 	}
-	reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:s}", "done", done, "state", state));
+	reply_json(c, MHD_HTTP_OK, api_wait_json(done, state));
 }
 
 void api_jobs_stage_status(struct call *c)

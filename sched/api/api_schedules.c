@@ -4,6 +4,8 @@
 #include "api_reply.h"
 #include "schedules.h"
 
+#include "api_answers.h"
+
 #include <errno.h>
 
 void api_schedules_put(struct call *c)
@@ -23,7 +25,7 @@ void api_schedules_put(struct call *c)
 			       json_string_value(spec), json_string_length(spec), &id, &err) < 0)
 		reply_errno(c, errno, err);
 	else
-		reply_json(c, MHD_HTTP_CREATED, json_pack("{s:I}", "id", (json_int_t)id));
+		reply_json(c, MHD_HTTP_CREATED, api_id_json(id));
 	json_decref(json);
 }
 

@@ -109,9 +109,13 @@ static void stage_graph(FILE *f, const json_t *stages, int64_t id)
 			jstr(st, "state"), x, y, BOX_W, BOX_H);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#fff\">", x + 8, y + 17);
 		html_esc(f, jstr(st, "name"));
-		fprintf(f, "</text><text x=\"%d\" y=\"%d\" fill=\"#fff\" font-size=\"11\">%s %lld/%lld</text></a>",
+		/* "failed: 3/4 ok" reads as what it is; "failed 3/4" read as 3 failed. */
+		fprintf(f, "</text><text x=\"%d\" y=\"%d\" fill=\"#fff\" font-size=\"11\">%s: %lld/%lld ok",
 			x + 8, y + 34, jstr(st, "state"), (long long)jint(c, "succeeded"),
 			(long long)jint(st, "instances"));
+		if (jint(c, "failed"))
+			fprintf(f, ", %lld failed", (long long)jint(c, "failed"));
+		fputs("</text></a>", f);
 	}
 	fputs("</svg></figure>", f);
 	free(layer);
@@ -130,7 +134,11 @@ static void instance_href(FILE *f, int64_t id, const json_t *in)
 
 static void instance_title(FILE *f, const json_t *in)
 {
-	fprintf(f, "%s[%lld] %s", jstr(in, "stage"), (long long)jint(in, "index"), jstr(in, "state"));
+	fprintf(f, "%s[%lld]", jstr(in, "stage"), (long long)jint(in, "index"));
+	/* A sweep's instance says its point first: what it is, not its number. */
+	if (*jstr(in, "point"))
+		fprintf(f, " %s", jstr(in, "point"));
+	fprintf(f, " %s", jstr(in, "state"));
 	if (*jstr(in, "host"))
 		fprintf(f, " on %s", jstr(in, "host"));
 	if (jint(in, "attempt") > 1)

@@ -76,7 +76,7 @@ static void jobs_table(FILE *f, const json_t *jobs)
 	html_table(f, "jobs", heads);
 	for (size_t i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i), *stages = json_object_get(j, "stages");
-		json_int_t id = jint(j, "id"), done = 0, total = 0;
+		json_int_t id = jint(j, "id"), ok = 0, failed = 0, cancelled = 0, total = 0;
 
 		fprintf(f, "<tr><td><a href=\"/jobs/%lld\">%lld</a></td>", (long long)id, (long long)id);
 		html_td(f, jstr(j, "name"));
@@ -93,15 +93,25 @@ static void jobs_table(FILE *f, const json_t *jobs)
 			html_esc(f, jstr(st, "name"));
 			html_counts_bar(f, c, label);
 			fputs("</span>", f);
-			done += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled");
+			ok += jint(c, "succeeded");
+			failed += jint(c, "failed");
+			cancelled += jint(c, "cancelled");
 			total += jint(c, "succeeded") + jint(c, "failed") + jint(c, "cancelled") +
 				 jint(c, "running") + jint(c, "queued");
 		}
 		fputs("</td><td class=\"n\">", f);
-		if (total)
-			fprintf(f, "%lld/%lld (%.0f%%)", (long long)done, (long long)total,
-				json_is_number(json_object_get(j, "percent")) ? jnum(j, "percent")
-					: 100.0 * (double)done / (double)total);
+		/* Instances as counts, and a running job's progress file apart: a
+		 * failed job never reads as 100%, nor 1/14 as 29%. */
+		if (total) {
+			fprintf(f, "%lld/%lld ok", (long long)ok, (long long)total);
+			if (failed)
+				fprintf(f, ", %lld failed", (long long)failed);
+			if (cancelled)
+				fprintf(f, ", %lld cancelled", (long long)cancelled);
+			if (strcmp(jstr(j, "state"), "running") == 0 &&
+			    json_is_number(json_object_get(j, "percent")))
+				fprintf(f, "; progress %.0f%%", jnum(j, "percent"));
+		}
 		fputs("</td>", f);
 		html_td_time(f, jint(j, "eta_ms"));
 		html_td_time(f, jint(j, "submitted_ms"));
@@ -299,32 +309,72 @@ void web_page_jobs(struct page *p)
 
 /* ---- /hosts/<h> ---- */
 
-/* A line chart of one hour: the whole machine's and the outside's share. */
-static void usage_chart(FILE *f, const json_t *samples, int whole, int outside, const char *what)
+/* A chart of one hour: the whole machine's share as a filled area and the
+ * outside's as a line on top (outside is never above whole, so neither hides
+ * the other), with a percent axis, clock times along the bottom and the
+ * latest values in the legend. */
+static void usage_chart(FILE *f, const json_t *samples, int whole, int outside, const char *what,
+			int64_t now_ms)
 {
-	const int W = 720, H = 120;
+	const int W = 720, H = 120, L = 40, B = 48, T = 10, R = 20;
 	size_t n = json_array_size(samples);
 	int64_t end;
-	const char *colour[2] = { "#2f7fd8", "#e08a2c" };
 	int cols[2] = { whole, outside };
+	double last[2] = { 0, 0 };
 
-	end = n ? (int64_t)json_integer_value(json_array_get(json_array_get(samples, n - 1), 0)) : 0;
-	fprintf(f, "<figure><svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s, last hour\">"
-		   "<rect width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#ccc\"/>", W, H + 20, what, W, H);
+	end = n ? (int64_t)json_integer_value(json_array_get(json_array_get(samples, n - 1), 0)) : now_ms;
+	fprintf(f, "<figure><svg class=\"usage\" width=\"%d\" height=\"%d\" role=\"img\" "
+		   "aria-label=\"%s, last hour\"><g transform=\"translate(0,%d)\"><rect x=\"%d\" width=\"%d\" "
+		   "height=\"%d\" fill=\"#fff\" stroke=\"#ccc\"/>", L + W + R, T + H + B, what, T, L, W, H);
+	for (int pct = 0; pct <= 100; pct += 50)
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%d%%</text>", L, L + W,
+			H - pct / 100.0 * H, H - pct / 100.0 * H, L - 4, H - pct / 100.0 * H + 4, pct);
 	for (int c = 0; c < 2; c++) {
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colour[c]);
+		double x0 = W, x = W;
+
+		if (c == 0)
+			fputs("<polygon class=\"whole\" fill=\"#cfe2f7\" stroke=\"#2f7fd8\" stroke-width=\"1\" "
+			      "points=\"", f);
+		else
+			fputs("<polyline class=\"outside\" fill=\"none\" stroke=\"#e08a2c\" stroke-width=\"2\" "
+			      "points=\"", f);
 		for (size_t i = 0; i < n; i++) {
 			const json_t *s = json_array_get(samples, i);
 			int64_t ms = (int64_t)json_integer_value(json_array_get(s, 0));
 			double v = json_number_value(json_array_get(s, (size_t)cols[c]));
-			double x = (double)W - (double)(end - ms) / 3600000.0 * W;
 
-			fprintf(f, "%.1f,%.1f ", x < 0 ? 0 : x, H - (v > 100 ? 100 : v) / 100.0 * H);
+			x = (double)W - (double)(end - ms) / 3600000.0 * W;
+			x = x < 0 ? 0 : x;
+			if (i == 0) {
+				x0 = x;
+				/* The area closes along the bottom, from the first sample. */
+				if (c == 0)
+					fprintf(f, "%.1f,%d ", L + x0, H);
+			}
+			v = v < 0 ? 0 : v > 100 ? 100 : v;
+			last[c] = v;
+			fprintf(f, "%.1f,%.1f ", L + x, H - v / 100.0 * H);
 		}
+		if (c == 0 && n)
+			fprintf(f, "%.1f,%d", L + x, H);
 		fputs("\"/>", f);
 	}
-	fprintf(f, "<text x=\"4\" y=\"%d\">%s: whole machine (blue), outside parsa (orange); one hour, %zu samples</text>"
-		   "</svg></figure>", H + 15, what, n);
+	/* Clock times every quarter of an hour back from the last sample. */
+	for (int q = 0; q <= 4; q++) {
+		time_t t = (time_t)((end - (int64_t)q * 900000) / 1000);
+		struct tm tm;
+		char hm[16] = "";
+
+		if (localtime_r(&t, &tm))
+			strftime(hm, sizeof hm, "%H:%M", &tm);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+			L + W - q * (W / 4.0), H + 14, q == 0 ? "now" : hm);
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\">%s, the last hour (%zu sample%s)</text>"
+		   "<text x=\"%d\" y=\"%d\">whole machine (blue area) %.0f%% now; outside parsa (orange "
+		   "line) %.0f%% now; parsa: the difference</text></g></svg></figure>", L, H + 30, what, n,
+		n == 1 ? "" : "s", L, H + 44, last[0], last[1]);
 }
 
 void web_page_host(struct page *p)
@@ -352,8 +402,8 @@ void web_page_host(struct page *p)
 	/* A Slurm host: its partition and jobs there, above the charts (which
 	 * are the partition's CPUs then, as its runner reports them). */
 	html_executor(f, json_object_get(json, "executor"), engine_now_ms(e));
-	usage_chart(f, samples, 1, 2, "CPU %");
-	usage_chart(f, samples, 3, 4, "memory %");
+	usage_chart(f, samples, 1, 2, "CPU %", engine_now_ms(e));
+	usage_chart(f, samples, 3, 4, "memory %", engine_now_ms(e));
 	json_decref(samples);
 	fputs("<h2>Running here</h2>", f);
 	html_table(f, "running", running_heads);

@@ -104,10 +104,14 @@ page jobs /jobs lab-pipeline boom warm timing gather succeeded failed
 page job /jobs/"$id" lab-pipeline warm timing gather succeeded "<svg" 'class="gantt"' "$HOST" results.csv
 page job-failed /jobs/"$bad" boom failed "exit code 3" 'class="c-failed"'
 page instance-log /jobs/"$bad"/stages/boom/instances/0/log "about to fail" "exit code 3" "$HOST" failed
-page host /hosts/"$HOST" "$HOST" "CPU %" "memory %"
+page host /hosts/"$HOST" "$HOST" "CPU %" "memory %" ">100%<" ">now<" "outside parsa (orange line)" 'class="whole"'
+check "the host's charts have clock times along the bottom" grep -Eq '>[0-9]{2}:[0-9]{2}</text>' "$OUT/host.html"
 page usage /usage "cpu-hours" root
 page schedules /schedules "Recurring pipelines"
 page jobs-failed "/jobs?state=failed" boom
+check "a failed job's cell counts its failure, never 100%" grep -q '0/1 ok, 1 failed' "$OUT/jobs.html"
+check "and the pipeline's its instances" grep -q '18/18 ok' "$OUT/jobs.html"
+check "a stage box says how many are ok" grep -q 'failed: 0/1 ok, 1 failed' "$OUT/job-failed.html"
 check "the state filter leaves the pipeline out" sh -c "! grep -q '>lab-pipeline<' '$OUT/jobs-failed.html'"
 chrome "$OUT/jobs-page.html" --dump-dom "${URL}jobs?limit=1" || fail "chromium could not load a page of one job"
 check "a page of one job links to the older ones" grep -q 'rel="next"' "$OUT/jobs-page.html"

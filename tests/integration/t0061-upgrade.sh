@@ -84,6 +84,8 @@ SPEC
 	id=$(readlink "$TEST_DIR/oldmnt/jobs/last")
 	state=$(timeout 60 cat "$TEST_DIR/oldmnt/jobs/$id/wait")
 	[ "$state" = succeeded ] || fail "job $id through $prev's mount and runner: $state"
+	# Its jobs/ is the listing it asks for (view=owners without format=json).
+	ls "$TEST_DIR/oldmnt/jobs" | grep -qx "$id" || fail "$prev's mount does not list job $id in jobs/"
 	grep -q from-the-old-runner "$MNT/jobs/$id/out/s/out" || fail "job $id's output"
 	"$PARSA_PREVIOUS_BIN/parsa" status "$id" >/dev/null || fail "$prev's parsa status"
 	pass "$prev's mount, runner and CLI work with $(parsa-sched --version)"

@@ -82,7 +82,7 @@ static inline int sched_world_start_with(struct sched_world *w, int64_t ttl_ms,
 	w->fs.jobs = job_cache_create(w->fs.link, w->fs.backend, ttl_ms);
 	w->fs.queue = queue_dir_create(&w->fs);
 	w->fs.hosts = hosts_dir_create(&w->fs, ttl_ms);
-	w->fs.schedules_queue = queue_dir_create_at(&w->fs, "schedules", "/v1/schedules");
+	w->fs.schedules_queue = queue_dir_create_at(&w->fs, "schedules", API_SCHEDULES_PUT);
 	w->fs.schedules = schedules_dir_create(&w->fs, ttl_ms);
 	ret = 0;
 out:

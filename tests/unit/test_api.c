@@ -3,6 +3,7 @@
 #include "api.h"
 #include "api_client.h"
 #include "tap.h"
+#include "paths_pool.h"
 #include "util.h"
 
 #include <errno.h>
@@ -68,47 +69,47 @@ int main(void)
 	api_destroy(second);
 
 	cl = api_client_create(endpoint, &err);
-	is_int(call(cl, "GET", "/v1/status", NULL, NULL, &out), 200, "GET /v1/status");
+	is_int(call(cl, "GET", TP(API_STATUS), NULL, NULL, &out), 200, "GET /v1/status");
 	ok(strstr(out, "hosts: 0") != NULL, "the cluster view");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/last", NULL, NULL, NULL), 404, "no job yet");
-	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"a.conf\",\"spec\":\"[stage s]\\nrun = true\\n\"}",
+	is_int(call(cl, "GET", TP(API_JOBS_LAST), NULL, NULL, NULL), 404, "no job yet");
+	is_int(call(cl, "POST", TP(API_JOBS_SUBMIT), "{\"name\":\"a.conf\",\"spec\":\"[stage s]\\nrun = true\\n\"}",
 		    NULL, &out), 201, "submit");
 	json = json_loads(out, 0, NULL);
 	is_int(json_integer_value(json_object_get(json, "id")), 1, "job 1");
 	json_decref(json);
 	free(out);
-	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"b.conf\",\"spec\":\"[stage s]\\ncpus = -1\\n\"}",
+	is_int(call(cl, "POST", TP(API_JOBS_SUBMIT), "{\"name\":\"b.conf\",\"spec\":\"[stage s]\\ncpus = -1\\n\"}",
 		    NULL, &out), 400, "a bad spec is 400");
 	ok(strstr(out, "b.conf:") != NULL, "with file:line errors: %s", out);
 	free(out);
-	is_int(call(cl, "POST", "/v1/jobs", "not json", NULL, NULL), 400, "a body that is not JSON");
+	is_int(call(cl, "POST", TP(API_JOBS_SUBMIT), "not json", NULL, NULL), 400, "a body that is not JSON");
 	/* A NUL byte reaches the spec parser: its file:line answer, not jansson's. */
-	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"n.conf\",\"spec\":\"[stage s]\\nrun = a\\u0000b\\n\"}",
+	is_int(call(cl, "POST", TP(API_JOBS_SUBMIT), "{\"name\":\"n.conf\",\"spec\":\"[stage s]\\nrun = a\\u0000b\\n\"}",
 		    NULL, &out), 400, "a spec with a NUL byte is 400");
 	ok(strstr(out, "n.conf:2: is not a text file") != NULL && !strstr(out, "JSON_ALLOW_NUL"),
 	   "with the spec parser's file:line: %s", out);
 	free(out);
-	is_int(call(cl, "POST", "/v1/jobs", "{\"name\":\"n\\u0000.conf\",\"spec\":\"[stage s]\\nrun = a\\n\"}",
+	is_int(call(cl, "POST", TP(API_JOBS_SUBMIT), "{\"name\":\"n\\u0000.conf\",\"spec\":\"[stage s]\\nrun = a\\n\"}",
 		    NULL, NULL), 400, "a name with a NUL byte is 400");
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"check\":\"hold\"}", NULL, &out), 200, "check of hold");
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"check\":\"hold\"}", NULL, &out), 200, "check of hold");
 	ok(strstr(out, "\"ok\":true") != NULL, "is a command: %s", out);
 	free(out);
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"check\":\"bogus\"}", NULL, &out), 200, "check of bogus");
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"check\":\"bogus\"}", NULL, &out), 200, "check of bogus");
 	ok(strstr(out, "\"ok\":false") && strstr(out, "unknown command 'bogus'"), "is not: %s", out);
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/last", NULL, NULL, &out), 200, "last");
+	is_int(call(cl, "GET", TP(API_JOBS_LAST), NULL, NULL, &out), 200, "last");
 	ok(strstr(out, "\"id\":1") != NULL, "is job 1");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/1/status", NULL, NULL, &out), 200, "status");
+	is_int(call(cl, "GET", TP_PATH(API_JOB_STATUS, 1), NULL, NULL, &out), 200, "status");
 	ok(strstr(out, "state: queued") != NULL, "text status");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/1", NULL, NULL, &out), 200, "status.json");
+	is_int(call(cl, "GET", TP_PATH(API_JOB, 1), NULL, NULL, &out), 200, "status.json");
 	json = json_loads(out, 0, NULL);
 	is_str(json_string_value(json_object_get(json, "state")), "queued", "JSON state");
 	json_decref(json);
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/1/spec", NULL, NULL, &out), 200, "spec");
+	is_int(call(cl, "GET", TP_PATH(API_JOB_SPEC, 1), NULL, NULL, &out), 200, "spec");
 	is_str(out, "[stage s]\nrun = true\n", "byte for byte");
 	free(out);
 	/* Until the scheduler's first pass over the job (its folders are made
@@ -117,7 +118,7 @@ int main(void)
 		long code;
 
 		out = NULL;
-		code = call(cl, "GET", "/v1/jobs/1/why", NULL, NULL, &out);
+		code = call(cl, "GET", TP_PATH(API_JOB_WHY, 1), NULL, NULL, &out);
 		if (code != 200 || strstr(out, "no host is registered") || tries == 100) {
 			is_int(code, 200, "why");
 			if (!ok(out && strstr(out, "no host is registered"), "why without hosts"))
@@ -128,70 +129,70 @@ int main(void)
 		usleep(20000);
 	}
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/1/events", NULL, NULL, &out), 200, "events");
+	is_int(call(cl, "GET", TP_PATH(API_JOB_EVENTS, 1), NULL, NULL, &out), 200, "events");
 	ok(strstr(out, "  submitted by ") != NULL, "the submission event");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/1/stages/s/status", NULL, NULL, NULL), 200, "stage status");
-	is_int(call(cl, "GET", "/v1/jobs/1/stages/s/instances/0/status", NULL, NULL, NULL), 200,
+	is_int(call(cl, "GET", tp_path(API_STAGE_STATUS, 1, "s", 0, NULL), NULL, NULL, NULL), 200, "stage status");
+	is_int(call(cl, "GET", tp_path(API_INSTANCE_STATUS, 1, "s", 0, NULL), NULL, NULL, NULL), 200,
 	       "instance status");
-	is_int(call(cl, "GET", "/v1/jobs/1/stages/x/status", NULL, NULL, NULL), 404, "no stage x");
-	is_int(call(cl, "GET", "/v1/jobs/1/stages/s/instances/1/status", NULL, NULL, NULL), 404,
+	is_int(call(cl, "GET", tp_path(API_STAGE_STATUS, 1, "x", 0, NULL), NULL, NULL, NULL), 404, "no stage x");
+	is_int(call(cl, "GET", tp_path(API_INSTANCE_STATUS, 1, "s", 1, NULL), NULL, NULL, NULL), 404,
 	       "no instance 1");
-	is_int(call(cl, "GET", "/v1/jobs/99/status", NULL, NULL, NULL), 404, "no job 99");
-	is_int(call(cl, "GET", "/v1/jobs/1/wait?timeout_ms=50", NULL, NULL, &out), 200, "wait");
+	is_int(call(cl, "GET", TP_PATH(API_JOB_STATUS, 99), NULL, NULL, NULL), 404, "no job 99");
+	is_int(call(cl, "GET", tp_path(API_JOB_WAIT, 1, NULL, 0, "timeout_ms=50"), NULL, NULL, &out), 200, "wait");
 	ok(strstr(out, "\"done\":false") != NULL, "not done after 50 ms");
 	free(out);
-	is_int(call(cl, "GET", "/v1/nothing", NULL, NULL, NULL), 404, "unknown path");
-	is_int(call(cl, "DELETE", "/v1/jobs", NULL, NULL, NULL), 405, "wrong method");
+	is_int(call(cl, "GET", "/nothing", NULL, NULL, NULL), 404, "unknown path");
+	is_int(call(cl, "DELETE", TP(API_JOBS_SUBMIT), NULL, NULL, NULL), 405, "wrong method");
 
 	/* Acting for another user (this process is trusted: it runs the scheduler). */
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"command\":\"hold\"}", &other, &out), 403,
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"command\":\"hold\"}", &other, &out), 403,
 	       "another user may not hold the job");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs/last", NULL, &other, NULL), 404, "last is per user");
-	is_int(call(cl, "POST", "/v1/hosts", "{\"name\":\"h1\",\"cpus\":1}", &other, NULL), 403,
+	is_int(call(cl, "GET", TP(API_JOBS_LAST), NULL, &other, NULL), 404, "last is per user");
+	is_int(call(cl, "POST", TP(API_HOSTS_REGISTER), "{\"name\":\"h1\",\"cpus\":1}", &other, NULL), 403,
 	       "runner endpoints are not for other users");
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"command\":\"dance\"}", NULL, NULL), 400,
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"command\":\"dance\"}", NULL, NULL), 400,
 	       "an unknown command is 400");
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"command\":\"release\"}", NULL, NULL), 409,
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"command\":\"release\"}", NULL, NULL), 409,
 	       "release of a job not held is 409");
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"command\":\"hold\"}", NULL, NULL), 200, "hold");
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"command\":\"hold\"}", NULL, NULL), 200, "hold");
 
 	/* The runner's side. */
-	is_int(call(cl, "POST", "/v1/hosts/h1/heartbeat", "{\"cpu_pct\":1}", NULL, NULL), 404,
+	is_int(call(cl, "POST", TP_NAME(API_HOST_HEARTBEAT, "h1"), "{\"cpu_pct\":1}", NULL, NULL), 404,
 	       "heartbeat of an unknown host");
-	is_int(call(cl, "POST", "/v1/hosts", "{\"name\":\"h1\",\"cpus\":2,\"mem\":1073741824}", NULL,
+	is_int(call(cl, "POST", TP(API_HOSTS_REGISTER), "{\"name\":\"h1\",\"cpus\":2,\"mem\":1073741824}", NULL,
 		    NULL), 200, "register");
-	is_int(call(cl, "POST", "/v1/hosts/h1/heartbeat",
+	is_int(call(cl, "POST", TP_NAME(API_HOST_HEARTBEAT, "h1"),
 		    "{\"cpu_pct\":1,\"mem_pct\":2,\"load1\":0.1,\"instances\":[]}", NULL, NULL), 200,
 	       "heartbeat");
-	is_int(call(cl, "GET", "/v1/hosts/h1/work?timeout_ms=50", NULL, NULL, &out), 200,
+	is_int(call(cl, "GET", tp_path(API_HOST_WORK, 0, "h1", 0, "timeout_ms=50"), NULL, NULL, &out), 200,
 	       "work while held");
 	ok(strstr(out, "\"start\":[]") != NULL, "nothing to start");
 	free(out);
-	is_int(call(cl, "POST", "/v1/jobs/1/ctl", "{\"command\":\"release\"}", NULL, NULL), 200,
+	is_int(call(cl, "POST", TP_PATH(API_JOB_CTL, 1), "{\"command\":\"release\"}", NULL, NULL), 200,
 	       "release");
-	is_int(call(cl, "GET", "/v1/hosts/h1/work?timeout_ms=5000", NULL, NULL, &out), 200, "work");
+	is_int(call(cl, "GET", tp_path(API_HOST_WORK, 0, "h1", 0, "timeout_ms=5000"), NULL, NULL, &out), 200, "work");
 	ok(strstr(out, "\"id\":1,\"attempt\":1") != NULL, "the assignment: %s", out);
 	free(out);
-	is_int(call(cl, "POST", "/v1/instances/1/state", "{\"attempt\":1,\"state\":\"dancing\"}", NULL,
+	is_int(call(cl, "POST", TP_PATH(API_INSTANCE_STATE, 1), "{\"attempt\":1,\"state\":\"dancing\"}", NULL,
 		    NULL), 400, "an unknown state is 400");
-	is_int(call(cl, "POST", "/v1/instances/1/state", "{\"attempt\":1,\"state\":\"running\",\"pid\":9}",
+	is_int(call(cl, "POST", TP_PATH(API_INSTANCE_STATE, 1), "{\"attempt\":1,\"state\":\"running\",\"pid\":9}",
 		    NULL, NULL), 200, "running");
-	is_int(call(cl, "POST", "/v1/instances/1/state", "{\"attempt\":1,\"state\":\"exited\",\"exit_code\":0}",
+	is_int(call(cl, "POST", TP_PATH(API_INSTANCE_STATE, 1), "{\"attempt\":1,\"state\":\"exited\",\"exit_code\":0}",
 		    NULL, NULL), 200, "exited");
-	is_int(call(cl, "POST", "/v1/instances/9/state", "{\"attempt\":1,\"state\":\"running\"}", NULL,
+	is_int(call(cl, "POST", TP_PATH(API_INSTANCE_STATE, 9), "{\"attempt\":1,\"state\":\"running\"}", NULL,
 		    NULL), 404, "no instance 9");
-	is_int(call(cl, "GET", "/v1/jobs/1/wait?timeout_ms=5000", NULL, NULL, &out), 200, "wait");
+	is_int(call(cl, "GET", tp_path(API_JOB_WAIT, 1, NULL, 0, "timeout_ms=5000"), NULL, NULL, &out), 200, "wait");
 	is_str(out, "{\"done\":true,\"state\":\"succeeded\"}", "the job succeeded");
 	free(out);
-	is_int(call(cl, "GET", "/v1/hosts", NULL, NULL, &out), 200, "hosts");
+	is_int(call(cl, "GET", TP(API_HOSTS_LIST), NULL, NULL, &out), 200, "hosts");
 	ok(strstr(out, "\"name\":\"h1\"") && strstr(out, "\"state\":\"up\""), "h1 is up");
 	free(out);
-	is_int(call(cl, "GET", "/v1/hosts/h1/status", NULL, NULL, &out), 200, "host status");
+	is_int(call(cl, "GET", TP_NAME(API_HOST_STATUS, "h1"), NULL, NULL, &out), 200, "host status");
 	ok(strstr(out, "live cpu: 1%") != NULL, "live cpu line");
 	free(out);
-	is_int(call(cl, "GET", "/v1/jobs?uid=4242", NULL, NULL, &out), 200, "jobs of uid 4242");
+	is_int(call(cl, "GET", tp_path(API_JOBS_LIST, 0, NULL, 0, "uid=4242"), NULL, NULL, &out), 200, "jobs of uid 4242");
 	is_str(out, "{\"jobs\":[]}", "none");
 	free(out);
 
@@ -212,5 +213,6 @@ int main(void)
 	free(sock);
 	free(endpoint);
 	free(err);
+	tp_free();
 	return done_testing();
 }

@@ -6,6 +6,7 @@
  * (libcurl sends it again on a fresh connection, which is refused): never
  * "nothing was sent". */
 #include "api_client.h"
+#include "paths_pool.h"
 #include "tap.h"
 #include "util.h"
 
@@ -173,7 +174,7 @@ int main(void)
 	cl = api_client_create(endpoint, NULL);
 
 	/* Content-Length, and the request as the scheduler reads it. */
-	rc = api_call(cl, "POST", "/v1/jobs", "{\"spec\":1}", 10, &as, 2000, &r, NULL);
+	rc = api_call(cl, "POST", TP(API_JOBS_SUBMIT), "{\"spec\":1}", 10, &as, 2000, &r, NULL);
 	is_int(rc, 201, "a Content-Length answer: its status");
 	is_str(r.body, "{\"id\":42}", "and its body");
 	is_int((long)r.len, 9, "and its length");
@@ -186,25 +187,25 @@ int main(void)
 	   strstr(s.request, "\r\n\r\n{\"spec\":1}"), "the body and its length");
 	api_reply_clear(&r);
 
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, 201, "a second call");
 	is_int(accepts(&s), 1, "reuses the kept-alive connection");
 	ok(!strstr(s.request, "Content-Length"), "a GET sends no Content-Length");
 	api_reply_clear(&r);
 
 	set_mode(&s, M_CHUNKED);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, 200, "a chunked answer: its status");
 	is_str(r.body, "hello world", "and its body, put together");
 	api_reply_clear(&r);
 
 	set_mode(&s, M_CLOSE_DELIMITED);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, 200, "an answer ended by the close: its status");
 	is_str(r.body, "until close", "and its body");
 	api_reply_clear(&r);
 	set_mode(&s, M_LENGTH);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, 201, "the call after it");
 	is_int(accepts(&s), 2, "opens a new connection");
 	api_reply_clear(&r);
@@ -212,12 +213,12 @@ int main(void)
 	/* The server closes the connection after answering, as an idle timeout
 	 * would: the next call gets a fresh one and its answer. */
 	set_mode(&s, M_LENGTH_THEN_CLOSE);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, 201, "an answer before the server closes");
 	api_reply_clear(&r);
 	usleep(50 * 1000);
 	set_mode(&s, M_LENGTH);
-	rc = api_call(cl, "POST", "/v1/jobs", "x", 1, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "POST", TP(API_JOBS_SUBMIT), "x", 1, NULL, 2000, &r, NULL);
 	is_int(rc, 201, "the call after the server closed the kept-alive connection");
 	is_int(accepts(&s), 3, "went through a new connection");
 	api_reply_clear(&r);
@@ -225,7 +226,7 @@ int main(void)
 	/* No answer in time. */
 	set_mode(&s, M_SILENT);
 	t0 = time_mono_ms();
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 300, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 300, &r, NULL);
 	is_int(rc, -1, "no answer: fails");
 	is_int(errno, ETIMEDOUT, "with ETIMEDOUT");
 	ok(time_mono_ms() - t0 < 1500, "after about the timeout");
@@ -236,7 +237,7 @@ int main(void)
 		return 1;
 	api_client_set_cancel_fd(cl, pipefd[0]);
 	write_all(pipefd[1], "x", 1);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, -1, "a cancelled call fails");
 	is_int(errno, ECANCELED, "with ECANCELED");
 	api_client_set_cancel_fd(cl, -1);
@@ -244,7 +245,7 @@ int main(void)
 
 	/* Nothing listening. */
 	nobody = api_client_create(missing, NULL);
-	rc = api_call(nobody, "GET", "/v1/status", NULL, 0, NULL, 2000, &r, NULL);
+	rc = api_call(nobody, "GET", TP(API_STATUS), NULL, 0, NULL, 2000, &r, NULL);
 	is_int(rc, -1, "a missing socket fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	is_int(api_client_refused(nobody), 1, "and counts as nothing listening");
@@ -253,7 +254,7 @@ int main(void)
 
 	/* A refused submission: nothing was sent, and it says so. */
 	nobody = api_client_create(missing, NULL);
-	rc = api_submit(nobody, "/v1/jobs", "{}", 2, NULL, &quick, &r, &unconfirmed);
+	rc = api_submit(nobody, TP(API_JOBS_SUBMIT), "{}", 2, NULL, &quick, &r, &unconfirmed);
 	is_int(rc, -1, "a submission that nothing listens for fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	ok(!unconfirmed, "and is known not to have been sent");
@@ -265,12 +266,12 @@ int main(void)
 	 * libcurl's fresh connect for its resend is refused. */
 	set_mode(&s, M_LENGTH);
 	/* (The server may still sit out the silent answer above.) */
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 5000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 5000, &r, NULL);
 	is_int(rc, 201, "a call that leaves a kept-alive connection");
 	api_reply_clear(&r);
 	before = accepts(&s);
 	set_mode(&s, M_DIE);
-	rc = api_submit(cl, "/v1/jobs", "{\"token\":\"t\"}", 13, NULL, &quick, &r, &unconfirmed);
+	rc = api_submit(cl, TP(API_JOBS_SUBMIT), "{\"token\":\"t\"}", 13, NULL, &quick, &r, &unconfirmed);
 	is_int(accepts(&s), before, "the submission went through the kept-alive connection");
 	ok(strstr(s.request, "POST /v1/jobs HTTP/1.1\r\n") == s.request, "and the server read it");
 	is_int(rc, -1, "its answer is lost");
@@ -286,11 +287,11 @@ int main(void)
 		return 1;
 	set_mode(&s, M_LENGTH);
 	pthread_create(&thread, NULL, serve, &s);
-	rc = api_call(cl, "GET", "/v1/status", NULL, 0, NULL, 5000, &r, NULL);
+	rc = api_call(cl, "GET", TP(API_STATUS), NULL, 0, NULL, 5000, &r, NULL);
 	is_int(rc, 201, "a server back: a call leaves a kept-alive connection");
 	api_reply_clear(&r);
 	set_mode(&s, M_DIE);
-	rc = api_call(cl, "POST", "/v1/jobs", "x", 1, NULL, 2000, &r, NULL);
+	rc = api_call(cl, "POST", TP(API_JOBS_SUBMIT), "x", 1, NULL, 2000, &r, NULL);
 	is_int(rc, -1, "a call whose connection dies unanswered fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	is_int(api_client_refused(cl), 1, "the resend's connect was refused");
@@ -306,5 +307,6 @@ int main(void)
 	free(sock);
 	free(endpoint);
 	free(missing);
+	tp_free();
 	return done_testing();
 }

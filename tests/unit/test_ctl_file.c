@@ -8,6 +8,7 @@
  * ENOTCONN. The ctl nodes' shared truncate and utimens (`echo cmd > ctl`,
  * `touch ctl`) succeed for a job or host that exists and fail with ENOENT
  * otherwise. */
+#include "api_paths.h"
 #include "ctl_file.h"
 #include "ops.h"
 #include "sched_world.h"
@@ -21,15 +22,18 @@ TAP_STATE;
 /* What a job's ctl shows, from the table the scheduler dispatches on. */
 static const char help[] = "commands: cancel | hold | release | retry | priority N | purge | keep | unkeep\n";
 
-/* The ctl file of the node at the path of url ("/v1/jobs/1/ctl" is at
- * "/jobs/1/ctl"), as the node's open makes it. */
-static struct fs_file *ctl_at(struct fs_ctx *fs, const char *url, const char *what)
+/* The ctl file of job id's node ("/jobs/<id>/ctl"), as the node's open makes it. */
+static struct fs_file *ctl_at(struct fs_ctx *fs, int64_t id, const char *what)
 {
 	struct fs_path p;
+	char *node = xasprintf("/jobs/%lld/ctl", (long long)id), *url = api_path_id(API_JOB_CTL, id);
+	struct fs_file *f = NULL;
 
-	if (fs_match(url + 3, &p) < 0)
-		return NULL;
-	return ctl_file_create(fs, &p, url, what, &ctl_job_table);
+	if (fs_match(node, &p) == 0)
+		f = ctl_file_create(fs, &p, url, what, &ctl_job_table);
+	free(url);
+	free(node);
+	return f;
 }
 
 static ssize_t say(struct fs_file *f, const char *text)
@@ -66,7 +70,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 
 	if (pid == 0) {
 		struct fs_ctx fs = { .uid = 65534, .gid = 65534 };
-		char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id), *err = NULL;
+		char *err = NULL;
 		struct fs_file *f;
 
 		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
@@ -74,7 +78,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 		fs.link = sched_link_create(w->endpoint, &err);
 		if (!fs.link)
 			_exit(101);
-		f = ctl_at(&fs, url, "job");
+		f = ctl_at(&fs, id, "job");
 		_exit(say(f, "cancel\n") < 0 ? errno : 0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -85,8 +89,7 @@ static int cancel_as_nobody(struct sched_world *w, int64_t id)
 static void test_commands(struct sched_world *w, int64_t id)
 {
 	w->fs.ctl_notes = ctl_notes_create();
-	char *url = xasprintf("/v1/jobs/%lld/ctl", (long long)id);
-	struct fs_file *f = ctl_at(&w->fs, url, "job");
+	struct fs_file *f = ctl_at(&w->fs, id, "job");
 	char buf[128] = "";
 	ssize_t n;
 
@@ -117,7 +120,7 @@ static void test_commands(struct sched_world *w, int64_t id)
 	ok(!held(w, id), "every line is checked before any is sent: the hold before it was not done");
 	{
 		/* A refusal is readable: the next open's read shows it after the help. */
-		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		struct fs_file *g = ctl_at(&w->fs, id, "job");
 		char text[512] = "";
 		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
 
@@ -137,7 +140,7 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(errno, EBUSY, "is EBUSY");
 	ok(held(w, id), "the line before it was done, the one after it was not sent");
 	{
-		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		struct fs_file *g = ctl_at(&w->fs, id, "job");
 		char text[512] = "";
 		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
 
@@ -153,7 +156,7 @@ static void test_commands(struct sched_world *w, int64_t id)
 	}
 	is_int(say(f, "bo\033gus\n"), -1, "a command with an ESC");
 	{
-		struct fs_file *g = ctl_at(&w->fs, url, "job");
+		struct fs_file *g = ctl_at(&w->fs, id, "job");
 		char text[512] = "";
 		ssize_t got = g->ops->read(g, text, sizeof text - 1, 0);
 
@@ -171,7 +174,6 @@ static void test_commands(struct sched_world *w, int64_t id)
 	is_int(say(f, "release\ncancel\n"), 15, "two commands in one write");
 	is_int(state_of(w, id), JOB_CANCELLED, "both were done");
 	f->ops->release(f);
-	free(url);
 	ctl_notes_destroy(w->fs.ctl_notes);
 	w->fs.ctl_notes = NULL;
 }
@@ -208,7 +210,7 @@ static void test_scheduler_gone(void)
 	char *err = NULL;
 
 	fs.link = sched_link_create("unix:/nonexistent/parsa-test/sched.sock", &err);
-	f = ctl_at(&fs, "/v1/jobs/1/ctl", "job 1");
+	f = ctl_at(&fs, 1, "job 1");
 	is_int(say(f, "cancel\n"), -1, "with no scheduler the write fails");
 	is_int(errno, ENOTCONN, "with ENOTCONN");
 	f->ops->release(f);

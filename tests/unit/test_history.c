@@ -6,6 +6,8 @@
  * resident (the next id still comes after every row), and record retention
  * deletes the records of jobs older than record_retention. Time moves
  * through a clock file (lib/clock.h). */
+#include "api_answers.h"
+#include "api_paths.h"
 #include "clock.h"
 #include "sched_world.h"
 #include "tap.h"
@@ -36,6 +38,15 @@ static char *get(struct sched_world *w, const char *path)
 	return sched_link_get_text(w->fs.link, &me, path, false, &len);
 }
 
+/* get() of route's path for ref (lib/api_paths.h). */
+static char *get_route(struct sched_world *w, enum api_route route, const struct api_ref *ref)
+{
+	char *path = api_path(route, ref), *text = get(w, path);
+
+	free(path);
+	return text;
+}
+
 static bool resident(struct sched_world *w, int64_t id)
 {
 	bool in;
@@ -49,11 +60,8 @@ static bool resident(struct sched_world *w, int64_t id)
 /* Up to 10 s for job id's status to hold text. */
 static bool wait_status(struct sched_world *w, int64_t id, const char *text)
 {
-	char path[64];
-
-	snprintf(path, sizeof path, "/v1/jobs/%lld/status", (long long)id);
 	for (int i = 0; i < 100; i++) {
-		char *s = get(w, path);
+		char *s = get_route(w, API_JOB_STATUS, &(struct api_ref){ .id = id });
 		bool found = s && strstr(s, text);
 
 		free(s);
@@ -95,7 +103,11 @@ int main(void)
 	char clock_path[] = "/tmp/parsa-test-history-clock.XXXXXX";
 	const char *views[] = { "status", "", "events", "spec", "why",
 		"stages/s/status", "stages/s/instances/0/status" };
-	char *before[7] = { 0 }, *after, *err = NULL, path[128], *list;
+	const enum api_route view_routes[] = { API_JOB_STATUS, API_JOB, API_JOB_EVENTS, API_JOB_SPEC,
+		API_JOB_WHY, API_STAGE_STATUS, API_INSTANCE_STATUS };
+	struct api_owner *owners = NULL;
+	size_t nowners = 0;
+	char *before[7] = { 0 }, *after, *err = NULL, *path, *list;
 	int64_t a, b, state_id;
 	int fd = mkstemp(clock_path);
 
@@ -112,20 +124,15 @@ int main(void)
 	ok(a > 0 && b == a + 1, "two jobs (%lld, %lld)", (long long)a, (long long)b);
 	ok(engine_ctl(w.engine, &me, a, "cancel", &err) == 0, "cancel the first (%s)", err ? err : "ok");
 	ok(wait_status(&w, a, "state: cancelled"), "it ends");
-	for (size_t i = 0; i < 7; i++) {
-		snprintf(path, sizeof path, "/v1/jobs/%lld%s%s", (long long)a, *views[i] ? "/" : "",
-			 views[i]);
-		before[i] = get(&w, path);
-	}
+	for (size_t i = 0; i < 7; i++)
+		before[i] = get_route(&w, view_routes[i], &(struct api_ref){ .id = a, .name = "s" });
 	ok(resident(&w, a), "within keep_finished it stays in memory");
 
 	set_clock(clock_path, "+2h");
 	ok(wait_resident(&w, a, false), "past keep_finished it leaves memory");
 	ok(resident(&w, b), "the unfinished job stays");
 	for (size_t i = 0; i < 7; i++) {
-		snprintf(path, sizeof path, "/v1/jobs/%lld%s%s", (long long)a, *views[i] ? "/" : "",
-			 views[i]);
-		after = get(&w, path);
+		after = get_route(&w, view_routes[i], &(struct api_ref){ .id = a, .name = "s" });
 		ok(before[i] && after && strcmp(before[i], after) == 0, "%s reads the same from the store",
 		   *views[i] ? views[i] : "the job's JSON");
 		if (!before[i] || !after || strcmp(before[i], after) != 0)
@@ -146,9 +153,12 @@ int main(void)
 		free(err);
 		err = NULL;
 	}
-	list = get(&w, "/v1/jobs?view=owners");
-	snprintf(path, sizeof path, "%lld %u", (long long)a, (unsigned)geteuid());
-	ok(list && strstr(list, path) == list, "jobs/ still lists it (%s)", list ? list : "?");
+	path = api_path_owners();
+	list = get(&w, path);
+	free(path);
+	ok(list && api_read_owners(list, strlen(list), &owners, &nowners, NULL) == 0 && nowners &&
+	   owners[0].id == a && owners[0].uid == geteuid(), "jobs/ still lists it (%s)", list ? list : "?");
+	free(owners);
 	free(list);
 	ok(engine_ctl(w.engine, &me, a, "retry", &err) == 0, "a command reaches it (retry: %s)",
 	   err ? err : "ok");
@@ -160,8 +170,7 @@ int main(void)
 	 * before the retry (the history reader's). */
 	set_clock(clock_path, "+3h");
 	ok(wait_resident(&w, a, false), "it leaves memory again");
-	snprintf(path, sizeof path, "/v1/jobs/%lld/events", (long long)a);
-	after = get(&w, path);
+	after = get_route(&w, API_JOB_EVENTS, &(struct api_ref){ .id = a });
 	ok(after && before[2] && strlen(after) > strlen(before[2]) && strstr(after, before[2]) == after,
 	   "its events read from the store have the retry's (%zu bytes, %zu before)",
 	   after ? strlen(after) : 0, before[2] ? strlen(before[2]) : 0);
@@ -174,18 +183,17 @@ int main(void)
 	for (int i = 0; i < 150; i++) {
 		bool gone;
 
-		after = get(&w, "/v1/status");
+		after = get_route(&w, API_STATUS, NULL);
 		gone = after && strstr(after, " 0 cancelled");
 		free(after);
 		if (gone)
 			break;
 		usleep(100000);
 	}
-	snprintf(path, sizeof path, "/v1/jobs/%lld/status", (long long)state_id);
-	after = get(&w, path);
+	after = get_route(&w, API_JOB_STATUS, &(struct api_ref){ .id = state_id });
 	ok(!after && errno == ENOENT, "past record_retention its records are deleted");
 	if (after) {
-		char *st = get(&w, "/v1/status");
+		char *st = get_route(&w, API_STATUS, NULL);
 
 		diag("%s\n# resident: %d", st ? st : "?", resident(&w, state_id));
 		free(st);

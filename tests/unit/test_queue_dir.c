@@ -161,14 +161,15 @@ static void test_clone(struct fs_ctx *fs)
 static void test_job_cache_bound(struct fs_ctx *fs)
 {
 	struct fs_identity who = { getuid(), getgid(), NULL, 0 };
-	json_t *job = json_pack("{s:i,s:i,s:I,s:[]}", "uid", (int)getuid(), "gid", (int)getgid(),
-				"submitted_ms", (json_int_t)1, "stages");
 	const struct job_meta *m;
 	int64_t last = 100 + JOB_CACHE_MAX + 1000;
 
-	for (int64_t id = 100; id <= last; id++)
-		job_cache_prime(fs->jobs, id, job);
-	json_decref(job);
+	for (int64_t id = 100; id <= last; id++) {
+		struct api_job_meta job = { .uid = getuid(), .gid = getgid(), .submitted_ms = 1,
+					    .stages = xcalloc(1, sizeof *job.stages) };
+
+		job_cache_prime(fs->jobs, id, &job);
+	}
 	ok(job_cache_count(fs->jobs) <= JOB_CACHE_MAX, "%d entries primed, %zu kept (at most %d)",
 	   JOB_CACHE_MAX + 1001, job_cache_count(fs->jobs), JOB_CACHE_MAX);
 	m = job_cache_get(fs->jobs, &who, last, JOB_NEED_STAGES);

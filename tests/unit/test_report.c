@@ -1,6 +1,7 @@
 /* The runner's report queue: order, retry until acknowledged, refused reports
  * dropped, and pending reports surviving a restart through the state folder,
  * every field of an exited report (host stamps, usage, cores, GPUs) with them. */
+#include "api_paths.h"
 #include "log.h"
 #include "proto.h"
 #include "report.h"
@@ -32,8 +33,16 @@ static enum report_result fake_send(void *arg, const char *path, const char *bod
 		free(*err);
 		*err = xstrdup("no such instance");
 	}
-	if (r != REPORT_RETRY && f->nsent < 16)
-		snprintf(f->sent[f->nsent++], sizeof f->sent[0], "%s %s", path, body);
+	/* "<instance id> <body>" of a POST to the instance's state. */
+	if (r != REPORT_RETRY && f->nsent < 16) {
+		char buf[64];
+		const char *args[1] = { "?" };
+		bool known;
+
+		if (api_route_find("POST", path, buf, sizeof buf, args, 1, &known) != API_INSTANCE_STATE)
+			args[0] = path;
+		snprintf(f->sent[f->nsent++], sizeof f->sent[0], "%s %s", args[0], body);
+	}
 	if (r != REPORT_RETRY)
 		snprintf(f->last, sizeof f->last, "%s", body);
 	return r;
@@ -74,16 +83,16 @@ int main(void)
 	is_int(report_queue_flush(q, fake_send, &f), 4, "still down");
 	is_int(report_queue_flush(q, fake_send, &f), 0, "scheduler back: all delivered or refused");
 	is_int(f.nsent, 4, "four answered");
-	is_str(f.sent[0], "/v1/instances/17/state {\"attempt\":1,\"state\":\"running\"}", "in order: first");
-	is_str(f.sent[1], "/v1/instances/17/state {\"attempt\":1,\"state\":\"exited\"}", "second (refused, dropped)");
-	is_str(f.sent[2], "/v1/instances/18/state {\"attempt\":2,\"state\":\"failed\"}", "third");
-	is_str(f.sent[3], "/v1/instances/19/state {\"attempt\":1,\"state\":\"running\"}", "fourth");
+	is_str(f.sent[0], "17 {\"attempt\":1,\"state\":\"running\"}", "in order: first");
+	is_str(f.sent[1], "17 {\"attempt\":1,\"state\":\"exited\"}", "second (refused, dropped)");
+	is_str(f.sent[2], "18 {\"attempt\":2,\"state\":\"failed\"}", "third");
+	is_str(f.sent[3], "19 {\"attempt\":1,\"state\":\"running\"}", "fourth");
 	/* Many pushes and partial flushes keep the FIFO straight. */
 	for (int i = 0; i < 100; i++)
 		report_queue_push(q, 1000 + i, state(1, "running"));
 	memset(&f, 0, sizeof f);
 	is_int(report_queue_flush(q, fake_send, &f), 0, "a hundred more delivered");
-	is_str(f.sent[15], "/v1/instances/1015/state {\"attempt\":1,\"state\":\"running\"}", "in order");
+	is_str(f.sent[15], "1015 {\"attempt\":1,\"state\":\"running\"}", "in order");
 	report_queue_destroy(q);
 
 	/* Persisted: reports left by a runner that stopped come back, in order. */
@@ -102,15 +111,15 @@ int main(void)
 	is_int(q ? report_queue_pending(q) : 0, 3, "the three undelivered reports are back");
 	memset(&f, 0, sizeof f);
 	is_int(report_queue_flush(q, fake_send, &f), 0, "and are delivered");
-	is_str(f.sent[0], "/v1/instances/21/state {\"attempt\":1,\"state\":\"running\"}", "in their order: first");
-	is_str(f.sent[2], "/v1/instances/22/state {\"attempt\":3,\"state\":\"running\"}", "last");
+	is_str(f.sent[0], "21 {\"attempt\":1,\"state\":\"running\"}", "in their order: first");
+	is_str(f.sent[2], "22 {\"attempt\":3,\"state\":\"running\"}", "last");
 	report_queue_push(q, 23, state(1, "running"));
 	report_queue_destroy(q);
 	q = report_queue_create(dir, &err);
 	is_int(q ? report_queue_pending(q) : 0, 1, "acknowledged reports are not sent again; new ones follow");
 	memset(&f, 0, sizeof f);
 	report_queue_flush(q, fake_send, &f);
-	is_str(f.sent[0], "/v1/instances/23/state {\"attempt\":1,\"state\":\"running\"}", "the new one");
+	is_str(f.sent[0], "23 {\"attempt\":1,\"state\":\"running\"}", "the new one");
 	report_queue_destroy(q);
 
 	/* An exited report with everything the runner measured, kept on disk. */

@@ -45,17 +45,17 @@ static void copies(void)
 	char buf[16];
 	const char *args[4] = { NULL };
 
-	ok(route_match("/v1/jobs/*/stages/*", "/v1/jobs/42/stages/warm", buf, sizeof buf, args, 4),
+	ok(route_match("/api/jobs/*/stages/*", "/api/jobs/42/stages/warm", buf, sizeof buf, args, 4),
 	   "an API route");
 	ok(args[0] && strcmp(args[0], "42") == 0 && args[1] && strcmp(args[1], "warm") == 0,
 	   "its segments, NUL-terminated");
-	ok(!route_match("/v1/jobs/*", "/v1/jobs/aaaaaaaaaaaaaaaaaaaa", buf, sizeof buf, args, 4),
+	ok(!route_match("/api/jobs/*", "/api/jobs/aaaaaaaaaaaaaaaaaaaa", buf, sizeof buf, args, 4),
 	   "a segment longer than the buffer is no match, not an overflow");
-	ok(route_match("/v1/jobs/*", "/v1/jobs/aaaaaaaaaaaaaaa", buf, sizeof buf, args, 4),
+	ok(route_match("/api/jobs/*", "/api/jobs/aaaaaaaaaaaaaaa", buf, sizeof buf, args, 4),
 	   "one that just fits (15 bytes and its NUL)");
-	ok(route_match("/v1/jobs", "/v1/jobs/", buf, sizeof buf, args, 4),
+	ok(route_match("/api/jobs", "/api/jobs/", buf, sizeof buf, args, 4),
 	   "a trailing slash is the same path");
-	ok(!route_match("/v1/*/*", "/v1/a/b", buf, sizeof buf, args, 1), "no more segments than asked");
+	ok(!route_match("/api/*/*", "/api/a/b", buf, sizeof buf, args, 1), "no more segments than asked");
 }
 
 int main(void)

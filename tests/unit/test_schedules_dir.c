@@ -8,6 +8,7 @@
  * submitted stay. */
 #include "ctl_file.h"
 #include "sched_world.h"
+#include "paths_pool.h"
 #include "tap.h"
 
 #include <fcntl.h>
@@ -193,7 +194,7 @@ static void test_names(struct sched_world *w)
 
 	ok(strstr(list(w, "/schedules"), "weekly") == NULL, "the listing is cached without weekly");
 	/* Made by another mount: straight to the scheduler. */
-	ret = sched_link_call(w->fs.link, &me, "POST", "/v1/schedules", dump, strlen(dump), 5000, &reply);
+	ret = sched_link_call(w->fs.link, &me, "POST", TP(API_SCHEDULES_PUT), dump, strlen(dump), 5000, &reply);
 	api_reply_clear(&reply);
 	is_int(ret, 0, "weekly is made elsewhere");
 	ok(find(&p, "/schedules/weekly") == 0 && p.ops->getattr(&w->fs, &p, &st) == 0 &&
@@ -232,5 +233,6 @@ int main(void)
 	test_names(&w);
 	test_removal(&w);
 	is_int(sched_world_stop(&w), 0, "nothing is left behind");
+	tp_free();
 	return done_testing();
 }

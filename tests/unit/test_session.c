@@ -2,6 +2,7 @@
  * a unix socket): registration, heartbeats, a 404 that makes it register again,
  * state reports kept while the scheduler is down and delivered in order after,
  * and the work long-poll handing answers to the main loop. */
+#include "api_paths.h"
 #include "log.h"
 #include "report.h"
 #include "session.h"
@@ -55,12 +56,27 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return ret;
 }
 
+/* How the fake's log names a request of route. */
+static const char *label(int route)
+{
+	switch (route) {
+	case API_HOSTS_REGISTER: return "register";
+	case API_HOST_HEARTBEAT: return "heartbeat";
+	case API_HOST_LEAVE: return "leave";
+	case API_INSTANCE_STATE: return "state";
+	default: return "other";
+	}
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct body *b = *con_cls;
-	char *answer = NULL;
+	char *answer = NULL, buf[256];
+	const char *args[2] = { NULL, NULL };
 	unsigned status = 200;
+	bool known;
+	int route;
 
 	(void)cls;
 	(void)version;
@@ -76,8 +92,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	route = api_route_find(method, url, buf, sizeof buf, args, 2, &known);
 	pthread_mutex_lock(&fake.mu);
-	if (strcmp(method, "GET") == 0 && strstr(url, "/work")) {
+	if (route == API_HOST_WORK) {
 		const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout_ms");
 
 		if (fake.npolls < MAX_LOG)
@@ -95,13 +112,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			fake.work = NULL;
 		}
 	} else {
+		/* "register {...}", "state 2 {...}": the route, its segment, the body. */
 		if (fake.nlog < MAX_LOG)
-			snprintf(fake.log[fake.nlog++], sizeof fake.log[0], "%s %s %s", method, url,
-				 b->data ? b->data : "");
-		if (strcmp(url, "/v1/hosts") == 0) {
+			snprintf(fake.log[fake.nlog++], sizeof fake.log[0], "%s%s%s %s", label(route),
+				 args[0] ? " " : "", args[0] ? args[0] : "", b->data ? b->data : "");
+		if (route == API_HOSTS_REGISTER) {
 			fake.known = 1;
 			fake.registrations++;
-		} else if (strstr(url, "/heartbeat")) {
+		} else if (route == API_HOST_HEARTBEAT) {
 			if (fake.known) {
 				fake.heartbeats++;
 				free(fake.last_heartbeat);
@@ -114,7 +132,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	pthread_mutex_unlock(&fake.mu);
 	{
 		enum MHD_Result ret = reply(c, status, status == 404 ? "{\"error\": \"no such host\"}" :
-					    answer ? answer : strstr(url, "/work") ? "{\"start\": [], \"cancel\": []}" : "{}");
+					    answer ? answer : route == API_HOST_WORK ? "{\"start\": [], \"cancel\": []}" : "{}");
 
 		free(answer);
 		return ret;
@@ -213,7 +231,7 @@ static void test_session(const char *endpoint)
 		return;
 	session_tick(s, q, time_mono_ms());
 	ok(session_registered(s), "the first tick registers");
-	is_str(fake.log[0], "POST /v1/hosts {\"name\":\"h1\",\"cpus\":4}", "with the registration body");
+	is_str(fake.log[0], "register {\"name\":\"h1\",\"cpus\":4}", "with the registration body");
 	is_int(fake.heartbeats, 1, "and sends a heartbeat at once");
 	run_ticks(s, q, 1100);
 	ok(fake.heartbeats >= 2 && fake.heartbeats <= 3, "then one a second (%d in 1.1 s)", fake.heartbeats);
@@ -222,7 +240,7 @@ static void test_session(const char *endpoint)
 	report_queue_push(q, 1, json_pack("{s:i, s:s}", "attempt", 1, "state", "running"));
 	session_flush(s, q, time_mono_ms());
 	is_int(report_queue_pending(q), 0, "a report is delivered at once");
-	is_int(count_log("POST /v1/instances/1/state"), 1, "the scheduler has it");
+	is_int(count_log("state 1 "), 1, "the scheduler has it");
 
 	/* The scheduler goes down: reports wait, in order. */
 	fake_stop();
@@ -247,11 +265,11 @@ static void test_session(const char *endpoint)
 	is_int(report_queue_pending(q), 0, "the kept reports are delivered");
 	idx = -1;
 	for (int i = 0; i < fake.nlog; i++)
-		if (strncmp(fake.log[i], "POST /v1/hosts ", 15) == 0 && idx < 0)
+		if (strncmp(fake.log[i], "register ", 9) == 0 && idx < 0)
 			idx = i;
 	ok(idx == 0, "registration comes first");
-	ok(fake.nlog >= 3 && strncmp(fake.log[1], "POST /v1/instances/2/state", 26) == 0 &&
-	   strncmp(fake.log[2], "POST /v1/instances/3/state", 26) == 0, "then the reports, in order");
+	ok(fake.nlog >= 3 && strncmp(fake.log[1], "state 2 ", 8) == 0 &&
+	   strncmp(fake.log[2], "state 3 ", 8) == 0, "then the reports, in order");
 
 	/* A scheduler that forgot us answers the heartbeat 404: register again. */
 	pthread_mutex_lock(&fake.mu);
