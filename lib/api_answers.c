@@ -411,6 +411,8 @@ static int read_history_job(const json_t *j, void *row)
 
 		for (size_t k = 0; k < ARRAY_LEN(ended); k++)
 			h->done += num_of(counts, ended[k]);
+		h->succeeded += num_of(counts, "succeeded");
+		h->failed += num_of(counts, "failed");
 		for (size_t k = 0; k < ARRAY_LEN(open); k++)
 			h->total += num_of(counts, open[k]);
 	}

@@ -95,7 +95,8 @@ struct api_history_job {
 	int64_t id;
 	char *name, *user, *team, *state, *reason;
 	int64_t submitted_ms, started_ms, ended_ms, wait_ms, run_ms, cpu_ms, max_rss;
-	int64_t done, total;
+	int64_t done, total;          /* instances ended, and all of them */
+	int64_t succeeded, failed;    /* of done */
 };
 int api_read_history(const char *body, size_t len, struct api_history_job **jobs, size_t *n,
 		     char **err);

@@ -243,13 +243,20 @@ static void print_json(const json_t *j)
 	free(text);
 }
 
-/* done/total instances of a job's stages. */
+/* The instances that succeeded of all, and those that failed: "3/5 ok, 2
+ * failed" (never 5/5 for a job whose instances failed). A running job's
+ * progress file is its status's (parsa status ID), not this. */
 static void progress_text(const struct api_history_job *job, char *buf, size_t len)
 {
-	if (job->total)
-		snprintf(buf, len, "%lld/%lld", (long long)job->done, (long long)job->total);
-	else
+	int n;
+
+	if (!job->total) {
 		snprintf(buf, len, "-");
+		return;
+	}
+	n = snprintf(buf, len, "%lld/%lld ok", (long long)job->succeeded, (long long)job->total);
+	if (job->failed > 0 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %lld failed", (long long)job->failed);
 }
 
 int cmd_jobs(const struct cli_cmd *self, int argc, char **argv)
@@ -272,17 +279,17 @@ int cmd_jobs(const struct cli_cmd *self, int argc, char **argv)
 	if (o.format == OUT_JSON) {
 		print_json(h.json);
 	} else {
-		printf("%8s %-20s %-10s %-10s %-10s %9s %-19s %9s\n", "ID", "NAME", "USER", "TEAM",
-		       "STATE", "PROGRESS", "SUBMITTED", "TIME");
+		printf("%8s %-20s %-10s %-10s %-10s %-20s %-19s %9s\n", "ID", "NAME", "USER", "TEAM",
+		       "STATE", "INSTANCES", "SUBMITTED", "TIME");
 		for (size_t i = h.n; i-- > 0; ) {
 			const struct api_history_job *j = &h.jobs[i];
 			int64_t start = j->started_ms, end = j->ended_ms;
-			char prog[32], sub[32], span[32];
+			char prog[64], sub[32], span[32];
 
 			progress_text(j, prog, sizeof prog);
 			when_text(j->submitted_ms, sub, sizeof sub);
 			span_text(start > 0 ? (end > 0 ? end : time_now_ms()) - start : 0, span, sizeof span);
-			printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %9s %-19s %9s\n", (long long)j->id,
+			printf("%8lld %-20.20s %-10.10s %-10.10s %-10s %-20s %-19s %9s\n", (long long)j->id,
 			       j->name, j->user, j->team, j->state, prog, sub, span);
 		}
 	}

@@ -163,6 +163,8 @@ sys.exit(0 if (t['jobs'], t['succeeded'], t['failed']) == (2, 1, 1) else 1)" "$O
 parsa jobs >"$OUT/jobs.txt" || fail "parsa jobs failed"
 check "parsa jobs (yours, ended in the last day) shows both" \
 	sh -c "grep -q '^ *$id lab-pipeline .* succeeded ' '$OUT/jobs.txt' && grep -q '^ *$bad boom .* failed ' '$OUT/jobs.txt'"
+check "parsa jobs counts what succeeded and what failed (never 1/1 for a failure)" \
+	sh -c "grep -q '^ *$id lab-pipeline .* 18/18 ok ' '$OUT/jobs.txt' && grep -q '^ *$bad boom .* 0/1 ok, 1 failed ' '$OUT/jobs.txt'"
 parsa history --all --csv >"$OUT/history.csv" || fail "parsa history --csv failed"
 check "parsa history --csv: the failed job with its reason" grep -q "^$bad,boom,root,.*,failed,.*exit code 3" "$OUT/history.csv"
 check "parsa history --csv: the pipeline's peak memory" grep -Eq "^$id,lab-pipeline,root,[^,]*,succeeded,[^,]*,[0-9.]+,[0-9.]+,[0-9.]+,[0-9]+," "$OUT/history.csv"
