@@ -23,6 +23,8 @@ check "with the instance's start and end" grep -q "job $id stage a index 0 (inst
 check "nothing of it on the scheduler's stderr" test ! -s "$LOGS/sched.log"
 check "nothing of it on the runner's stderr" test ! -s "$LOGS/runner-local.log"
 check "the log files are 0640" test "$(stat -c %a "$own/sched.log")" = 640
+check "a new database says so, not that it was upgraded" grep -q "a new database, schema version [0-9]*$" "$own/sched.log"
+check "no migration step is logged for it" sh -c "! grep -q 'schema version [0-9]* -> ' '$own/sched.log'"
 
 out=$(timeout 20 parsa-sched --state "$TEST_DIR/other-state" --log-file "$TEST_DIR/no/such/dir/s.log" 2>&1)
 rc=$?

@@ -62,6 +62,26 @@ static inline void world_stop(struct world *w)
 	store_close(w->store);
 }
 
+static inline void host_up(struct world *w, const char *name, int cpus, double cpu_pct);
+
+/* A new world in a fresh folder from template (mkdtemp's XXXXXX), started,
+ * with host h1 of 2 cores up: what every engine test begins with. -1 when no
+ * folder could be made. */
+static inline int world_begin(struct world *w, const char *template)
+{
+	snprintf(w->dir, sizeof w->dir, "%s", template);
+	if (!mkdtemp(w->dir))
+		return -1;
+	w->db = xasprintf("%s/parsa.db", w->dir);
+	w->vol = xasprintf("%s/storage", w->dir);
+	mkdir(w->vol, 0755);
+	w->me.uid = getuid();
+	w->me.gid = getgid();
+	world_start(w);
+	host_up(w, "h1", 2, 1);
+	return 0;
+}
+
 /* The world's folder and paths, once it is stopped. */
 static inline void world_remove(struct world *w)
 {

@@ -561,17 +561,10 @@ static void test_truth(struct world *w)
 
 int main(void)
 {
-	struct world w = { .dir = "/tmp/parsa-test-engine.XXXXXX" };
+	struct world w = { 0 };
 
-	if (!mkdtemp(w.dir))
+	if (world_begin(&w, "/tmp/parsa-test-engine.XXXXXX") < 0)
 		return 1;
-	w.db = xasprintf("%s/parsa.db", w.dir);
-	w.vol = xasprintf("%s/storage", w.dir);
-	mkdir(w.vol, 0755);
-	w.me.uid = getuid();
-	w.me.gid = getgid();
-	world_start(&w);
-	host_up(&w, "h1", 2, 1);
 	test_pipeline(&w);
 	test_retry_and_fail(&w);
 	test_ctl(&w);

@@ -416,17 +416,10 @@ static void test_folders_wait(struct world *w)
 
 int main(void)
 {
-	struct world w = { .dir = "/tmp/parsa-test-engine-quiet.XXXXXX" };
+	struct world w = { 0 };
 
-	if (!mkdtemp(w.dir))
+	if (world_begin(&w, "/tmp/parsa-test-engine-quiet.XXXXXX") < 0)
 		return 1;
-	w.db = xasprintf("%s/parsa.db", w.dir);
-	w.vol = xasprintf("%s/storage", w.dir);
-	mkdir(w.vol, 0755);
-	w.me.uid = getuid();
-	w.me.gid = getgid();
-	world_start(&w);
-	host_up(&w, "h1", 2, 1);
 	test_admission(&w);
 	test_quiet(&w);
 	test_burst(&w);

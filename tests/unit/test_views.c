@@ -217,6 +217,11 @@ static void test_pipeline(struct world *w, int64_t *inst)
 	ok(id > 0, "pipeline submitted");
 	*inst = work_one(w, "h1");
 	ok(*inst > 0, "stage a is assigned");
+	text = job_text(w, id, 0);
+	has(text, "stage a: running (", "status: a runs once assigned");
+	lacks(text, "\nstarted: -\n", "status: the job has started with its first stage, before any "
+	      "instance reports");
+	free(text);
 	is_int(engine_report(w->engine, *inst, &(struct report){ .attempt = 1, .kind = REPORT_RUNNING,
 		.pid = 4242, .usage = INSTANCE_USAGE_UNKNOWN }, NULL), 0, "a runs");
 	text = job_text(w, id, 0);
