@@ -106,6 +106,29 @@ static int64_t job_ended_ms(const char *mount, long id)
 	return v;
 }
 
+/* The stage's start (its first instance given to a runner) and end, as the
+ * scheduler recorded them in the job's status.json: the same fields in every
+ * build since the first, so an older scheduler can be measured alike. */
+static int stage_span_ms(const char *mount, long id, int64_t *started, int64_t *ended)
+{
+	char *path = xasprintf("%s/jobs/%ld/status.json", mount, id);
+	char *text = read_file(path, 1 << 20, NULL);
+	json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *stage = json_array_get(json_object_get(root, "stages"), 0);
+	int rc = -1;
+
+	*started = json_integer_value(json_object_get(stage, "started_ms"));
+	*ended = json_integer_value(json_object_get(stage, "ended_ms"));
+	if (*started > 0 && *ended >= *started)
+		rc = 0;
+	else
+		fprintf(stderr, "bench: job %ld: no stage start and end in %s\n", id, path);
+	json_decref(root);
+	free(text);
+	free(path);
+	return rc;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -125,15 +148,17 @@ static double percentile(double *v, int n, double p)
 int main(int argc, char **argv)
 {
 	const char *mount = NULL;
-	int jobs = 200, samples = 30, opt;
+	int jobs = 200, samples = 30, stage_n = 1000, opt;
 	double *lat = NULL, *hand = NULL;
-	int64_t t0, t1, t2, t3, last_end = 0;
-	long first, last;
+	int64_t t0, t1, t2, t3, last_end = 0, stage_start, stage_end;
+	long first, last, stage_job;
+	char *fanout = NULL;
 	int rc = 1;
 	static const struct option longopts[] = {
 		{ "mount", required_argument, NULL, 'm' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "samples", required_argument, NULL, 's' },
+		{ "stage", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char trivial[] = "[stage t]\nrun = true\n";
@@ -146,18 +171,19 @@ int main(int argc, char **argv)
 		"[stage a]\nrun = date +%s%N > \"$PARSA_OUT/end\"\n"
 		"[stage b]\nafter = a\nrun = date +%s%N > \"$PARSA_OUT/start\"\n";
 
-	while ((opt = getopt_long(argc, argv, "m:j:s:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "m:j:s:n:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'm': mount = optarg; break;
 		case 'j': jobs = atoi(optarg); break;
 		case 's': samples = atoi(optarg); break;
+		case 'n': stage_n = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench_submit --mount DIR [--jobs N] [--samples N]\n");
+			fprintf(stderr, "usage: bench_submit --mount DIR [--jobs N] [--samples N] [--stage N]\n");
 			return 2;
 		}
 	}
-	if (!mount || jobs < 1 || samples < 1) {
-		fprintf(stderr, "usage: bench_submit --mount DIR [--jobs N] [--samples N]\n");
+	if (!mount || jobs < 1 || samples < 1 || stage_n < 1) {
+		fprintf(stderr, "usage: bench_submit --mount DIR [--jobs N] [--samples N] [--stage N]\n");
 		return 2;
 	}
 	lat = xcalloc((size_t)samples, sizeof *lat);
@@ -206,6 +232,14 @@ int main(int argc, char **argv)
 			last_end = e;
 	}
 
+	/* Each instance's cost: one stage of stage_n instances of `true`, from
+	 * the stage's start to its end as the scheduler recorded them (no shell
+	 * or submission in the span). */
+	fanout = xasprintf("[stage t]\ninstances = %d\nrun = true\n", stage_n);
+	if (submit(mount, "fanout.conf", fanout) < 0 || (stage_job = last_job(mount)) < 0 ||
+	    wait_job(mount, stage_job) < 0 || stage_span_ms(mount, stage_job, &stage_start, &stage_end) < 0)
+		goto out;
+
 	/* The submission path alone: the same burst of jobs that wait. */
 	t2 = now_ns();
 	if (burst(mount, "held", held, jobs) < 0)
@@ -221,8 +255,12 @@ int main(int argc, char **argv)
 	printf("start_ms_p99: %.2f\n", percentile(lat, samples, 0.99));
 	printf("handoff_ms_p50: %.2f\n", percentile(hand, samples, 0.50));
 	printf("drain_per_s: %.1f\n", jobs / ((double)(last_end * 1000000 - t0) / 1e9));
+	printf("stage_instances: %d\n", stage_n);
+	printf("stage1000_per_s: %.1f\n",
+	       stage_n / ((double)(stage_end - stage_start + (stage_end == stage_start)) / 1e3));
 	rc = 0;
 out:
+	free(fanout);
 	free(lat);
 	free(hand);
 	return rc;
