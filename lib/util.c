@@ -112,15 +112,11 @@ ssize_t read_all(int fd, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
-char *read_file(const char *path, size_t max, size_t *lenp)
+char *read_fd(int fd, size_t max, size_t *lenp)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	int fd, saved;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	for (;;) {
 		ssize_t n;
 
@@ -142,17 +138,27 @@ char *read_file(const char *path, size_t max, size_t *lenp)
 			goto fail;
 		}
 	}
-	close(fd);
 	buf[len] = '\0';
 	if (lenp)
 		*lenp = len;
 	return buf;
 fail:
+	free(buf);
+	return NULL;
+}
+
+char *read_file(const char *path, size_t max, size_t *lenp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = read_fd(fd, max, lenp);
 	saved = errno;
 	close(fd);
-	free(buf);
 	errno = saved;
-	return NULL;
+	return buf;
 }
 
 int mkdir_p(const char *path, mode_t mode)

@@ -38,6 +38,8 @@ ssize_t read_all(int fd, void *buf, size_t len);
 /* Read a whole file into a NUL-terminated malloc'ed buffer of at most max bytes.
  * Returns NULL with errno (EFBIG past max). *len may be NULL. */
 char *read_file(const char *path, size_t max, size_t *len);
+/* The same from an open descriptor, from where it stands to its end; fd stays open. */
+char *read_fd(int fd, size_t max, size_t *len);
 
 /* mkdir -p with mode for each created component; 0 or -1/errno. */
 int mkdir_p(const char *path, mode_t mode);

@@ -301,7 +301,13 @@ static void on_event(void *arg, const struct instance_event *ev)
 		.slurm_job = ev->slurm_job, .slurm_state = ev->slurm_state,
 	};
 
-	report_queue_push(r->reports, ev->id, report_to_json(&report));
+	/* An end is still in the instance's folder until instances_cleanup(),
+	 * which runs after report_queue_keep(): a runner killed before then
+	 * reads it there again (instances_reattach). */
+	if (ev->kind == INSTANCE_EXITED)
+		report_queue_push_later(r->reports, ev->id, report_to_json(&report));
+	else
+		report_queue_push(r->reports, ev->id, report_to_json(&report));
 }
 
 static void remember_reported(void *arg, int64_t id, int64_t attempt)
@@ -528,6 +534,7 @@ static int run_loop(struct runner *r)
 				instances_status_ready(r->inst, pfds[i].fd, now);
 		/* Starts and ends reach the scheduler now, not at the next heartbeat. */
 		session_flush(r->session, r->reports, now);
+		report_queue_keep(r->reports);
 		instances_cleanup(r->inst);
 	}
 	free(pfds);
@@ -712,6 +719,7 @@ int main(int argc, char **argv)
 	run_loop(&r);
 	/* A last try for the reports of the instances stopped above. */
 	session_flush(r.session, r.reports, time_mono_ms());
+	report_queue_keep(r.reports);
 	if (report_queue_pending(r.reports) > 0)
 		log_warnx("%zu state report(s) not delivered; kept in %s/reports for the next start",
 			  report_queue_pending(r.reports), r.cfg.state);
@@ -722,6 +730,9 @@ fail:
 out:
 	work_poll_destroy(r.work);
 	session_destroy(r.session);
+	/* Ends not delivered stay on disk once their instances' folders go. */
+	if (r.reports)
+		report_queue_keep(r.reports);
 	instances_destroy(r.inst);
 	executor_destroy(r.ex);
 	slurm_host_destroy(r.slurm);

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -169,7 +170,7 @@ void report_queue_destroy(struct report_queue *q)
 	free(q);
 }
 
-void report_queue_push(struct report_queue *q, int64_t id, json_t *body)
+static void push(struct report_queue *q, int64_t id, json_t *body, bool now)
 {
 	struct report r = { 0 };
 
@@ -180,8 +181,29 @@ void report_queue_push(struct report_queue *q, int64_t id, json_t *body)
 	if (!r.body)
 		fatalx("cannot encode a state report");
 	json_decref(body);
-	persist(q, &r, id);
+	if (now)
+		persist(q, &r, id);
 	append(q, r);
+}
+
+void report_queue_push(struct report_queue *q, int64_t id, json_t *body)
+{
+	push(q, id, body, true);
+}
+
+void report_queue_push_later(struct report_queue *q, int64_t id, json_t *body)
+{
+	push(q, id, body, false);
+}
+
+void report_queue_keep(struct report_queue *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		struct report *r = &q->items[q->head + i];
+
+		if (!r->file)
+			persist(q, r, r->id);
+	}
 }
 
 size_t report_queue_pending(const struct report_queue *q)

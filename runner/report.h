@@ -30,6 +30,16 @@ void report_queue_destroy(struct report_queue *q);
  * takes the reference). */
 void report_queue_push(struct report_queue *q, int64_t id, json_t *body);
 
+/* The same, kept in memory only until report_queue_keep(): for a report
+ * whose cause is still on disk elsewhere (an instance's end in its executor
+ * folder, which a restarted runner reads again), so that the usual report,
+ * acknowledged at once, costs no file. Call report_queue_keep() before that
+ * cause goes. */
+void report_queue_push_later(struct report_queue *q, int64_t id, json_t *body);
+
+/* Write every pending report not in the state folder yet. */
+void report_queue_keep(struct report_queue *q);
+
 size_t report_queue_pending(const struct report_queue *q);
 
 /* Call fn for each pending report with its instance id and attempt. */

@@ -122,6 +122,41 @@ int main(void)
 	is_str(f.sent[0], "23 {\"attempt\":1,\"state\":\"running\"}", "the new one");
 	report_queue_destroy(q);
 
+	/* Pushed for later: no file until kept, the order the same. */
+	q = report_queue_create(dir, &err);
+	report_queue_push_later(q, 25, state(1, "exited"));
+	report_queue_push(q, 26, state(1, "failed"));
+	report_queue_push_later(q, 27, state(1, "exited"));
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	is_int(q ? report_queue_pending(q) : 0, 1, "reports pushed for later are not on disk before keep");
+	memset(&f, 0, sizeof f);
+	report_queue_flush(q, fake_send, &f);
+	report_queue_push_later(q, 28, state(1, "exited"));
+	report_queue_push(q, 29, state(1, "failed"));
+	report_queue_push_later(q, 30, state(2, "exited"));
+	f.script = down_then_up;
+	f.nscript = 1;
+	f.calls = 0;
+	report_queue_flush(q, fake_send, &f);
+	report_queue_keep(q);
+	report_queue_keep(q);
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	is_int(q ? report_queue_pending(q) : 0, 3, "kept, the undelivered ones survive a restart, once each");
+	memset(&f, 0, sizeof f);
+	report_queue_flush(q, fake_send, &f);
+	is_str(f.sent[0], "28 {\"attempt\":1,\"state\":\"exited\"}", "in their order: first");
+	is_str(f.sent[1], "29 {\"attempt\":1,\"state\":\"failed\"}", "second");
+	is_str(f.sent[2], "30 {\"attempt\":2,\"state\":\"exited\"}", "third");
+	report_queue_push_later(q, 31, state(1, "exited"));
+	report_queue_flush(q, fake_send, &f);
+	report_queue_keep(q);
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	is_int(q ? report_queue_pending(q) : 0, 0, "one delivered before keep leaves nothing behind");
+	report_queue_destroy(q);
+
 	/* An exited report with everything the runner measured, kept on disk. */
 	{
 		struct report r = {
