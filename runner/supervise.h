@@ -8,10 +8,12 @@
  * neither kills an instance nor starts it twice.
  *
  * DIR (<state>/instances/<id>.<attempt>/) holds assignment.json (written by
- * the runner, with what it chose for the instance: its cores, GPUs and
- * cgroup, runner/resources.h), status (by the supervisor, replaced
- * atomically; at the end with the times and the rusage) and stop (the reason
- * the runner stopped it, if it did). */
+ * the runner before the supervisor starts, with what it chose for the
+ * instance: its cores, GPUs and cgroup, runner/resources.h), status (by the
+ * supervisor: first written aside and renamed into place, then rewritten in
+ * place under an exclusive flock, which its readers take shared; at the end
+ * with the times and the rusage) and stop (the reason the runner stopped it,
+ * if it did). */
 #ifndef PARSA_RUNNER_SUPERVISE_H
 #define PARSA_RUNNER_SUPERVISE_H
 
