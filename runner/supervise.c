@@ -529,8 +529,10 @@ static void publish(struct sup *p, enum sup_state state, const char *reason)
 		log_warn("cannot write %s/status", p->dir);
 	free(text);
 	json_decref(json);
-	/* EPIPE once the runner is gone: it reads the status when it is back. */
-	if (write(1, "\n", 1) < 0 && errno != EPIPE)
+	/* EPIPE once the runner is gone: it reads the status when it is back.
+	 * "starting" is what the runner assumes of a supervisor it just
+	 * started: it is written for a runner that reattaches, not told. */
+	if (state != SUP_STARTING && write(1, "\n", 1) < 0 && errno != EPIPE)
 		log_debug("cannot notify the runner: %s", strerror(errno));
 }
 

@@ -53,6 +53,19 @@ static json_t *state(int attempt, const char *s)
 	return json_pack("{s:i, s:s}", "attempt", attempt, "state", s);
 }
 
+/* A runner restart: the queue dropped, a new one loaded from dir. */
+static struct report_queue *restart(struct report_queue *q, const char *dir)
+{
+	char *err = NULL;
+
+	report_queue_destroy(q);
+	q = report_queue_create(dir, &err);
+	if (!q)
+		diag("cannot reopen %s: %s", dir, err);
+	free(err);
+	return q;
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/parsa-test-report.XXXXXX";
@@ -127,8 +140,7 @@ int main(void)
 	report_queue_push_later(q, 25, state(1, "exited"));
 	report_queue_push(q, 26, state(1, "failed"));
 	report_queue_push_later(q, 27, state(1, "exited"));
-	report_queue_destroy(q);
-	q = report_queue_create(dir, &err);
+	q = restart(q, dir);
 	is_int(q ? report_queue_pending(q) : 0, 1, "reports pushed for later are not on disk before keep");
 	memset(&f, 0, sizeof f);
 	report_queue_flush(q, fake_send, &f);
@@ -141,8 +153,7 @@ int main(void)
 	report_queue_flush(q, fake_send, &f);
 	report_queue_keep(q);
 	report_queue_keep(q);
-	report_queue_destroy(q);
-	q = report_queue_create(dir, &err);
+	q = restart(q, dir);
 	is_int(q ? report_queue_pending(q) : 0, 3, "kept, the undelivered ones survive a restart, once each");
 	memset(&f, 0, sizeof f);
 	report_queue_flush(q, fake_send, &f);
@@ -152,8 +163,7 @@ int main(void)
 	report_queue_push_later(q, 31, state(1, "exited"));
 	report_queue_flush(q, fake_send, &f);
 	report_queue_keep(q);
-	report_queue_destroy(q);
-	q = report_queue_create(dir, &err);
+	q = restart(q, dir);
 	is_int(q ? report_queue_pending(q) : 0, 0, "one delivered before keep leaves nothing behind");
 	report_queue_destroy(q);
 
