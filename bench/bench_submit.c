@@ -129,6 +129,10 @@ static int stage_span_ms(const char *mount, long id, int64_t *started, int64_t *
 	return rc;
 }
 
+/* Stages of the fan-out measured: their median is the figure (one stage
+ * takes about 2 s here, and a neighbour's burst moves one by a third). */
+#define STAGE_RUNS 3
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 	int jobs = 200, samples = 30, stage_n = 1000, opt;
 	double *lat = NULL, *hand = NULL;
 	int64_t t0, t1, t2, t3, last_end = 0, stage_start, stage_end;
+	double stage_rate[STAGE_RUNS];
 	long first, last, stage_job;
 	char *fanout = NULL;
 	int rc = 1;
@@ -236,9 +241,13 @@ int main(int argc, char **argv)
 	 * the stage's start to its end as the scheduler recorded them (no shell
 	 * or submission in the span). */
 	fanout = xasprintf("[stage t]\ninstances = %d\nrun = true\n", stage_n);
-	if (submit(mount, "fanout.conf", fanout) < 0 || (stage_job = last_job(mount)) < 0 ||
-	    wait_job(mount, stage_job) < 0 || stage_span_ms(mount, stage_job, &stage_start, &stage_end) < 0)
-		goto out;
+	for (int i = 0; i < STAGE_RUNS; i++) {
+		if (submit(mount, "fanout.conf", fanout) < 0 || (stage_job = last_job(mount)) < 0 ||
+		    wait_job(mount, stage_job) < 0 ||
+		    stage_span_ms(mount, stage_job, &stage_start, &stage_end) < 0)
+			goto out;
+		stage_rate[i] = stage_n / ((double)(stage_end - stage_start + (stage_end == stage_start)) / 1e3);
+	}
 
 	/* The submission path alone: the same burst of jobs that wait. */
 	t2 = now_ns();
@@ -256,8 +265,7 @@ int main(int argc, char **argv)
 	printf("handoff_ms_p50: %.2f\n", percentile(hand, samples, 0.50));
 	printf("drain_per_s: %.1f\n", jobs / ((double)(last_end * 1000000 - t0) / 1e9));
 	printf("stage_instances: %d\n", stage_n);
-	printf("stage1000_per_s: %.1f\n",
-	       stage_n / ((double)(stage_end - stage_start + (stage_end == stage_start)) / 1e3));
+	printf("stage1000_per_s: %.1f\n", percentile(stage_rate, STAGE_RUNS, 0.5));
 	rc = 0;
 out:
 	free(fanout);
