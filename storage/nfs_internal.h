@@ -73,7 +73,12 @@ struct reg_entry {
 	uint64_t floor;         /* size at least this */
 	struct inflight *writes;        /* every open file's writes in flight */
 	uint64_t gen;           /* moves at each write sent or answered and each truncate */
-	pthread_cond_t settled; /* a write of writes was answered */
+	pthread_cond_t settled; /* a write of writes was answered, or pend_file let go */
+	/* Attribute changes one open file keeps for a single SETATTR after its
+	 * writes (nfs_fattr.c): set while it is the inode's only open file. */
+	struct backend_file *pend_file;
+	sattr3 pend_sa;
+	struct backend_file *creator;   /* the open file whose open made it (until it closes) */
 	struct reg_entry *next;
 };
 
@@ -169,6 +174,8 @@ struct backend_file {
 	fattr3 attr;
 	uint64_t attr_seq;
 	int64_t attr_expires;
+	bool created;           /* this open made the file: attr is its create's */
+	struct backend_cred pend_cred;  /* who the kept attribute changes act as */
 };
 
 static inline struct nfs_backend *nfsb(struct backend *b)
@@ -372,6 +379,17 @@ bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end);
 int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
 	     uint64_t off, uint64_t end);
 int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid);
+/* Called holding no file's lock: the attribute changes another open file of
+ * r than self keeps (nfs_fattr.c) are sent first. */
+int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self);
+/* The creator of fileid open (f: r's creator from now on, NULL: no more;
+ * set under f->lock), and the creator found locked (trylock), or NULL. */
+void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set);
+struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid);
+/* The attributes of fileid without asking, while an open file keeps changes
+ * that set its mtime (nfs_fattr.c): its create's, the kept changes, the size
+ * written. False otherwise. */
+bool reg_kept_stat(struct nfs_backend *nb, uint64_t fileid, struct stat *st);
 bool reg_others_past(struct backend_file *f, uint64_t pos);
 
 /* ---- nfs_paths.c: the operations by path ---- */
@@ -464,6 +482,18 @@ int vol_flush(struct backend_file *f);
 int vol_close(struct backend_file *f);
 
 /* ---- nfs_fattr.c: an open file's attributes ---- */
+
+/* Under f->lock: the attribute changes f keeps, sent in one SETATTR after
+ * its writes; 0, or -1 with errno (also f->werr, for its close). */
+int file_settle_attrs(struct backend_file *f);
+/* Whether f keeps attribute changes (a peek, under f->lock). */
+bool file_keeps_attrs(struct backend_file *f);
+/* A SETATTR by path of fileid, acting as who: kept by the open file that
+ * made it, where it may be (true); else false, for the caller to send. */
+bool attrs_keep_by_fileid(struct nfs_backend *nb, uint64_t fileid, const struct backend_cred *who,
+			  const sattr3 *sa);
+/* a with the changes sa sets. */
+void sattr_apply(fattr3 *a, const sattr3 *sa);
 
 int vol_ftruncate(struct backend_file *f, off_t size);
 int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len);

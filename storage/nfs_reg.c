@@ -108,27 +108,59 @@ uint64_t reg_gen(struct nfs_backend *nb, struct reg_entry *r)
 	return gen;
 }
 
-static uint64_t reg_floor(struct nfs_backend *nb, uint64_t fileid)
-{
-	uint64_t floor = 0;
-
-	pthread_mutex_lock(&nb->reg_lock);
-	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
-		if (e->fileid == fileid)
-			floor = e->floor;
-	pthread_mutex_unlock(&nb->reg_lock);
-	return floor;
-}
-
-/* The attributes, with a size no smaller than what this mount has in flight. */
+/* The attributes, with a size no smaller than what this mount has in flight
+ * and the attribute changes an open file keeps (nfs_fattr.c). */
 void attr_to_stat_floor(struct nfs_backend *nb, const fattr3 *a, struct stat *st)
 {
-	attr_to_stat(a, st);
-	if (a->type == NF3REG) {
-		uint64_t floor = reg_floor(nb, a->fileid);
+	fattr3 shown = *a;
+	uint64_t floor = 0;
 
-		if ((uint64_t)st->st_size < floor)
-			st->st_size = (off_t)floor;
+	if (a->type == NF3REG) {
+		pthread_mutex_lock(&nb->reg_lock);
+		struct reg_entry *e = reg_find(nb, a->fileid);
+
+		if (e) {
+			floor = e->floor;
+			if (e->pend_file)
+				sattr_apply(&shown, &e->pend_sa);
+		}
+		pthread_mutex_unlock(&nb->reg_lock);
+	}
+	attr_to_stat(&shown, st);
+	if ((uint64_t)st->st_size < floor)
+		st->st_size = (off_t)floor;
+}
+
+bool reg_kept_stat(struct nfs_backend *nb, uint64_t fileid, struct stat *st)
+{
+	struct reg_entry *e;
+	fattr3 shown;
+	bool known = false;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	/* pend_file is alive while set, and its attr was set at its open. */
+	if (e && e->pend_file && e->pend_sa.mtime.set_it == SET_TO_CLIENT_TIME) {
+		shown = e->pend_file->attr;
+		sattr_apply(&shown, &e->pend_sa);
+		if (shown.size < e->floor)
+			shown.size = e->floor;
+		known = true;
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (known)
+		attr_to_stat(&shown, st);
+	return known;
+}
+
+/* until: ms from now, for pthread_cond_timedwait. */
+static void deadline_in(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_nsec += ms * 1000 * 1000;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
 	}
 }
 
@@ -202,12 +234,39 @@ int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_f
 			ret = -1;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 20 * 1000 * 1000;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		deadline_in(&until, 20);
+		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	return ret;
+}
+
+int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self)
+{
+	int64_t deadline = time_mono_ms() + nb->timeout_ms;
+	int ret = 0;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	while (r->pend_file && r->pend_file != self) {
+		struct backend_file *g = r->pend_file;
+		struct timespec until;
+
+		/* g is not freed while it keeps changes: its close sends them
+		 * under g->lock, which we now hold. An error is g's, for its
+		 * close; ours is only that the changes were sent. */
+		if (pthread_mutex_trylock(&g->lock) == 0) {
+			pthread_mutex_unlock(&nb->reg_lock);
+			(void)file_settle_attrs(g);
+			file_unlock(g);
+			pthread_mutex_lock(&nb->reg_lock);
+			continue;
 		}
+		if (time_mono_ms() >= deadline) {
+			errno = ETIMEDOUT;
+			ret = -1;
+			break;
+		}
+		deadline_in(&until, 20);
 		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
 	}
 	pthread_mutex_unlock(&nb->reg_lock);
@@ -215,7 +274,8 @@ int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_f
 }
 
 /* Before a SETATTR by path: the writes of this mount's open files of the
- * inode first, or one landing later would undo it (tar's times). */
+ * inode first, or one landing later would undo it (tar's times), and the
+ * attribute changes they keep. */
 int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
 {
 	struct reg_entry *e;
@@ -228,9 +288,35 @@ int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
 	pthread_mutex_unlock(&nb->reg_lock);
 	if (!e)
 		return 0;
-	ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
+	ret = reg_settle_others(nb, e, NULL);
+	if (ret == 0)
+		ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
 	reg_close(nb, e);
 	return ret;
+}
+
+void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	if (set)
+		f->reg->creator = f;
+	else if (f->reg->creator == f)
+		f->reg->creator = NULL;
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct backend_file *g = NULL;
+	struct reg_entry *e;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	/* Its close clears creator under g->lock: locked, g is alive. */
+	if (e && e->creator && pthread_mutex_trylock(&e->creator->lock) == 0)
+		g = e->creator;
+	pthread_mutex_unlock(&nb->reg_lock);
+	return g;
 }
 
 /* Under no lock: another open file has a write in flight at or past pos. */
