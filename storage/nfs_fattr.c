@@ -144,13 +144,15 @@ bool attrs_keep_by_fileid(struct nfs_backend *nb, uint64_t fileid, const struct 
 }
 
 /* Under f->lock: one SETATTR of sa on f's handle, acting as who, after
- * f's writes. */
-static int file_send_setattr(struct backend_file *f, const struct backend_cred *who, const sattr3 *sa)
+ * f's writes; after: the attributes its reply carries (else type 0). */
+static int file_send_setattr(struct backend_file *f, const struct backend_cred *who, const sattr3 *sa,
+			     fattr3 *after)
 {
 	struct op op = { .nb = f->nb, .cred = *who };
 	struct patience pat = { 0 };
 	int ret = -1;
 
+	memset(after, 0, sizeof *after);
 	if (file_drain(f) < 0)
 		return -1;
 	do {
@@ -158,7 +160,7 @@ static int file_send_setattr(struct backend_file *f, const struct backend_cred *
 			continue;
 		op.c = f->c;
 		op.deadline = time_mono_ms() + f->nb->timeout_ms;
-		ret = rpc_setattr(&op, &f->fh, sa, NULL);
+		ret = rpc_setattr(&op, &f->fh, sa, after);
 	} while (ret < 0 && file_retry(f, &pat));
 	return ret;
 }
@@ -166,6 +168,8 @@ static int file_send_setattr(struct backend_file *f, const struct backend_cred *
 int file_settle_attrs(struct backend_file *f)
 {
 	struct nfs_backend *nb = f->nb;
+	struct dcache_stamp at;
+	fattr3 after;
 	sattr3 sa;
 	int ret;
 
@@ -174,7 +178,8 @@ int file_settle_attrs(struct backend_file *f)
 	pthread_mutex_lock(&nb->reg_lock);
 	sa = f->reg->pend_sa;
 	pthread_mutex_unlock(&nb->reg_lock);
-	ret = file_send_setattr(f, &f->pend_cred, &sa);
+	at = dcache_stamp(nb);
+	ret = file_send_setattr(f, &f->pend_cred, &sa, &after);
 	if (ret < 0 && !f->werr)
 		f->werr = errno ? errno : EIO;
 	/* Shown until the server has them (or refused them). */
@@ -182,7 +187,10 @@ int file_settle_attrs(struct backend_file *f)
 	f->reg->pend_file = NULL;
 	pthread_cond_broadcast(&f->reg->settled);
 	pthread_mutex_unlock(&nb->reg_lock);
-	dcache_changed(nb, f->reg->fileid);
+	/* The reply answers the kernel's getattr by name that follows, if
+	 * nothing else of ours changed the file since it was sent. */
+	if (ret < 0 || after.type != NF3REG || !f->path || !dcache_put_mine_named(nb, f->path, &after, at))
+		dcache_changed(nb, f->reg->fileid);
 	if (ret < 0)
 		errno = f->werr;
 	return ret;
@@ -194,6 +202,7 @@ int file_settle_attrs(struct backend_file *f)
 static int file_setattr(struct backend_file *f, const struct backend_cred *cred, const sattr3 *sa)
 {
 	struct backend_cred who;
+	fattr3 after;
 	int ret = -1;
 
 	whoami(f->nb, cred, &who);
@@ -209,7 +218,7 @@ static int file_setattr(struct backend_file *f, const struct backend_cred *cred,
 	if (reg_settle_others(f->nb, f->reg, f) < 0 || reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
-	ret = file_send_setattr(f, &who, sa);
+	ret = file_send_setattr(f, &who, sa, &after);
 out:
 	file_unlock(f);
 	/* Again: a getattr answered meanwhile is not kept. */

@@ -180,9 +180,11 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	 * file's: theirs come from the server and the writes in flight. */
 	dcache_changed(nb, a.attr.fileid);
 	if (a.created) {
+		/* attr before created: a chmod by path may use it from then on. */
+		created_attr(f, path, &a);
+		f->path = xstrdup(path);
 		f->created = true;
 		reg_set_creator(nb, f, true);
-		created_attr(f, path, &a);
 	}
 	f->eof_at = UINT64_MAX;
 	f->pump_fd = -1;
@@ -689,6 +691,7 @@ int vol_close(struct backend_file *f)
 	reg_close(f->nb, f->reg);
 	/* What its writes changed is for the server to say from now on. */
 	dcache_changed(f->nb, fileid);
+	free(f->path);
 	free(f);
 	errno = saved;
 	return ret;

@@ -175,6 +175,7 @@ struct backend_file {
 	uint64_t attr_seq;
 	int64_t attr_expires;
 	bool created;           /* this open made the file: attr is its create's */
+	char *path;             /* created: its name then (for the cache of names) */
 	struct backend_cred pend_cred;  /* who the kept attribute changes act as */
 };
 
@@ -249,6 +250,11 @@ void dcache_put_missing(struct nfs_backend *nb, const char *path, struct dcache_
  * when not kept. */
 uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
 			 const fattr3 *attr, struct dcache_stamp at);
+/* The same for a name the cache holds as attr's file already (an open
+ * file's SETATTR, whose name may have changed since it was opened); false
+ * when not kept (the caller moves the file's attributes: dcache_changed). */
+bool dcache_put_mine_named(struct nfs_backend *nb, const char *path, const fattr3 *attr,
+			   struct dcache_stamp at);
 bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq);
 /* Our change to the name path (made, removed): it and its folder's
  * attributes are forgotten; the folder's (handle dir) are dir_attr where

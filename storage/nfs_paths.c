@@ -443,6 +443,9 @@ static int do_link(struct op *op, void *arg)
 
 	if (lookup_path(op, a->path, &fh, &attr, false) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
 		return -1;
+	/* Changes an open file keeps go first: they show its old nlink. */
+	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
+		return -1;
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &fh);
 	set_fh(&args.link.dir, &dir);

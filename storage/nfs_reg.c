@@ -7,6 +7,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -310,12 +312,20 @@ struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid)
 	struct backend_file *g = NULL;
 	struct reg_entry *e;
 
-	pthread_mutex_lock(&nb->reg_lock);
-	e = reg_find(nb, fileid);
-	/* Its close clears creator under g->lock: locked, g is alive. */
-	if (e && e->creator && pthread_mutex_trylock(&e->creator->lock) == 0)
-		g = e->creator;
-	pthread_mutex_unlock(&nb->reg_lock);
+	/* Its close clears creator under g->lock: locked, g is alive. The
+	 * lock is busy for a moment when the pump takes a reply of g's: a few
+	 * tries (the caller sends its SETATTR itself if none succeeds). */
+	for (int tries = 0; tries < 50 && !g; tries++) {
+		if (tries > 0)
+			sched_yield();
+		pthread_mutex_lock(&nb->reg_lock);
+		e = reg_find(nb, fileid);
+		if (!e || !e->creator)
+			tries = INT_MAX - 1;
+		else if (pthread_mutex_trylock(&e->creator->lock) == 0)
+			g = e->creator;
+		pthread_mutex_unlock(&nb->reg_lock);
+	}
 	return g;
 }
 
