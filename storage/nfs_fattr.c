@@ -56,9 +56,10 @@ out:
  * and the kernel (default_permissions) has checked each call already; only
  * changes the server will take are kept: the owner's chmod and times, or
  * root's (and chown) where root is not squashed (the create left the file
- * root's). A SETATTR by the server's clock (UTIME_NOW), a size, or a chown
- * after a chmod (the server would clear set-id bits the chmod set) is sent
- * at once, after what is kept. An error of the late SETATTR is the close's
+ * root's). A SETATTR by the server's clock (UTIME_NOW), a size, a mode with
+ * set-id bits or a chown after a chmod (the server may apply the owner after
+ * the mode, and a chown clears set-id bits) is sent at once, after what is
+ * kept. An error of the late SETATTR is the close's
  * (as a write's), or fsync's. */
 
 void sattr_apply(fattr3 *a, const sattr3 *sa)
@@ -102,6 +103,10 @@ static bool attrs_keep(struct backend_file *f, const struct backend_cred *who, c
 	    sa->mtime.set_it == SET_TO_SERVER_TIME)
 		return false;
 	if (!root && (chown || who->uid != f->attr.uid))
+		return false;
+	/* The server may apply a SETATTR's mode before its owner, and a chown
+	 * clears set-id bits: those go out in a SETATTR of their own. */
+	if (sa->mode.set_it && (sa->mode.set_mode3_u.mode & (S_ISUID | S_ISGID)))
 		return false;
 	pthread_mutex_lock(&nb->reg_lock);
 	if (r->refs == 1 && (!r->pend_file || (who->uid == f->pend_cred.uid && who->gid == f->pend_cred.gid &&
