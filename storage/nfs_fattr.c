@@ -142,7 +142,7 @@ bool attrs_keep_by_fileid(struct nfs_backend *nb, uint64_t fileid, const struct 
 	if (!g)
 		return false;
 	kept = attrs_keep(g, who, sa);
-	file_unlock(g);
+	reg_unlock_creator(nb, g);
 	if (kept)
 		dcache_changed(nb, fileid);
 	return kept;

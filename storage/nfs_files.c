@@ -686,6 +686,7 @@ int vol_close(struct backend_file *f)
 	conn_put(f->nb, f->c);
 	f->c = NULL;
 	pthread_mutex_unlock(&f->lock);
+	reg_unpinned_wait(f->nb, f);
 	pump_forget(f);
 	pthread_mutex_destroy(&f->lock);
 	reg_close(f->nb, f->reg);

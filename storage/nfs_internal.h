@@ -176,6 +176,7 @@ struct backend_file {
 	int64_t attr_expires;
 	bool created;           /* this open made the file: attr is its create's */
 	char *path;             /* created: its name then (for the cache of names) */
+	int pins;               /* reg_lock_creator callers that may still lock it (reg_lock) */
 	struct backend_cred pend_cred;  /* who the kept attribute changes act as */
 };
 
@@ -388,10 +389,14 @@ int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid);
 /* Called holding no file's lock: the attribute changes another open file of
  * r than self keeps (nfs_fattr.c) are sent first. */
 int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self);
-/* The creator of fileid open (f: r's creator from now on, NULL: no more;
- * set under f->lock), and the creator found locked (trylock), or NULL. */
+/* The open file whose open made fileid (set: f from now on; cleared by
+ * f's close under f->lock, which then waits with reg_unpinned_wait before
+ * freeing f). reg_lock_creator returns it locked (NULL: none), for
+ * reg_unlock_creator; the caller holds no file's lock. */
 void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set);
+void reg_unpinned_wait(struct nfs_backend *nb, struct backend_file *f);
 struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid);
+void reg_unlock_creator(struct nfs_backend *nb, struct backend_file *g);
 /* The attributes of fileid without asking, while an open file keeps changes
  * that set its mtime (nfs_fattr.c): its create's, the kept changes, the size
  * written. False otherwise. */

@@ -7,8 +7,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -297,6 +295,9 @@ int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
 	return ret;
 }
 
+/* Under f->lock when clearing: a caller of reg_lock_creator that locks f
+ * afterwards finds it cleared. Clearing also waits until no such caller
+ * still holds f pinned (f is freed next). */
 void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set)
 {
 	pthread_mutex_lock(&nb->reg_lock);
@@ -307,26 +308,53 @@ void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set)
 	pthread_mutex_unlock(&nb->reg_lock);
 }
 
+void reg_unpinned_wait(struct nfs_backend *nb, struct backend_file *f)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	while (f->pins > 0)
+		pthread_cond_wait(&f->reg->settled, &nb->reg_lock);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+static void unpin(struct nfs_backend *nb, struct backend_file *g)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	g->pins--;
+	pthread_cond_broadcast(&g->reg->settled);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
 struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid)
 {
 	struct backend_file *g = NULL;
 	struct reg_entry *e;
+	bool still;
 
-	/* Its close clears creator under g->lock: locked, g is alive. The
-	 * lock is busy for a moment when the pump takes a reply of g's: a few
-	 * tries (the caller sends its SETATTR itself if none succeeds). */
-	for (int tries = 0; tries < 50 && !g; tries++) {
-		if (tries > 0)
-			sched_yield();
-		pthread_mutex_lock(&nb->reg_lock);
-		e = reg_find(nb, fileid);
-		if (!e || !e->creator)
-			tries = INT_MAX - 1;
-		else if (pthread_mutex_trylock(&e->creator->lock) == 0)
-			g = e->creator;
-		pthread_mutex_unlock(&nb->reg_lock);
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	if (e && e->creator) {
+		g = e->creator;
+		g->pins++;      /* its close waits for us before freeing it */
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!g)
+		return NULL;
+	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&nb->reg_lock);
+	still = g->reg->creator == g;
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!still) {
+		pthread_mutex_unlock(&g->lock);
+		unpin(nb, g);
+		return NULL;
 	}
 	return g;
+}
+
+void reg_unlock_creator(struct nfs_backend *nb, struct backend_file *g)
+{
+	file_unlock(g);
+	unpin(nb, g);
 }
 
 /* Under no lock: another open file has a write in flight at or past pos. */
