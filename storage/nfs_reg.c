@@ -201,30 +201,34 @@ bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end)
 	return found;
 }
 
-/* Wait until no write in flight of an open file of r other than self (NULL:
- * any) overlaps [off, end). Called holding no file's lock: the other files'
- * writes are answered while their callers or the pump service them, and a
- * file nobody is servicing is drained here. A write that failed stays that
- * file's error, for its own flush and close. */
-int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
-		    uint64_t off, uint64_t end)
+/* What reg_wait and reg_settle_others wait for, and what they do about it. */
+struct reg_wait_for {
+	const struct backend_file *self;
+	uint64_t off, end;
+	/* Under reg_lock: another open file of r that holds the wait up. */
+	struct backend_file *(*find)(struct reg_entry *r, const struct reg_wait_for *w);
+	/* Under g->lock: let g finish what holds the wait up. */
+	int (*serve)(struct backend_file *g);
+};
+
+/* Until find names none: each file it names is served by us when nobody
+ * holds its lock (it is not freed meanwhile: its close serves it under its
+ * lock first), else by whoever does, awaited on r->settled. */
+static int reg_wait_others(struct nfs_backend *nb, struct reg_entry *r, const struct reg_wait_for *w)
 {
 	int64_t deadline = time_mono_ms() + nb->timeout_ms;
 	int ret = 0;
 
 	pthread_mutex_lock(&nb->reg_lock);
 	for (;;) {
-		struct backend_file *g;
+		struct backend_file *g = w->find(r, w);
 		struct timespec until;
 
-		g = (struct backend_file *)inflight_overlap(r->writes, off, end, self, INFLIGHT_OTHERS);
 		if (!g)
 			break;
-		/* g has writes in flight, so it is not freed: its close
-		 * drains them under g->lock, which we now hold. */
 		if (pthread_mutex_trylock(&g->lock) == 0) {
 			pthread_mutex_unlock(&nb->reg_lock);
-			(void)file_drain(g);
+			(void)w->serve(g);
 			file_unlock(g);
 			pthread_mutex_lock(&nb->reg_lock);
 			continue;
@@ -241,36 +245,37 @@ int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_f
 	return ret;
 }
 
+/* g has writes in flight, so it is not freed: its close drains them. */
+static struct backend_file *find_writes(struct reg_entry *r, const struct reg_wait_for *w)
+{
+	return (struct backend_file *)inflight_overlap(r->writes, w->off, w->end, w->self, INFLIGHT_OTHERS);
+}
+
+/* Wait until no write in flight of an open file of r other than self (NULL:
+ * any) overlaps [off, end). Called holding no file's lock: the other files'
+ * writes are answered while their callers or the pump service them, and a
+ * file nobody is servicing is drained here. A write that failed stays that
+ * file's error, for its own flush and close. */
+int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
+		    uint64_t off, uint64_t end)
+{
+	struct reg_wait_for w = { .self = self, .off = off, .end = end, .find = find_writes, .serve = file_drain };
+
+	return reg_wait_others(nb, r, &w);
+}
+
+/* g keeps changes, so it is not freed: its close sends them. */
+static struct backend_file *find_kept(struct reg_entry *r, const struct reg_wait_for *w)
+{
+	return r->pend_file != w->self ? r->pend_file : NULL;
+}
+
+/* An error is g's, for its close; ours is only that the changes were sent. */
 int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self)
 {
-	int64_t deadline = time_mono_ms() + nb->timeout_ms;
-	int ret = 0;
+	struct reg_wait_for w = { .self = self, .find = find_kept, .serve = file_settle_attrs };
 
-	pthread_mutex_lock(&nb->reg_lock);
-	while (r->pend_file && r->pend_file != self) {
-		struct backend_file *g = r->pend_file;
-		struct timespec until;
-
-		/* g is not freed while it keeps changes: its close sends them
-		 * under g->lock, which we now hold. An error is g's, for its
-		 * close; ours is only that the changes were sent. */
-		if (pthread_mutex_trylock(&g->lock) == 0) {
-			pthread_mutex_unlock(&nb->reg_lock);
-			(void)file_settle_attrs(g);
-			file_unlock(g);
-			pthread_mutex_lock(&nb->reg_lock);
-			continue;
-		}
-		if (time_mono_ms() >= deadline) {
-			errno = ETIMEDOUT;
-			ret = -1;
-			break;
-		}
-		deadline_in(&until, 20);
-		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
-	}
-	pthread_mutex_unlock(&nb->reg_lock);
-	return ret;
+	return reg_wait_others(nb, r, &w);
 }
 
 /* Before a SETATTR by path: the writes of this mount's open files of the
