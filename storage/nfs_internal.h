@@ -2,7 +2,8 @@
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
  * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
- * file is open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
+ * file is open, reg asks fattr to send what another open file keeps and how
+ * kept changes show, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
