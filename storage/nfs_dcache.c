@@ -260,6 +260,30 @@ uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct 
 	return seq;
 }
 
+bool dcache_put_mine_named(struct nfs_backend *nb, const char *path, const fattr3 *attr,
+			   struct dcache_stamp at)
+{
+	struct dcache_entry *e;
+	bool put = false;
+
+	pthread_mutex_lock(&nb->lock);
+	e = find(nb, path);
+	/* Only where the cache still says path names this file (a rename
+	 * since dropped it): attributes, never a name. */
+	if (e && e->state == DCACHE_HANDLE && e->expires > time_mono_ms() && e->type == attr->type &&
+	    e->fileid == attr->fileid && attr_unchanged(nb, attr->fileid, at.attr)) {
+		uint64_t seq = bump(nb, attr->fileid);
+
+		e->attr = *attr;
+		e->have_attr = true;
+		e->attr_expires = time_mono_ms() + ATTR_TTL_MS;
+		e->seq = seq;
+		put = true;
+	}
+	pthread_mutex_unlock(&nb->lock);
+	return put;
+}
+
 bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq)
 {
 	bool holds;

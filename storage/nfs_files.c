@@ -165,11 +165,27 @@ int vol_open(struct backend *b, const struct backend_cred *cred, const char *pat
 	f->fh = a.fh;
 	whoami(nb, cred, &f->cred);
 	f->reg = reg_open(nb, a.attr.fileid);
+	/* What another open file of the inode keeps goes to the server first:
+	 * this one reads and writes as the server says (nfs_fattr.c). */
+	if (reg_settle_others(nb, f->reg, f) < 0) {
+		int saved = errno;
+
+		reg_close(nb, f->reg);
+		pthread_mutex_destroy(&f->lock);
+		free(f);
+		errno = saved;
+		return -1;
+	}
 	/* Attributes cached before the open (nfs_dcache.c) are not the open
 	 * file's: theirs come from the server and the writes in flight. */
 	dcache_changed(nb, a.attr.fileid);
-	if (a.created)
+	if (a.created) {
+		/* attr before created: a chmod by path may use it from then on. */
 		created_attr(f, path, &a);
+		f->path = xstrdup(path);
+		f->created = true;
+		reg_set_creator(nb, f, true);
+	}
 	f->eof_at = UINT64_MAX;
 	f->pump_fd = -1;
 	*file = f;
@@ -248,6 +264,9 @@ ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t o
 		errno = f->werr;
 		goto out;
 	}
+	/* Kept times would undo the mtime this write moves. */
+	if (file_settle_attrs(f) < 0)
+		goto out;
 	if (f->nra)
 		ra_drop(f);
 	/* ...and so does our own: only a writer going back over what it just
@@ -600,7 +619,7 @@ int vol_fsync(struct backend_file *f, int datasync)
 	if (reg_wait(f->nb, f->reg, f, 0, UINT64_MAX) < 0)
 		return -1;
 	pthread_mutex_lock(&f->lock);
-	if (file_drain(f) < 0)
+	if (file_drain(f) < 0 || file_settle_attrs(f) < 0)
 		goto out;
 	ret = f->unstable ? file_commit(f) : 0;
 out:
@@ -629,6 +648,8 @@ int vol_flush(struct backend_file *f)
 
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
+	if (ret == 0)
+		ret = file_settle_attrs(f);
 	/* The server may have restarted since it answered what f keeps (a
 	 * verifier changed, a connection was lost): then it may have lost it,
 	 * and a close that says all is well commits first, sending again what
@@ -650,6 +671,10 @@ int vol_close(struct backend_file *f)
 
 	pthread_mutex_lock(&f->lock);
 	ret = file_drain(f);
+	/* Flush sent what f kept, unless it failed first: sent now or let go. */
+	if (file_settle_attrs(f) < 0)
+		ret = -1;
+	reg_set_creator(f->nb, f, false);
 	saved = errno;
 	file_fail_resends(f, EIO);
 	if (f->committing > 0 && file_wait(f, &f->committing, 0) < 0)
@@ -661,11 +686,13 @@ int vol_close(struct backend_file *f)
 	conn_put(f->nb, f->c);
 	f->c = NULL;
 	pthread_mutex_unlock(&f->lock);
+	reg_unpinned_wait(f->nb, f);
 	pump_forget(f);
 	pthread_mutex_destroy(&f->lock);
 	reg_close(f->nb, f->reg);
 	/* What its writes changed is for the server to say from now on. */
 	dcache_changed(f->nb, fileid);
+	free(f->path);
 	free(f);
 	errno = saved;
 	return ret;

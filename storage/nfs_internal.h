@@ -2,7 +2,8 @@
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
  * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
- * file is open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
+ * file is open, reg asks fattr to send what another open file keeps and how
+ * kept changes show, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
 
@@ -73,7 +74,12 @@ struct reg_entry {
 	uint64_t floor;         /* size at least this */
 	struct inflight *writes;        /* every open file's writes in flight */
 	uint64_t gen;           /* moves at each write sent or answered and each truncate */
-	pthread_cond_t settled; /* a write of writes was answered */
+	pthread_cond_t settled; /* a write of writes was answered, or pend_file let go */
+	/* Attribute changes one open file keeps for a single SETATTR after its
+	 * writes (nfs_fattr.c): set while it is the inode's only open file. */
+	struct backend_file *pend_file;
+	sattr3 pend_sa;
+	struct backend_file *creator;   /* the open file whose open made it (until it closes) */
 	struct reg_entry *next;
 };
 
@@ -169,6 +175,10 @@ struct backend_file {
 	fattr3 attr;
 	uint64_t attr_seq;
 	int64_t attr_expires;
+	bool created;           /* this open made the file: attr is its create's */
+	char *path;             /* created: its name then (for the cache of names) */
+	int pins;               /* reg_lock_creator callers that may still lock it (reg_lock) */
+	struct backend_cred pend_cred;  /* who the kept attribute changes act as */
 };
 
 static inline struct nfs_backend *nfsb(struct backend *b)
@@ -242,6 +252,11 @@ void dcache_put_missing(struct nfs_backend *nb, const char *path, struct dcache_
  * when not kept. */
 uint64_t dcache_put_mine(struct nfs_backend *nb, const char *path, const struct fhbuf *fh,
 			 const fattr3 *attr, struct dcache_stamp at);
+/* The same for a name the cache holds as attr's file already (an open
+ * file's SETATTR, whose name may have changed since it was opened); false
+ * when not kept (the caller moves the file's attributes: dcache_changed). */
+bool dcache_put_mine_named(struct nfs_backend *nb, const char *path, const fattr3 *attr,
+			   struct dcache_stamp at);
 bool dcache_attr_holds(struct nfs_backend *nb, uint64_t fileid, uint64_t seq);
 /* Our change to the name path (made, removed): it and its folder's
  * attributes are forgotten; the folder's (handle dir) are dir_attr where
@@ -372,6 +387,21 @@ bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end);
 int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
 	     uint64_t off, uint64_t end);
 int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid);
+/* Called holding no file's lock: the attribute changes another open file of
+ * r than self keeps (nfs_fattr.c) are sent first. */
+int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self);
+/* The open file whose open made fileid (set: f from now on; cleared by
+ * f's close under f->lock, which then waits with reg_unpinned_wait before
+ * freeing f). reg_lock_creator returns it locked (NULL: none), for
+ * reg_unlock_creator; the caller holds no file's lock. */
+void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set);
+void reg_unpinned_wait(struct nfs_backend *nb, struct backend_file *f);
+struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid);
+void reg_unlock_creator(struct nfs_backend *nb, struct backend_file *g);
+/* The attributes of fileid without asking, while an open file keeps changes
+ * that set its mtime (nfs_fattr.c): its create's, the kept changes, the size
+ * written. False otherwise. */
+bool reg_kept_stat(struct nfs_backend *nb, uint64_t fileid, struct stat *st);
 bool reg_others_past(struct backend_file *f, uint64_t pos);
 
 /* ---- nfs_paths.c: the operations by path ---- */
@@ -464,6 +494,18 @@ int vol_flush(struct backend_file *f);
 int vol_close(struct backend_file *f);
 
 /* ---- nfs_fattr.c: an open file's attributes ---- */
+
+/* Under f->lock: the attribute changes f keeps, sent in one SETATTR after
+ * its writes; 0, or -1 with errno (also f->werr, for its close). */
+int file_settle_attrs(struct backend_file *f);
+/* Whether f keeps attribute changes (a peek, under f->lock). */
+bool file_keeps_attrs(struct backend_file *f);
+/* A SETATTR by path of fileid, acting as who: kept by the open file that
+ * made it, where it may be (true); else false, for the caller to send. */
+bool attrs_keep_by_fileid(struct nfs_backend *nb, uint64_t fileid, const struct backend_cred *who,
+			  const sattr3 *sa);
+/* a with the changes sa sets. */
+void sattr_apply(fattr3 *a, const sattr3 *sa);
 
 int vol_ftruncate(struct backend_file *f, off_t size);
 int vol_fallocate(struct backend_file *f, int mode, off_t off, off_t len);

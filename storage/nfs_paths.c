@@ -49,6 +49,13 @@ static int do_getattr(struct op *op, void *arg)
 	struct fhbuf fh;
 	fattr3 attr;
 
+	/* A file whose open keeps tar's changes (nfs_fattr.c) shows them. */
+	switch (dcache_lookup(op->nb, a->path, &fh, &attr)) {
+	case DCACHE_HANDLE_ONLY:
+	case DCACHE_FULL:
+		if (attr.type == NF3REG && reg_kept_stat(op->nb, attr.fileid, a->st))
+			return 0;
+	}
 	if (lookup_path(op, a->path, &fh, &attr, true) < 0)
 		return -1;
 	attr_to_stat_floor(op->nb, &attr, a->st);
@@ -436,6 +443,9 @@ static int do_link(struct op *op, void *arg)
 
 	if (lookup_path(op, a->path, &fh, &attr, false) < 0 || lookup_parent(op, a->path2, &dir, &name) < 0)
 		return -1;
+	/* Changes an open file keeps go first: they show its old nlink. */
+	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
+		return -1;
 	memset(&args, 0, sizeof args);
 	set_fh(&args.file, &fh);
 	set_fh(&args.link.dir, &dir);
@@ -468,10 +478,6 @@ static int do_setattr(struct op *op, void *arg)
 	int rc;
 
 	if (lookup_path(op, a->path, &fh, &attr, false) < 0)
-		return -1;
-	/* Before the wait: a write it does not wait for moves the cache after. */
-	at = dcache_stamp(op->nb);
-	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	switch (a->flags) {
@@ -506,6 +512,14 @@ static int do_setattr(struct op *op, void *arg)
 		sattr_time(&sa.atime, &sa.mtime, a->tv);
 		break;
 	}
+	/* tar's times, owner and mode of the file it has open: kept by the
+	 * open file that made it, for one SETATTR after its writes. */
+	if (attr.type == NF3REG && a->flags != 's' && attrs_keep_by_fileid(op->nb, attr.fileid, &op->cred, &sa))
+		return 0;
+	/* Before the wait: a write it does not wait for moves the cache after. */
+	at = dcache_stamp(op->nb);
+	if (attr.type == NF3REG && reg_wait_fileid(op->nb, attr.fileid) < 0)
+		return -1;
 	rc = rpc_setattr(op, &fh, &sa, &after);
 	if (rc == 0 && a->flags == 's')
 		reg_truncated(op->nb, attr.fileid, (uint64_t)a->off);

@@ -108,27 +108,59 @@ uint64_t reg_gen(struct nfs_backend *nb, struct reg_entry *r)
 	return gen;
 }
 
-static uint64_t reg_floor(struct nfs_backend *nb, uint64_t fileid)
-{
-	uint64_t floor = 0;
-
-	pthread_mutex_lock(&nb->reg_lock);
-	for (struct reg_entry *e = nb->reg[fileid % REG_BUCKETS]; e; e = e->next)
-		if (e->fileid == fileid)
-			floor = e->floor;
-	pthread_mutex_unlock(&nb->reg_lock);
-	return floor;
-}
-
-/* The attributes, with a size no smaller than what this mount has in flight. */
+/* The attributes, with a size no smaller than what this mount has in flight
+ * and the attribute changes an open file keeps (nfs_fattr.c). */
 void attr_to_stat_floor(struct nfs_backend *nb, const fattr3 *a, struct stat *st)
 {
-	attr_to_stat(a, st);
-	if (a->type == NF3REG) {
-		uint64_t floor = reg_floor(nb, a->fileid);
+	fattr3 shown = *a;
+	uint64_t floor = 0;
 
-		if ((uint64_t)st->st_size < floor)
-			st->st_size = (off_t)floor;
+	if (a->type == NF3REG) {
+		pthread_mutex_lock(&nb->reg_lock);
+		struct reg_entry *e = reg_find(nb, a->fileid);
+
+		if (e) {
+			floor = e->floor;
+			if (e->pend_file)
+				sattr_apply(&shown, &e->pend_sa);
+		}
+		pthread_mutex_unlock(&nb->reg_lock);
+	}
+	attr_to_stat(&shown, st);
+	if ((uint64_t)st->st_size < floor)
+		st->st_size = (off_t)floor;
+}
+
+bool reg_kept_stat(struct nfs_backend *nb, uint64_t fileid, struct stat *st)
+{
+	struct reg_entry *e;
+	fattr3 shown;
+	bool known = false;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	/* pend_file is alive while set, and its attr was set at its open. */
+	if (e && e->pend_file && e->pend_sa.mtime.set_it == SET_TO_CLIENT_TIME) {
+		shown = e->pend_file->attr;
+		sattr_apply(&shown, &e->pend_sa);
+		if (shown.size < e->floor)
+			shown.size = e->floor;
+		known = true;
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (known)
+		attr_to_stat(&shown, st);
+	return known;
+}
+
+/* until: ms from now, for pthread_cond_timedwait. */
+static void deadline_in(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_nsec += ms * 1000 * 1000;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
 	}
 }
 
@@ -169,30 +201,34 @@ bool reg_mine_overlap(struct backend_file *f, uint64_t off, uint64_t end)
 	return found;
 }
 
-/* Wait until no write in flight of an open file of r other than self (NULL:
- * any) overlaps [off, end). Called holding no file's lock: the other files'
- * writes are answered while their callers or the pump service them, and a
- * file nobody is servicing is drained here. A write that failed stays that
- * file's error, for its own flush and close. */
-int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
-		    uint64_t off, uint64_t end)
+/* What reg_wait and reg_settle_others wait for, and what they do about it. */
+struct reg_wait_for {
+	const struct backend_file *self;
+	uint64_t off, end;
+	/* Under reg_lock: another open file of r that holds the wait up. */
+	struct backend_file *(*find)(struct reg_entry *r, const struct reg_wait_for *w);
+	/* Under g->lock: let g finish what holds the wait up. */
+	int (*serve)(struct backend_file *g);
+};
+
+/* Until find names none: each file it names is served by us when nobody
+ * holds its lock (it is not freed meanwhile: its close serves it under its
+ * lock first), else by whoever does, awaited on r->settled. */
+static int reg_wait_others(struct nfs_backend *nb, struct reg_entry *r, const struct reg_wait_for *w)
 {
 	int64_t deadline = time_mono_ms() + nb->timeout_ms;
 	int ret = 0;
 
 	pthread_mutex_lock(&nb->reg_lock);
 	for (;;) {
-		struct backend_file *g;
+		struct backend_file *g = w->find(r, w);
 		struct timespec until;
 
-		g = (struct backend_file *)inflight_overlap(r->writes, off, end, self, INFLIGHT_OTHERS);
 		if (!g)
 			break;
-		/* g has writes in flight, so it is not freed: its close
-		 * drains them under g->lock, which we now hold. */
 		if (pthread_mutex_trylock(&g->lock) == 0) {
 			pthread_mutex_unlock(&nb->reg_lock);
-			(void)file_drain(g);
+			(void)w->serve(g);
 			file_unlock(g);
 			pthread_mutex_lock(&nb->reg_lock);
 			continue;
@@ -202,20 +238,49 @@ int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_f
 			ret = -1;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 20 * 1000 * 1000;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		deadline_in(&until, 20);
 		pthread_cond_timedwait(&r->settled, &nb->reg_lock, &until);
 	}
 	pthread_mutex_unlock(&nb->reg_lock);
 	return ret;
 }
 
+/* g has writes in flight, so it is not freed: its close drains them. */
+static struct backend_file *find_writes(struct reg_entry *r, const struct reg_wait_for *w)
+{
+	return (struct backend_file *)inflight_overlap(r->writes, w->off, w->end, w->self, INFLIGHT_OTHERS);
+}
+
+/* Wait until no write in flight of an open file of r other than self (NULL:
+ * any) overlaps [off, end). Called holding no file's lock: the other files'
+ * writes are answered while their callers or the pump service them, and a
+ * file nobody is servicing is drained here. A write that failed stays that
+ * file's error, for its own flush and close. */
+int reg_wait(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self,
+		    uint64_t off, uint64_t end)
+{
+	struct reg_wait_for w = { .self = self, .off = off, .end = end, .find = find_writes, .serve = file_drain };
+
+	return reg_wait_others(nb, r, &w);
+}
+
+/* g keeps changes, so it is not freed: its close sends them. */
+static struct backend_file *find_kept(struct reg_entry *r, const struct reg_wait_for *w)
+{
+	return r->pend_file != w->self ? r->pend_file : NULL;
+}
+
+/* An error is g's, for its close; ours is only that the changes were sent. */
+int reg_settle_others(struct nfs_backend *nb, struct reg_entry *r, const struct backend_file *self)
+{
+	struct reg_wait_for w = { .self = self, .find = find_kept, .serve = file_settle_attrs };
+
+	return reg_wait_others(nb, r, &w);
+}
+
 /* Before a SETATTR by path: the writes of this mount's open files of the
- * inode first, or one landing later would undo it (tar's times). */
+ * inode first, or one landing later would undo it (tar's times), and the
+ * attribute changes they keep. */
 int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
 {
 	struct reg_entry *e;
@@ -228,9 +293,73 @@ int reg_wait_fileid(struct nfs_backend *nb, uint64_t fileid)
 	pthread_mutex_unlock(&nb->reg_lock);
 	if (!e)
 		return 0;
-	ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
+	ret = reg_settle_others(nb, e, NULL);
+	if (ret == 0)
+		ret = reg_wait(nb, e, NULL, 0, UINT64_MAX);
 	reg_close(nb, e);
 	return ret;
+}
+
+/* Under f->lock when clearing: a caller of reg_lock_creator that locks f
+ * afterwards finds it cleared. Clearing also waits until no such caller
+ * still holds f pinned (f is freed next). */
+void reg_set_creator(struct nfs_backend *nb, struct backend_file *f, bool set)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	if (set)
+		f->reg->creator = f;
+	else if (f->reg->creator == f)
+		f->reg->creator = NULL;
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+void reg_unpinned_wait(struct nfs_backend *nb, struct backend_file *f)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	while (f->pins > 0)
+		pthread_cond_wait(&f->reg->settled, &nb->reg_lock);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+static void unpin(struct nfs_backend *nb, struct backend_file *g)
+{
+	pthread_mutex_lock(&nb->reg_lock);
+	g->pins--;
+	pthread_cond_broadcast(&g->reg->settled);
+	pthread_mutex_unlock(&nb->reg_lock);
+}
+
+struct backend_file *reg_lock_creator(struct nfs_backend *nb, uint64_t fileid)
+{
+	struct backend_file *g = NULL;
+	struct reg_entry *e;
+	bool still;
+
+	pthread_mutex_lock(&nb->reg_lock);
+	e = reg_find(nb, fileid);
+	if (e && e->creator) {
+		g = e->creator;
+		g->pins++;      /* its close waits for us before freeing it */
+	}
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!g)
+		return NULL;
+	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&nb->reg_lock);
+	still = g->reg->creator == g;
+	pthread_mutex_unlock(&nb->reg_lock);
+	if (!still) {
+		pthread_mutex_unlock(&g->lock);
+		unpin(nb, g);
+		return NULL;
+	}
+	return g;
+}
+
+void reg_unlock_creator(struct nfs_backend *nb, struct backend_file *g)
+{
+	file_unlock(g);
+	unpin(nb, g);
 }
 
 /* Under no lock: another open file has a write in flight at or past pos. */
