@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the root folder ---- */
 
@@ -339,9 +340,34 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? edge(-1) : (int)n;
 }
 
+/* A pipe handed to libfuse for a reply is closed once the reply is out:
+ * libfuse sends it on the thread that took the request before that thread
+ * takes another, so at the thread's next read (or its end). */
+static void close_handed_pipe(void *v)
+{
+	close((int)(intptr_t)v - 1);
+}
+
+int fs_read_pipes_init(struct fs_ctx *fs)
+{
+	errno = pthread_key_create(&fs->read_pipe, close_handed_pipe);
+	fs->read_pipe_ok = errno == 0;
+	return fs->read_pipe_ok ? 0 : -1;
+}
+
+static void hand_pipe(struct fs_ctx *fs, int fd)
+{
+	void *prev = pthread_getspecific(fs->read_pipe);
+
+	if (prev)
+		close_handed_pipe(prev);
+	(void)pthread_setspecific(fs->read_pipe, fd >= 0 ? (void *)(intptr_t)(fd + 1) : NULL);
+}
+
 /* The data path without a copy where it can: a file of a local folder is
  * spliced from its descriptor straight into the reply; NFS read-ahead hands
- * over the buffer it read into. libfuse frees the memory buffers. */
+ * over the pipe it spliced the server's reply into, or the buffer it read
+ * into. libfuse frees the memory buffers. */
 static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -365,7 +391,20 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 		return 0;
 	}
 	if (f->ops->read_take) {
-		n = f->ops->read_take(f, size, off, &mem);
+		struct fs_ctx *fs = ctx();
+		int pipe_fd = -1;
+
+		if (fs->read_pipe_ok)
+			hand_pipe(fs, -1);
+		n = f->ops->read_take(f, size, off, &mem, fs->read_pipe_ok ? &pipe_fd : NULL);
+		if (n >= 0 && pipe_fd >= 0) {
+			hand_pipe(fs, pipe_fd);
+			*bv = FUSE_BUFVEC_INIT((size_t)n);
+			bv->buf[0].flags = FUSE_BUF_IS_FD;
+			bv->buf[0].fd = pipe_fd;
+			*bufp = bv;
+			return 0;
+		}
 	} else {
 		mem = xmalloc(size ? size : 1);
 		n = f->ops->read(f, mem, size, off);
@@ -672,6 +711,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* Large requests for the data path; the kernel lowers them if it must. */
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
+	conn->max_read = ((struct fs_ctx *)fuse_get_context()->private_data)->max_read;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	/* read_buf may answer with a descriptor: let libfuse splice it. */

@@ -83,9 +83,12 @@ struct backend_ops {
 	 * when the backend would rather hand them over with pread_take.
 	 * pread_take: like pread, but the data comes back in a malloc'ed buffer
 	 * the caller frees (*buf), which a backend that already holds the bytes
-	 * (NFS read-ahead) hands over without copying. */
+	 * (NFS read-ahead) hands over without copying; or, where pipe_fd is not
+	 * NULL, possibly in a pipe (*pipe_fd >= 0, *buf NULL) whose read end
+	 * holds exactly the bytes read, for the caller to splice and close (NFS
+	 * read-ahead spliced from the socket). */
 	int (*fd)(struct backend_file *f, size_t size, off_t off);
-	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
+	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf, int *pipe_fd);
 	/* Optional, best effort: the folder's entries are independent trees
 	 * (jobs/<id>), to be spread over the disk as top folders are (ext4:
 	 * the Orlov "top directory" flag). */
@@ -201,8 +204,10 @@ int backend_close(struct backend *b, struct backend_file *f);
 /* A descriptor of f to splice size bytes at off to or from, or -1 (see fd above). */
 int backend_splice_fd(struct backend *b, struct backend_file *f, size_t size, off_t off);
 /* pread into a malloc'ed *buf the caller frees, without a copy where the
- * backend holds the bytes already (pread_take); NULL *buf on failure. */
-ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf);
+ * backend holds the bytes already (pread_take); NULL *buf on failure. With
+ * pipe_fd, the bytes may come in a pipe instead (see pread_take above). */
+ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf,
+			   int *pipe_fd);
 /* Best effort (see spread above); nothing where the backend cannot. */
 void backend_spread(struct backend *b, const char *path);
 /* Whether the backend can change an open file's mode (fchmod). */

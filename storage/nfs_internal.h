@@ -1,7 +1,7 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
+ * pump < rsock < reg < paths < commit < files < fattr; dcache asks reg only whether a
  * file is open, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
 #define PARSA_NFS_INTERNAL_H
@@ -111,6 +111,9 @@ struct nfs_backend {
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
+	/* Open files that moved HEAVY_BYTES or more (nfs_files.c): when the
+	 * last of them closes, the heap's free memory goes back (malloc_trim). */
+	_Atomic int heavy_open;
 	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
 	 * (RPC_STATS_MOUNT); NULL unless counted. */
 	_Atomic uint64_t *rpc_counts;
@@ -125,7 +128,14 @@ struct chunk {
 	int pending;            /* 1 while the READ is in flight */
 	bool eof, orphan;
 	int err;
-	char *buf;
+	char *buf;              /* the data, unless it is in the pipe */
+	/* With a read socket (nfs_rsock.c): the pipe the data is spliced
+	 * into (-1, -1: none; the write end closes once the reply is in), how
+	 * much of it is there, the request's xid and the socket's list. */
+	int pfd[2];
+	uint32_t in_pipe;
+	uint32_t xid;
+	struct chunk *rs_next;
 };
 
 struct backend_file {
@@ -152,11 +162,15 @@ struct backend_file {
 	char verf[NFS3_WRITEVERFSIZE];
 	struct chunk *ra[RA_SLOTS];
 	int nra;
+	struct rsock *rs;       /* the read socket (nfs_rsock.c); NULL: none yet */
+	bool rs_off;            /* none to be had: reads go through libnfs */
 	int orphans;            /* read requests in flight nobody waits for */
 	uint64_t last_end;      /* where the previous read ended */
 	uint64_t eof_at;        /* a read saw the end here (UINT64_MAX: not yet) */
 	uint64_t ra_gen;        /* reg->gen the read-ahead chunks were asked at */
 	uint64_t pump_seq;      /* counts pump_state() calls (under lock) */
+	uint64_t moved;         /* bytes read and written, up to HEAVY_BYTES */
+	bool heavy;             /* counted in nb->heavy_open */
 	/* Under nb->pump_lock: what the pump polls for this file. */
 	struct backend_file *pump_next;
 	bool pump_listed;
@@ -356,6 +370,30 @@ void file_unlock(struct backend_file *f);
 void pump_forget(struct backend_file *f);
 void pump_shutdown(struct nfs_backend *nb);
 
+/* ---- nfs_rsock.c: an open file's READs on a socket of its own, spliced ---- */
+
+struct rsock;
+/* A connection to the server c is connected to, or NULL with errno. */
+struct rsock *rsock_open(struct nfs_backend *nb, struct conn *c, int64_t deadline);
+/* Every chunk still asked on it ends (orphans are freed, others get EIO). */
+void rsock_close(struct rsock *rs);
+/* Ask for ch (off, len; pending set), its data to go to a pipe of its own,
+ * or to ch->buf where no pipe can be had. */
+int rsock_read(struct rsock *rs, struct chunk *ch, const struct fhbuf *fh, const struct backend_cred *cred);
+/* Service it until *count drops to target or the deadline passes; a socket
+ * that fails or times out is broken. */
+int rsock_wait(struct rsock *rs, const int *count, int target, int64_t deadline);
+void rsock_pump(struct rsock *rs);
+bool rsock_broken(const struct rsock *rs);
+bool rsock_busy(const struct rsock *rs);
+int rsock_fd(const struct rsock *rs);
+short rsock_events(const struct rsock *rs);
+/* A chunk's data out of its pipe into ch->buf (a reader wants it in memory). */
+int chunk_to_memory(struct chunk *ch);
+void chunk_close_pipe(struct chunk *ch);
+/* Free a chunk nobody waits for any more (its READ answered or cancelled). */
+void chunk_free(struct chunk *ch);
+
 /* ---- nfs_reg.c: open files by fileid, and the order of writes ---- */
 
 struct reg_entry *reg_open(struct nfs_backend *nb, uint64_t fileid);
@@ -457,7 +495,7 @@ void ra_drop(struct backend_file *f);
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
-ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf);
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, int *pipe_fd);
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
 int vol_fsync(struct backend_file *f, int datasync);
 int vol_flush(struct backend_file *f);

@@ -140,16 +140,26 @@ int file_drain(struct backend_file *f)
 /* Under f->lock: what is in flight on f's connection, for the pump. */
 static void pump_state(struct backend_file *f, struct pump_state *ps)
 {
-	bool busy = f->inflight > 0 || f->orphans > 0 || f->committing > 0;
+	bool busy = f->inflight > 0 || f->committing > 0;
+	bool reading = f->rs && !rsock_broken(f->rs) && rsock_busy(f->rs);
 
-	for (int i = 0; i < f->nra && !busy; i++)
-		busy = f->ra[i]->pending;
+	/* Without a read socket, reads are on the connection too. */
+	if (!f->rs) {
+		busy = busy || f->orphans > 0;
+		for (int i = 0; i < f->nra && !busy; i++)
+			busy = f->ra[i]->pending;
+	}
 	ps->seq = ++f->pump_seq;
 	ps->fd = -1;
 	ps->events = 0;
+	/* One descriptor per file: its writes' connection while they are in
+	 * flight (a writer drops its read-ahead), else its read socket. */
 	if (busy && f->c && !f->c->broken) {
 		ps->fd = nfs_get_fd(f->c->nfs);
 		ps->events = (short)nfs_which_events(f->c->nfs);
+	} else if (reading) {
+		ps->fd = rsock_fd(f->rs);
+		ps->events = rsock_events(f->rs);
 	}
 }
 
@@ -217,6 +227,8 @@ static void *pump_main(void *arg)
 			}
 			if (f->c && !f->c->broken)
 				conn_pump(f->c);
+			if (f->rs)
+				rsock_pump(f->rs);
 			pump_state(f, &ps);
 			pthread_mutex_unlock(&f->lock);
 			pump_apply(f, &ps);
