@@ -199,6 +199,7 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->lock, NULL);
 	pthread_mutex_init(&nb->reg_lock, NULL);
 	pthread_mutex_init(&nb->pump_lock, NULL);
+	nb->pipes_max = rsock_pipes_max();
 	nb->pump_wake = -1;
 	rpc_stats_open(nb);
 	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,

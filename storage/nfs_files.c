@@ -456,8 +456,10 @@ static void taken_drop(struct taken *t)
  * can be had (the reads go through libnfs then). */
 static void file_rsock(struct backend_file *f)
 {
-	if (f->rs && rsock_broken(f->rs)) {
-		/* Its chunks in flight end with it (pending ones as orphans). */
+	/* A socket that failed, or that the server closed while the file sat
+	 * idle, is made anew. Its chunks in flight end with it (pending ones
+	 * as orphans). */
+	if (f->rs && (rsock_broken(f->rs) || rsock_stale(f->rs))) {
 		ra_drop(f);
 		rsock_close(f->rs);
 		f->rs = NULL;
@@ -555,8 +557,7 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 		if (!buf && copied == 0 && pos == ch->off && ch->got == end - pos) {
 			/* The kernel asked for this chunk exactly: no copy. */
 			if (take->pipe_ok && ch->pfd[0] >= 0 && ch->in_pipe == ch->got) {
-				take->fd = ch->pfd[0];
-				ch->pfd[0] = -1;
+				take->fd = chunk_hand_pipe(ch);
 			} else {
 				if (chunk_to_memory(ch) < 0) {
 					errno = ch->err;

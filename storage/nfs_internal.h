@@ -114,6 +114,10 @@ struct nfs_backend {
 	/* Open files that moved HEAVY_BYTES or more (nfs_files.c): when the
 	 * last of them closes, the heap's free memory goes back (malloc_trim). */
 	_Atomic int heavy_open;
+	/* Pipes chunks hold (nfs_rsock.c), two descriptors each: at most
+	 * pipes_max, a share of the descriptors the process may open. */
+	_Atomic int pipes;
+	int pipes_max;
 	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
 	 * (RPC_STATS_MOUNT); NULL unless counted. */
 	_Atomic uint64_t *rpc_counts;
@@ -390,6 +394,12 @@ int rsock_fd(const struct rsock *rs);
 short rsock_events(const struct rsock *rs);
 /* A chunk's data out of its pipe into ch->buf (a reader wants it in memory). */
 int chunk_to_memory(struct chunk *ch);
+/* The read end of ch's pipe, holding its data, now the caller's. */
+int chunk_hand_pipe(struct chunk *ch);
+/* The share of the process's descriptors chunks' pipes may take. */
+int rsock_pipes_max(void);
+/* Whether rs, with nothing asked, was closed by the server (idle too long). */
+bool rsock_stale(const struct rsock *rs);
 void chunk_close_pipe(struct chunk *ch);
 /* Free a chunk nobody waits for any more (its READ answered or cancelled). */
 void chunk_free(struct chunk *ch);

@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -122,6 +123,8 @@ int chunk_to_memory(struct chunk *ch)
 
 void chunk_close_pipe(struct chunk *ch)
 {
+	if (ch->pfd[0] >= 0 || ch->pfd[1] >= 0)
+		atomic_fetch_sub(&ch->f->nb->pipes, 1);
 	for (int i = 0; i < 2; i++) {
 		if (ch->pfd[i] >= 0)
 			close(ch->pfd[i]);
@@ -136,16 +139,44 @@ void chunk_free(struct chunk *ch)
 	free(ch);
 }
 
+int chunk_hand_pipe(struct chunk *ch)
+{
+	int fd = ch->pfd[0];
+
+	if (ch->pfd[1] >= 0)
+		close(ch->pfd[1]);
+	ch->pfd[0] = ch->pfd[1] = -1;
+	atomic_fetch_sub(&ch->f->nb->pipes, 1);
+	return fd;
+}
+
+int rsock_pipes_max(void)
+{
+	struct rlimit rl;
+
+	/* A quarter of the descriptors, two per pipe; 1,024 pipes hold 512
+	 * MiB of read-ahead, 64 files reading at full speed. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1024;
+	return rl.rlim_cur / 8 < 1024 ? (int)(rl.rlim_cur / 8) : 1024;
+}
+
 /* A pipe for a chunk of len bytes: room for them in page-sized pieces and
  * more (the pieces a socket hands over may be smaller than a page), within
  * pipe-max-size (1 MiB unless raised). */
 static void chunk_pipe(struct chunk *ch)
 {
 	int size = ch->len <= (512u << 10) ? (int)(2 * ch->len) : (int)ch->len;
+	struct nfs_backend *nb = ch->f->nb;
 
 	ch->pfd[0] = ch->pfd[1] = -1;
+	if (atomic_fetch_add(&nb->pipes, 1) >= nb->pipes_max) {
+		atomic_fetch_sub(&nb->pipes, 1);
+		return;
+	}
 	if (pipe2(ch->pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		ch->pfd[0] = ch->pfd[1] = -1;
+		atomic_fetch_sub(&nb->pipes, 1);
 		return;
 	}
 	if (fcntl(ch->pfd[0], F_SETPIPE_SZ, size) < size)
@@ -260,6 +291,13 @@ void rsock_close(struct rsock *rs)
 	free(rs->scratch);
 	free(rs->out);
 	free(rs);
+}
+
+bool rsock_stale(const struct rsock *rs)
+{
+	struct pollfd p = { .fd = rs->fd, .events = POLLIN };
+
+	return !rsock_busy(rs) && poll(&p, 1, 0) != 0;
 }
 
 bool rsock_broken(const struct rsock *rs)
