@@ -1,17 +1,17 @@
 /* The floor under parsa's parallel-read figures on this machine: a FUSE file
  * system of read-only files whose reads hand out a buffer of the size asked
  * for and do nothing else (no storage, no copy into it), mounted with
- * parsafs's settings (1 MiB requests, its multi-threaded loop, the same
+ * parsafs's settings (its request sizes, its multi-threaded loop, the same
  * malloc tuning). bench/storage-par.sh reads its files with the same 8 `dd`
  * as parsa's mount: what that costs is FUSE's own share, which no file
  * system on FUSE can go below.
  *
  *   bench_read_floor MOUNTPOINT FILES SIZE   serve FILES files r0.. of SIZE
  *                                            bytes in the foreground until unmounted */
-#define FUSE_USE_VERSION 312
+#include "fuse_serve.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -97,6 +97,7 @@ static void *floor_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* parsa's own settings (fs/ops.c), so that the same requests come. */
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
+	conn->max_read = 512u << 10;
 	cfg->entry_timeout = 1.0;
 	cfg->attr_timeout = 1.0;
 	return fuse_get_context()->private_data;
@@ -111,42 +112,18 @@ static const struct fuse_operations floor_ops = {
 
 int main(int argc, char **argv)
 {
-	char *fuse_argv[] = { "bench_read_floor", "-oallow_other", NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(geteuid() == 0 ? 2 : 1, fuse_argv);
+	/* parsafs's read size (fs/main.c FS_READ_MAX), as an option and from init. */
+	static const char *const opts[] = { "-omax_read=524288", NULL };
 	struct floor_read fs = { 0 };
-	struct fuse_loop_config *loop = NULL;
-	struct fuse *fuse = NULL;
-	bool mounted = false, handlers = false;
-	int ret = 1;
 
 	if (argc != 4 || (fs.files = strtol(argv[2], NULL, 10)) <= 0 ||
 	    (fs.size = (off_t)strtoll(argv[3], NULL, 10)) < 0) {
 		fprintf(stderr, "usage: bench_read_floor MOUNTPOINT FILES SIZE\n");
 		return 2;
 	}
-	/* parsafs's malloc (fs/main.c, mem_one_arena): 1 MiB blocks reused. */
+	/* parsafs's malloc (fs/main.c, mem_one_arena): its blocks reused. */
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 2 << 20);
 	mallopt(M_TRIM_THRESHOLD, 8 << 20);
-	fuse = fuse_new(&args, &floor_ops, sizeof floor_ops, &fs);
-	if (!fuse || fuse_mount(fuse, argv[1]) != 0)
-		goto out;
-	mounted = true;
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
-		goto out;
-	handlers = true;
-	loop = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(loop, 256);
-	ret = fuse_loop_mt(fuse, loop) == 0 ? 0 : 1;
-out:
-	if (loop)
-		fuse_loop_cfg_destroy(loop);
-	if (handlers)
-		fuse_remove_signal_handlers(fuse_get_session(fuse));
-	if (mounted)
-		fuse_unmount(fuse);
-	if (fuse)
-		fuse_destroy(fuse);
-	fuse_opt_free_args(&args);
-	return ret;
+	return fuse_serve("bench_read_floor", &floor_ops, &fs, argv[1], opts);
 }

@@ -9,6 +9,7 @@
 #include "jobs_dir.h"
 #include "out_dir.h"
 #include "queue_dir.h"
+#include "read_pipe.h"
 #include "route.h"
 #include "schedules_dir.h"
 #include "storage_watch.h"
@@ -20,7 +21,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- the root folder ---- */
 
@@ -340,30 +340,6 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? edge(-1) : (int)n;
 }
 
-/* A pipe handed to libfuse for a reply is closed once the reply is out:
- * libfuse sends it on the thread that took the request before that thread
- * takes another, so at the thread's next read (or its end). */
-static void close_handed_pipe(void *v)
-{
-	close((int)(intptr_t)v - 1);
-}
-
-int fs_read_pipes_init(struct fs_ctx *fs)
-{
-	errno = pthread_key_create(&fs->read_pipe, close_handed_pipe);
-	fs->read_pipe_ok = errno == 0;
-	return fs->read_pipe_ok ? 0 : -1;
-}
-
-static void hand_pipe(struct fs_ctx *fs, int fd)
-{
-	void *prev = pthread_getspecific(fs->read_pipe);
-
-	if (prev)
-		close_handed_pipe(prev);
-	(void)pthread_setspecific(fs->read_pipe, fd >= 0 ? (void *)(intptr_t)(fd + 1) : NULL);
-}
-
 /* The data path without a copy where it can: a file of a local folder is
  * spliced from its descriptor straight into the reply; NFS read-ahead hands
  * over the pipe it spliced the server's reply into, or the buffer it read
@@ -391,17 +367,13 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 		return 0;
 	}
 	if (f->ops->read_take) {
-		struct fs_ctx *fs = ctx();
-		int pipe_fd = -1;
+		struct backend_pipe *pipe = read_pipe_get(ctx());
 
-		if (fs->read_pipe_ok)
-			hand_pipe(fs, -1);
-		n = f->ops->read_take(f, size, off, &mem, fs->read_pipe_ok ? &pipe_fd : NULL);
-		if (n >= 0 && pipe_fd >= 0) {
-			hand_pipe(fs, pipe_fd);
+		n = f->ops->read_take(f, size, off, &mem, pipe);
+		if (n >= 0 && pipe && pipe->used) {
 			*bv = FUSE_BUFVEC_INIT((size_t)n);
 			bv->buf[0].flags = FUSE_BUF_IS_FD;
-			bv->buf[0].fd = pipe_fd;
+			bv->buf[0].fd = pipe->rfd;
 			*bufp = bv;
 			return 0;
 		}

@@ -10,9 +10,6 @@ struct fuse_operations;
 
 /* The operations for fuse_new(); private_data must be a struct fs_ctx. */
 const struct fuse_operations *fs_operations(void);
-/* Let reads answer with pipes the backend spliced into (NFS): before the
- * loop starts; without it they answer from memory. -1 with errno. */
-int fs_read_pipes_init(struct fs_ctx *fs);
 
 /* Match path against the tree; 0 with p filled, or -1/ENOENT. */
 int fs_match(const char *path, struct fs_path *p);

@@ -310,14 +310,14 @@ int backend_splice_fd(struct backend *b, struct backend_file *f, size_t size, of
 }
 
 ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf,
-			   int *pipe_fd)
+			   struct backend_pipe *pipe)
 {
 	ssize_t n;
 
-	if (pipe_fd)
-		*pipe_fd = -1;
+	if (pipe)
+		pipe->used = false;
 	if (b->ops->pread_take)
-		return b->ops->pread_take(f, size, off, buf, pipe_fd);
+		return b->ops->pread_take(f, size, off, buf, pipe);
 	*buf = xmalloc(size ? size : 1);
 	n = b->ops->pread(f, *buf, size, off);
 	if (n < 0) {

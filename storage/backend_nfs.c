@@ -75,6 +75,8 @@ static void vol_destroy(struct backend *b)
 	pthread_mutex_destroy(&nb->lock);
 	pthread_mutex_destroy(&nb->reg_lock);
 	pthread_mutex_destroy(&nb->pump_lock);
+	pipe_pool_clear(nb);
+	pthread_mutex_destroy(&nb->pipe_lock);
 	rpc_stats_close(nb);
 	free(nb->down_reason);
 	free(nb->volume);
@@ -200,6 +202,7 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->reg_lock, NULL);
 	pthread_mutex_init(&nb->pump_lock, NULL);
 	nb->pipes_max = rsock_pipes_max();
+	pthread_mutex_init(&nb->pipe_lock, NULL);
 	nb->pump_wake = -1;
 	rpc_stats_open(nb);
 	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,

@@ -434,22 +434,23 @@ static void ra_remove(struct backend_file *f, struct chunk *ch)
 }
 
 /* What a read hands over instead of copying into the caller's buffer: a
- * malloc'ed buffer, or (where the caller takes one) a pipe holding the bytes. */
+ * malloc'ed buffer, or the bytes moved into the caller's pipe. */
 struct taken {
 	char *buf;
-	int fd;
-	bool pipe_ok;
+	struct backend_pipe *pipe;      /* NULL: the caller has none */
 };
 
+/* Forget what a read that is tried again had handed over. */
 static void taken_drop(struct taken *t)
 {
 	if (!t)
 		return;
 	free(t->buf);
 	t->buf = NULL;
-	if (t->fd >= 0)
-		close(t->fd);
-	t->fd = -1;
+	if (t->pipe && t->pipe->used) {
+		pipe_empty(t->pipe->rfd);
+		t->pipe->used = false;
+	}
 }
 
 /* Under f->lock: f's read socket, made at its first read; NULL where none
@@ -556,8 +557,9 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 			break;
 		if (!buf && copied == 0 && pos == ch->off && ch->got == end - pos) {
 			/* The kernel asked for this chunk exactly: no copy. */
-			if (take->pipe_ok && ch->pfd[0] >= 0 && ch->in_pipe == ch->got) {
-				take->fd = chunk_hand_pipe(ch);
+			if (take->pipe && ch->pfd[0] >= 0 && ch->in_pipe == ch->got &&
+			    chunk_move_pipe(ch, take->pipe) == 0) {
+				take->pipe->used = true;
 			} else {
 				if (chunk_to_memory(ch) < 0) {
 					errno = ch->err;
@@ -672,9 +674,9 @@ ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off)
 	return file_read(f, buf, size, off, NULL);
 }
 
-ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, int *pipe_fd)
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, struct backend_pipe *pipe)
 {
-	struct taken take = { .fd = -1, .pipe_ok = pipe_fd != NULL };
+	struct taken take = { .pipe = pipe };
 	ssize_t n;
 
 	n = file_read(f, NULL, size, off, &take);
@@ -683,12 +685,10 @@ ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **bu
 
 		taken_drop(&take);
 		errno = saved;
-	} else if (!take.buf && take.fd < 0) {
+	} else if (!take.buf && !(pipe && pipe->used)) {
 		take.buf = xmalloc(1);  /* nothing read: the end of the file */
 	}
 	*buf = take.buf;
-	if (pipe_fd)
-		*pipe_fd = take.fd;
 	return n;
 }
 

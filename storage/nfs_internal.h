@@ -25,6 +25,7 @@
 #define ATTR_BUCKETS 1024
 #define ATTR_TTL_MS 1000            /* cached attributes: fs/ops.c's attr_timeout */
 #define REG_BUCKETS 256
+#define PIPE_POOL 64                /* empty pipes kept for chunks */
 #define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
 
 struct fhbuf {
@@ -114,10 +115,14 @@ struct nfs_backend {
 	/* Open files that moved HEAVY_BYTES or more (nfs_files.c): when the
 	 * last of them closes, the heap's free memory goes back (malloc_trim). */
 	_Atomic int heavy_open;
-	/* Pipes chunks hold (nfs_rsock.c), two descriptors each: at most
-	 * pipes_max, a share of the descriptors the process may open. */
+	/* Pipes chunks hold or the pool keeps (nfs_rsock.c), two descriptors
+	 * each: at most pipes_max, a share of the descriptors the process may
+	 * open. The pool: empty pipes, sized, for the next chunks. */
 	_Atomic int pipes;
 	int pipes_max;
+	pthread_mutex_t pipe_lock;
+	int pipe_pool[PIPE_POOL][2];
+	int npipe_pool;
 	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
 	 * (RPC_STATS_MOUNT); NULL unless counted. */
 	_Atomic uint64_t *rpc_counts;
@@ -394,8 +399,13 @@ int rsock_fd(const struct rsock *rs);
 short rsock_events(const struct rsock *rs);
 /* A chunk's data out of its pipe into ch->buf (a reader wants it in memory). */
 int chunk_to_memory(struct chunk *ch);
-/* The read end of ch's pipe, holding its data, now the caller's. */
-int chunk_hand_pipe(struct chunk *ch);
+/* ch's data, all in its pipe, moved into to (empty); its pipe goes back to
+ * the pool. -1: it did not all fit (then ch has it in memory, to is empty). */
+int chunk_move_pipe(struct chunk *ch, const struct backend_pipe *to);
+/* Throw away what a pipe holds (non-blocking read end). */
+void pipe_empty(int rfd);
+/* The pipes of the pool (vol_destroy). */
+void pipe_pool_clear(struct nfs_backend *nb);
 /* The share of the process's descriptors chunks' pipes may take. */
 int rsock_pipes_max(void);
 /* Whether rs, with nothing asked, was closed by the server (idle too long). */
@@ -505,7 +515,7 @@ void ra_drop(struct backend_file *f);
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
-ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, int *pipe_fd);
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, struct backend_pipe *pipe);
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
 int vol_fsync(struct backend_file *f, int datasync);
 int vol_flush(struct backend_file *f);

@@ -95,18 +95,15 @@ static uint32_t get32(const unsigned char *p)
 	return ntohl(v);
 }
 
-/* The chunk's bytes so far move from its pipe into memory (ch->buf), and
- * the rest of its reply goes there too. */
-int chunk_to_memory(struct chunk *ch)
+/* The in_pipe bytes in ch's pipe into ch->buf at at. */
+static int chunk_to_memory_at(struct chunk *ch, uint32_t at)
 {
 	uint32_t done = 0;
 
-	if (ch->pfd[0] < 0)
-		return ch->err ? -1 : 0;
 	if (!ch->buf)
 		ch->buf = xmalloc(ch->len);
 	while (done < ch->in_pipe) {
-		ssize_t n = read(ch->pfd[0], ch->buf + done, ch->in_pipe - done);
+		ssize_t n = read(ch->pfd[0], ch->buf + at + done, ch->in_pipe - done);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
@@ -116,20 +113,101 @@ int chunk_to_memory(struct chunk *ch)
 		}
 		done += (uint32_t)n;
 	}
-	chunk_close_pipe(ch);
+	if (ch->err)
+		pipe_empty(ch->pfd[0]);
 	ch->in_pipe = 0;
+	chunk_close_pipe(ch);
 	return ch->err ? -1 : 0;
 }
 
+/* The chunk's bytes so far move from its pipe into memory (ch->buf), and
+ * the rest of its reply goes there too. */
+int chunk_to_memory(struct chunk *ch)
+{
+	if (ch->pfd[0] < 0)
+		return ch->err ? -1 : 0;
+	return chunk_to_memory_at(ch, 0);
+}
+
+/* A chunk's pipe let go of: back to the pool when nothing is in it (and
+ * never a reply half spliced: in_pipe counts what went in), else closed. */
 void chunk_close_pipe(struct chunk *ch)
 {
-	if (ch->pfd[0] >= 0 || ch->pfd[1] >= 0)
-		atomic_fetch_sub(&ch->f->nb->pipes, 1);
-	for (int i = 0; i < 2; i++) {
-		if (ch->pfd[i] >= 0)
-			close(ch->pfd[i]);
-		ch->pfd[i] = -1;
+	struct nfs_backend *nb = ch->f->nb;
+
+	if (ch->pfd[0] < 0)
+		return;
+	if (ch->in_pipe == 0 && !ch->pending) {
+		pthread_mutex_lock(&nb->pipe_lock);
+		if (nb->npipe_pool < PIPE_POOL) {
+			nb->pipe_pool[nb->npipe_pool][0] = ch->pfd[0];
+			nb->pipe_pool[nb->npipe_pool++][1] = ch->pfd[1];
+			ch->pfd[0] = ch->pfd[1] = -1;
+		}
+		pthread_mutex_unlock(&nb->pipe_lock);
+		if (ch->pfd[0] < 0)
+			return;
 	}
+	atomic_fetch_sub(&nb->pipes, 1);
+	close(ch->pfd[0]);
+	close(ch->pfd[1]);
+	ch->pfd[0] = ch->pfd[1] = -1;
+}
+
+void pipe_pool_clear(struct nfs_backend *nb)
+{
+	while (nb->npipe_pool > 0) {
+		nb->npipe_pool--;
+		close(nb->pipe_pool[nb->npipe_pool][0]);
+		close(nb->pipe_pool[nb->npipe_pool][1]);
+	}
+}
+
+void pipe_empty(int rfd)
+{
+	char scratch[4096];
+
+	while (read(rfd, scratch, sizeof scratch) > 0)
+		;
+}
+
+int chunk_move_pipe(struct chunk *ch, const struct backend_pipe *to)
+{
+	uint32_t moved = 0;
+
+	while (moved < ch->in_pipe) {
+		ssize_t n = splice(ch->pfd[0], NULL, to->wfd, NULL, ch->in_pipe - moved,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n <= 0)
+			break;
+		moved += (uint32_t)n;
+	}
+	if (moved == ch->in_pipe) {
+		ch->in_pipe = 0;
+		chunk_close_pipe(ch);
+		return 0;
+	}
+	/* More pieces than to holds: back into memory, in order. */
+	if (!ch->buf)
+		ch->buf = xmalloc(ch->len);
+	for (uint32_t done = 0; done < moved; ) {
+		ssize_t n = read(to->rfd, ch->buf + done, moved - done);
+
+		if (n <= 0) {
+			ch->err = EIO;
+			break;
+		}
+		done += (uint32_t)n;
+	}
+	pipe_empty(to->rfd);
+	if (!ch->err) {
+		/* What stayed in ch's pipe goes after it. */
+		ch->in_pipe -= moved;
+		if (chunk_to_memory_at(ch, moved) < 0)
+			ch->err = EIO;
+	}
+	return -1;
 }
 
 void chunk_free(struct chunk *ch)
@@ -137,17 +215,6 @@ void chunk_free(struct chunk *ch)
 	chunk_close_pipe(ch);
 	free(ch->buf);
 	free(ch);
-}
-
-int chunk_hand_pipe(struct chunk *ch)
-{
-	int fd = ch->pfd[0];
-
-	if (ch->pfd[1] >= 0)
-		close(ch->pfd[1]);
-	ch->pfd[0] = ch->pfd[1] = -1;
-	atomic_fetch_sub(&ch->f->nb->pipes, 1);
-	return fd;
 }
 
 int rsock_pipes_max(void)
@@ -170,6 +237,15 @@ static void chunk_pipe(struct chunk *ch)
 	struct nfs_backend *nb = ch->f->nb;
 
 	ch->pfd[0] = ch->pfd[1] = -1;
+	pthread_mutex_lock(&nb->pipe_lock);
+	if (nb->npipe_pool > 0) {
+		nb->npipe_pool--;
+		ch->pfd[0] = nb->pipe_pool[nb->npipe_pool][0];
+		ch->pfd[1] = nb->pipe_pool[nb->npipe_pool][1];
+	}
+	pthread_mutex_unlock(&nb->pipe_lock);
+	if (ch->pfd[0] >= 0)
+		return;
 	if (atomic_fetch_add(&nb->pipes, 1) >= nb->pipes_max) {
 		atomic_fetch_sub(&nb->pipes, 1);
 		return;
@@ -179,8 +255,12 @@ static void chunk_pipe(struct chunk *ch)
 		atomic_fetch_sub(&nb->pipes, 1);
 		return;
 	}
-	if (fcntl(ch->pfd[0], F_SETPIPE_SZ, size) < size)
-		chunk_close_pipe(ch);
+	if (fcntl(ch->pfd[0], F_SETPIPE_SZ, size) < size) {
+		close(ch->pfd[0]);
+		close(ch->pfd[1]);
+		ch->pfd[0] = ch->pfd[1] = -1;
+		atomic_fetch_sub(&nb->pipes, 1);
+	}
 }
 
 struct rsock *rsock_open(struct nfs_backend *nb, struct conn *c, int64_t deadline)
@@ -258,10 +338,6 @@ fail:
 /* The answer of ch is in (or its error): its waiter may go on. */
 static void chunk_done(struct rsock *rs, struct chunk *ch, int err)
 {
-	if (ch->pfd[1] >= 0) {
-		close(ch->pfd[1]);
-		ch->pfd[1] = -1;
-	}
 	ch->pending = 0;
 	if (ch->orphan) {
 		ch->f->orphans--;
@@ -563,6 +639,40 @@ static int rs_data(struct rsock *rs)
 	return 1;
 }
 
+/* The usual reply, a READ answered with its attributes, in one piece: its
+ * mark and header (132 bytes) are looked at in place and taken with one
+ * call instead of one per field, and the data follows (ST_DATA). 1: so; 0:
+ * another reply, or not all there yet (the field by field way takes it);
+ * 2: nothing there (wait for the socket). */
+#define FAST_HEADER (4 + 12 + 8 + 4 + 8 + FATTR3_SIZE + 12)
+static int rs_fast_header(struct rsock *rs)
+{
+	unsigned char h[FAST_HEADER];
+	uint32_t frag, len;
+	ssize_t n = recv(rs->fd, h, sizeof h, MSG_PEEK);
+
+	if (n < 0 && errno == EAGAIN)
+		return 2;
+	if (n < (ssize_t)sizeof h)
+		return 0;
+	frag = get32(h) & 0x7fffffffu;
+	len = get32(h + 128);
+	if (!(get32(h) & 0x80000000u) || get32(h + 8) != RPC_REPLY || get32(h + 12) != 0 ||
+	    get32(h + 20) != 0 || get32(h + 24) != 0 || get32(h + 28) != NFS3_OK || get32(h + 32) != 1 ||
+	    frag < FAST_HEADER - 4 || len > frag - (FAST_HEADER - 4))
+		return 0;
+	if (recv(rs->fd, h, sizeof h, 0) != (ssize_t)sizeof h)
+		return -1;
+	rs->in_record = true;
+	rs->frag_last = true;
+	rs->frag_left = frag - (FAST_HEADER - 4);
+	rs->cur = rs_take_asked(rs, get32(h + 4));
+	rs->cur_err = 0;
+	memcpy(rs->h, h + 120, 12);
+	rs->step = ST_RESOK;
+	return rs_parse(rs) < 0 ? -1 : 1;
+}
+
 /* Take what the socket has: 0 (wait for more) or -1 (lost). */
 static int rs_receive(struct rsock *rs)
 {
@@ -598,6 +708,16 @@ static int rs_receive(struct rsock *rs)
 			if (!rs->asked)
 				return 0;
 			continue;
+		}
+		if (rs->step == ST_HDR && rs->got == 0 && !rs->in_record && rs->mark_got == 0) {
+			int fast = rs_fast_header(rs);
+
+			if (fast < 0)
+				return -1;
+			if (fast == 2)
+				return 0;
+			if (fast > 0)
+				continue;
 		}
 		while (rs->got < rs->need) {
 			n = rs_recv(rs, rs->h + rs->got, rs->need - rs->got);
