@@ -11,8 +11,8 @@
 # par8_read_floor_ratio: the same 8 dd on bench_read_floor (a FUSE file
 # system whose reads hand out a buffer and do nothing else) over 8 nfs-cat,
 # alternated likewise: what FUSE alone lets through beside what libnfs
-# does: FUSE's share of the mount's cost, which no file system on FUSE goes
-# below.
+# does; par8_read_floor_cpu_s_per_gb: that file system's CPU per GB, FUSE's
+# share of the mount's cost, which no file system on FUSE goes below.
 par_src=/dev/shm/parsa-bench-par.$$
 head -c "$par_size" /dev/urandom >"$par_src"
 for i in 0 1 2 3 4 5 6 7; do
@@ -34,17 +34,22 @@ par8() {
 }
 par_cpu=$dir/par-cpu
 : >"$par_cpu"
-fs_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$fs_pid_nfs/stat"; }
-par_read_mount() {
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# read_cpu PID FILE COMMAND-WITH-%i: par8 COMMAND, PID's CPU seconds per GB
+# read added to FILE; prints par8's microseconds
+read_cpu() {
 	local c0 us
 	drop
-	c0=$(fs_cpu_ticks)
-	us=$(par8 "dd if='$out_nfs/par%i' of=/dev/null bs=1M status=none") || return 1
-	awk -v t=$(($(fs_cpu_ticks) - c0)) -v hz="$(getconf CLK_TCK)" -v b="$par_total" \
-		'BEGIN { printf "%.3f\n", t / hz / (b / 1e9) }' >>"$par_cpu"
+	c0=$(cpu_ticks "$1")
+	us=$(par8 "$3") || return 1
+	awk -v t=$(($(cpu_ticks "$1") - c0)) -v hz="$(getconf CLK_TCK)" -v b="$par_total" \
+		'BEGIN { printf "%.3f\n", t / hz / (b / 1e9) }' >>"$2"
 	echo "$us"
 }
-par_read_floor() { drop; par8 "dd if='$dir/mnt-floor/r%i' of=/dev/null bs=1M status=none"; }
+par_read_mount() { read_cpu "$fs_pid_nfs" "$par_cpu" "dd if='$out_nfs/par%i' of=/dev/null bs=1M status=none"; }
+par_read_floor() { read_cpu "$floor_pid" "$par_floor_cpu" "dd if='$dir/mnt-floor/r%i' of=/dev/null bs=1M status=none"; }
+# the median of the numbers in FILE
+median_of() { sort -n "$1" | awk '{ v[++n] = $1 } END { print v[int((n + 1) / 2)] }'; }
 par_read_libnfs() { drop; par8 "nfs-cat '$url/jobs/$id/out/s/par%i?$opts' >/dev/null"; }
 par_write_mount() { rm -f "$out_nfs"/pw*; drop; cat "$par_src" >/dev/null; par8 "dd if='$par_src' of='$out_nfs/pw%i' bs=1M status=none && sync"; }
 par_write_libnfs() { rm -f "$out_nfs"/pw*; drop; cat "$par_src" >/dev/null; par8 "nfs-cp '$par_src' '$url/jobs/$id/out/s/pw%i?$opts' && sync"; }
@@ -52,15 +57,18 @@ size_saved=$size
 size=$par_total
 res=$(compare par_read_mount par_read_libnfs)
 read -r par_r_mount par_r_ref <<<"$res"
-par_cpu_gb=$(sort -n "$par_cpu" | awk '{ v[++n] = $1 } END { print v[int((n + 1) / 2)] }')
+par_cpu_gb=$(median_of "$par_cpu")
 echo "par_read_mount cpu (s/GB):" $(cat "$par_cpu") >&2
 floor_bin=$bin/bench_read_floor
 [ -x "$floor_bin" ] || floor_bin=$src_dir/build/bin/bench_read_floor
 par_floor=n/a
 par_floor_ref=n/a
+par_floor_cpu=$dir/par-floor-cpu
+: >"$par_floor_cpu"
 if [ -x "$floor_bin" ]; then
 	mkdir -p "$dir/mnt-floor"
 	"$floor_bin" "$dir/mnt-floor" 8 "$par_size" >"$dir/logs/floor.log" 2>&1 &
+	floor_pid=$!
 	pids+=($!)
 	mounts+=("$dir/mnt-floor")
 	wait_until "the floor mount" 20 mounted "$dir/mnt-floor"
@@ -86,6 +94,7 @@ par8_read_mount_cpu_s_per_gb: $par_cpu_gb
 par8_read_floor_mb_s: $par_floor
 par8_read_floor_libnfs_mb_s: $par_floor_ref
 par8_read_floor_ratio: $( [ "$par_floor" = n/a ] && echo n/a || ratio "$par_floor" "$par_floor_ref")
+par8_read_floor_cpu_s_per_gb: $( [ "$par_floor" = n/a ] && echo n/a || median_of "$par_floor_cpu")
 parsafs_rss_mb_after: $(rss_mb "$fs_pid_nfs")
 parsafs_local_rss_mb_after: $(rss_mb "$fs_pid_local")
 par8_write_ratio: $(ratio "$par_w_mount" "$par_w_ref")

@@ -1,6 +1,7 @@
 /* The NFS backend's open files. Writes are UNSTABLE and written behind (up to
  * WB_WINDOW bytes in flight per file); reads of a sequential stream are read
- * ahead in chunks of the server's rtmax (RA_WINDOW bytes ahead). flush/close
+ * ahead in chunks of READ_CHUNK (RA_WINDOW bytes ahead), on the file's read
+ * socket where it has one (nfs_rsock.c). flush/close
  * wait for every write reply and report the first error; fsync also COMMITs
  * and checks the write verifier, so data fsync acknowledged is on the
  * server's disk. With patience, answered UNSTABLE writes are kept until
@@ -453,9 +454,10 @@ static void taken_drop(struct taken *t)
 	}
 }
 
-/* Under f->lock: f's read socket, made at its first read; NULL where none
- * can be had (the reads go through libnfs then). */
-static void file_rsock(struct backend_file *f)
+/* Under f->lock: f's read socket, made once it reads as a stream (want:
+ * past its first chunk, so that a small file costs no connection of its
+ * own); NULL where none can be had (the reads go through libnfs then). */
+static void file_rsock(struct backend_file *f, bool want)
 {
 	/* A socket that failed, or that the server closed while the file sat
 	 * idle, is made anew. Its chunks in flight end with it (pending ones
@@ -465,8 +467,17 @@ static void file_rsock(struct backend_file *f)
 		rsock_close(f->rs);
 		f->rs = NULL;
 	}
-	if (!f->rs && !f->rs_off) {
-		f->rs = rsock_open(f->nb, f->c, time_mono_ms() + f->nb->timeout_ms);
+	if (!f->rs && !f->rs_off && want) {
+		int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
+
+		/* What was asked on the connection is answered first: from now
+		 * on only the socket is waited on (chunk_wait, pump_state). */
+		for (int i = 0; i < f->nra; i++)
+			if (f->ra[i]->pending && conn_wait(f->c, &f->ra[i]->pending, 0, deadline) < 0)
+				return;
+		if (f->orphans > 0 && conn_wait(f->c, &f->orphans, 0, deadline) < 0)
+			return;
+		f->rs = rsock_open(f->nb, f->c, deadline);
 		f->rs_off = !f->rs;
 	}
 }
@@ -510,12 +521,14 @@ static ssize_t file_read_once(struct backend_file *f, char *buf, size_t size, of
 		*lost = true;
 		goto out;
 	}
-	file_rsock(f);
 	csize = f->c->rmax < READ_CHUNK ? f->c->rmax : READ_CHUNK;
 	/* The kernel sends a stream's reads from several threads, a little out
 	 * of order: near the last end counts as sequential. */
 	sequential = start + 2 * csize >= f->last_end && start <= f->last_end + 2 * csize &&
 		     (start > 0 || f->last_end == 0);
+	file_rsock(f, sequential && start >= csize);
+	if (f->c->broken)
+		goto lost;      /* no answer to what was asked before it */
 	if (!sequential)
 		ra_drop(f);
 	ra_trim(f, start >= csize ? (start / csize - 1) * csize : 0);
