@@ -126,6 +126,7 @@ static int vol_probe(struct backend *b, int timeout_ms)
 	struct nfs_backend *nb = nfsb(b);
 	int ret = -1;
 
+	nfs_trim_idle(nb);
 	if (timeout_ms <= 0 || timeout_ms > nb->timeout_ms)
 		timeout_ms = nb->timeout_ms;
 	for (int attempt = 0; attempt < 2; attempt++) {

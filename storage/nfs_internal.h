@@ -112,9 +112,12 @@ struct nfs_backend {
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
-	/* Open files that moved HEAVY_BYTES or more (nfs_files.c): when the
-	 * last of them closes, the heap's free memory goes back (malloc_trim). */
+	/* Open files that moved HEAVY_BYTES or more (nfs_files.c); once the
+	 * last of them closed and none opened again for TRIM_IDLE_MS (trim_at,
+	 * monotonic ms; 0: nothing to do), the heap's free memory goes back
+	 * (malloc_trim, from the probe: nfs_trim_idle). */
 	_Atomic int heavy_open;
+	_Atomic int64_t trim_at;
 	/* Pipes chunks hold or the pool keeps (nfs_rsock.c), two descriptors
 	 * each: at most pipes_max, a share of the descriptors the process may
 	 * open. The pool: empty pipes, sized, for the next chunks. */
@@ -509,6 +512,10 @@ int file_commit(struct backend_file *f);
 bool kept_over(const struct backend_file *f);
 
 /* ---- nfs_files.c: open files, written behind and read ahead ---- */
+
+/* The heap's free memory back to the system, if the mount has been without
+ * heavy files long enough (called by vol_probe, every few seconds). */
+void nfs_trim_idle(struct nfs_backend *nb);
 
 /* Under f->lock: let go of the chunks read ahead (nfs_fattr.c too). */
 void ra_drop(struct backend_file *f);
