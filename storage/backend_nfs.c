@@ -46,8 +46,8 @@
  * The files, each on top of those before it (nfs_internal.h): nfs_conn.c
  * (errors, connections), nfs_dcache.c (directory handles), nfs_call.c (one
  * request), nfs_op.c (an operation by path: identity, handles), nfs_pump.c
- * (an open file's connection, the pump), nfs_rsock.c (an open file's read
- * socket, chunks' pipes), nfs_reg.c (open files by fileid,
+ * (an open file's connection and when it takes a read socket, the pump),
+ * nfs_rsock.c (the read socket, chunks' pipes), nfs_reg.c (open files by fileid,
  * the order of writes), nfs_paths.c (operations by path), nfs_commit.c (write
  * requests, kept until answered and until committed), nfs_files.c (open
  * files), nfs_fattr.c (an open file's attributes), nfs_url.c (the URL),

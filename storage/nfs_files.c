@@ -467,46 +467,6 @@ static void taken_drop(struct taken *t)
 	}
 }
 
-/* Under f->lock: f's read socket, made once it reads as a stream (want:
- * past its first chunk, so that a small file costs no connection of its
- * own); NULL where none can be had (the reads go through libnfs then). */
-static void file_rsock(struct backend_file *f, bool want)
-{
-	/* A socket that failed, or that the server closed while the file sat
-	 * idle, is made anew. Its chunks in flight end with it (pending ones
-	 * as orphans). */
-	if (f->rs && (rsock_broken(f->rs) || rsock_stale(f->rs))) {
-		ra_drop(f);
-		rsock_close(f->rs);
-		f->rs = NULL;
-	}
-	if (!f->rs && !f->rs_off && want) {
-		int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
-
-		/* What was asked on the connection is answered first: from now
-		 * on only the socket is waited on (chunk_wait, pump_state). */
-		for (int i = 0; i < f->nra; i++)
-			if (f->ra[i]->pending && conn_wait(f->c, &f->ra[i]->pending, 0, deadline) < 0)
-				return;
-		if (f->orphans > 0 && conn_wait(f->c, &f->orphans, 0, deadline) < 0)
-			return;
-		f->rs = rsock_open(f->nb, f->c, deadline);
-		f->rs_off = !f->rs;
-	}
-}
-
-static int chunk_wait(struct backend_file *f, struct chunk *ch)
-{
-	int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
-
-	return f->rs ? rsock_wait(f->rs, &ch->pending, 0, deadline) : conn_wait(f->c, &ch->pending, 0, deadline);
-}
-
-static bool file_io_broken(const struct backend_file *f)
-{
-	return (f->c && f->c->broken) || (f->rs && rsock_broken(f->rs));
-}
-
 /* Read into buf; or, with buf NULL, into what is handed over in *take: a
  * chunk read ahead that is exactly what was asked for is handed over as it
  * is (its pipe, or its buffer). */

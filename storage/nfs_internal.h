@@ -380,6 +380,13 @@ int file_wait(struct backend_file *f, const int *count, int left);
 int file_drain(struct backend_file *f);
 void file_unlock(struct backend_file *f);
 void pump_forget(struct backend_file *f);
+/* f's read socket (nfs_rsock.c), made once it reads as a stream (want);
+ * one that failed or that the server closed is made anew. */
+void file_rsock(struct backend_file *f, bool want);
+/* Wait for ch's answer, on the read socket or the connection it went out on. */
+int chunk_wait(struct backend_file *f, struct chunk *ch);
+/* Whether f's connection or read socket failed. */
+bool file_io_broken(const struct backend_file *f);
 void pump_shutdown(struct nfs_backend *nb);
 
 /* ---- nfs_rsock.c: an open file's READs on a socket of its own, spliced ---- */
