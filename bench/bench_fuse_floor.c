@@ -7,10 +7,10 @@
  *
  *   bench_fuse_floor serve MOUNTPOINT [DB]   serve in the foreground until unmounted
  *   bench_fuse_floor loop FOLDER N           open/write/close N files, print per_s */
-#define FUSE_USE_VERSION 312
+#include "fuse_serve.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sqlite3.h>
@@ -193,41 +193,15 @@ static int open_db(struct floor_fs *fs, const char *file)
 	return 0;
 }
 
-/* As fs/main.c mounts parsafs: its options, its multi-threaded loop. */
 static int serve(const char *mountpoint, const char *db)
 {
+	static const char *const opts[] = { "-odefault_permissions", NULL };
 	struct floor_fs fs = { 0 };
-	char *argv[] = { "bench_fuse_floor", "-odefault_permissions", "-oallow_other", NULL };
-	/* allow_other needs root (or user_allow_other in /etc/fuse.conf) */
-	struct fuse_args args = FUSE_ARGS_INIT(geteuid() == 0 ? 3 : 2, argv);
-	struct fuse_loop_config *loop = NULL;
-	struct fuse *fuse = NULL;
-	bool mounted = false, handlers = false;
 	int ret = 1;
 
 	pthread_mutex_init(&fs.lock, NULL);
-	if (db && open_db(&fs, db) < 0)
-		goto out;
-	fuse = fuse_new(&args, &floor_ops, sizeof floor_ops, &fs);
-	if (!fuse || fuse_mount(fuse, mountpoint) != 0)
-		goto out;
-	mounted = true;
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
-		goto out;
-	handlers = true;
-	loop = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(loop, 256);
-	ret = fuse_loop_mt(fuse, loop) == 0 ? 0 : 1;
-out:
-	if (loop)
-		fuse_loop_cfg_destroy(loop);
-	if (handlers)
-		fuse_remove_signal_handlers(fuse_get_session(fuse));
-	if (mounted)
-		fuse_unmount(fuse);
-	if (fuse)
-		fuse_destroy(fuse);
-	fuse_opt_free_args(&args);
+	if (!db || open_db(&fs, db) == 0)
+		ret = fuse_serve("bench_fuse_floor", &floor_ops, &fs, mountpoint, opts);
 	while (fs.open) {
 		struct open_name *next = fs.open->next;
 

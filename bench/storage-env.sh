@@ -6,6 +6,7 @@
 # latter. The caller sets bench (its name after bench/), bin, needs (the
 # commands it runs besides the servers) and optionally nfs_fs_env (VAR=VALUE
 # words for the NFS mount's parsafs); stop() (on EXIT) takes everything down.
+# fs_pid_nfs and fs_pid_local are the two parsafs processes.
 for p in "$bin/parsa-sched" "$bin/parsafs"; do
 	[ -x "$p" ] || { echo "bench/$bench: build first (cmake -S . -B build && cmake --build build)" >&2; exit 1; }
 done
@@ -83,6 +84,7 @@ for kind in nfs local; do
 	env "${fs_env[@]}" "$bin/parsafs" "$dir/mnt-$kind" --sched "unix:$sock" --storage "$storage" -f -o allow_other \
 		>"$dir/logs/fs-$kind.log" 2>&1 &
 	pids+=($!)
+	[ $kind = nfs ] && fs_pid_nfs=$! || fs_pid_local=$!
 	mounts+=("$dir/mnt-$kind")
 	wait_until "the $kind mount" 20 mounted "$dir/mnt-$kind"
 done

@@ -7,6 +7,7 @@
 #define PARSA_FS_NODE_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +29,8 @@ struct node_ops;
 
 /* One per mount. The pointers are set before the FUSE loop starts and only
  * read afterwards; each module guards its own state. */
+struct backend_pipe;
+
 struct fs_ctx {
 	struct backend *backend;
 	struct sched_link *link;
@@ -52,6 +55,9 @@ struct fs_ctx {
 	bool page_cache;         /* out/ and data/ files through the kernel's page cache
 				  * (parsafs --page-cache); else direct I/O: one copy less
 				  * each way, but no MAP_SHARED mmap */
+	unsigned int max_read;   /* the mount's largest read (-o max_read); 0: the kernel's */
+	pthread_key_t read_pipe; /* each FUSE thread's pipe for its replies (ops.c) */
+	bool read_pipe_ok;       /* read_pipe was made (fs_read_pipes_init) */
 };
 
 enum { FS_PATH_ARGS = 3 };
@@ -120,10 +126,11 @@ struct fs_file_ops {
 	int (*utimens)(struct fs_file *f, const struct timespec tv[2]);
 	void (*release)(struct fs_file *f);   /* frees f */
 	/* Optional, the zero-copy data path (ops.c read_buf/write_buf): read_take
-	 * returns up to size bytes at off in a malloc'ed *buf the caller frees;
+	 * returns up to size bytes at off in a malloc'ed *buf the caller frees,
+	 * or (pipe not NULL) moves them into that pipe (storage/backend.h);
 	 * splice_fd is a descriptor size bytes at off may be spliced to or from,
 	 * or -1 (then read_take, if there is one). */
-	ssize_t (*read_take)(struct fs_file *f, size_t size, off_t off, char **buf);
+	ssize_t (*read_take)(struct fs_file *f, size_t size, off_t off, char **buf, struct backend_pipe *pipe);
 	int (*splice_fd)(struct fs_file *f, size_t size, off_t off);
 	/* Optional: the path (as FUSE names it) the file was opened by, whose
 	 * other names' attributes a change through the file makes stale

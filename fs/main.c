@@ -13,6 +13,7 @@
 #include "defaults.h"
 #include "log.h"
 #include "ops.h"
+#include "read_pipe.h"
 #include "queue_dir.h"
 #include "schedules_dir.h"
 #include "sched_link.h"
@@ -50,6 +51,10 @@
  * largest FUSE write and read-ahead (1 MiB, ops.c) and an NFS reply of as
  * much with its headers; listings, far larger, still go back when freed. */
 #define FS_DATA_BLOCK_MAX ((size_t)2 << 20)
+/* The largest read on an NFS volume: its chunks read ahead (nfs_files.c). */
+#define FS_READ_MAX 524288
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct options {
 	char *config;
@@ -256,6 +261,20 @@ out:
 	return ret;
 }
 
+/* The number after name= in the mount's options (max_read=N), or 0. */
+static unsigned int option_number(const struct fuse_args *args, const char *name)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < args->argc; i++) {
+		const char *at = strstr(args->argv[i], name);
+
+		if (at)
+			n = (unsigned int)strtoul(at + strlen(name), NULL, 10);
+	}
+	return n;
+}
+
 static int has_option(const struct fuse_args *args, const char *name)
 {
 	for (int i = 0; i < args->argc; i++)
@@ -426,11 +445,23 @@ int main(int argc, char *argv[])
 	queue_dir_on_accepted(fs.schedules_queue, schedules_dir_forget, fs.schedules);
 	fs.inodes = inode_map_create();
 	fs.ctl_notes = ctl_notes_create();
+	if (read_pipes_init(&fs) < 0)
+		log_warn("reads of the volume answer from memory (no thread key)");
 
 	/* The kernel checks modes for us; root's mount is everyone's. */
 	fuse_opt_add_arg(&args, "-odefault_permissions");
 	if (geteuid() == 0 && !has_option(&args, "allow_other"))
 		fuse_opt_add_arg(&args, "-oallow_other");
+	/* On NFS, reads the size of the backend's chunks (storage/nfs_files.c
+	 * READ_CHUNK), so that each leaves as the pipe it was spliced into; a
+	 * local folder's files are spliced whatever the size, and 1 MiB reads
+	 * read them faster. libfuse wants it as an option and from init (ops.c)
+	 * alike. */
+	fs.max_read = option_number(&args, "max_read=");
+	if (!fs.max_read && strstr(opt.storage, "nfs://")) {
+		fs.max_read = FS_READ_MAX;
+		fuse_opt_add_arg(&args, "-omax_read=" STR(FS_READ_MAX));
+	}
 	if (!has_option(&args, "fsname="))
 		fuse_opt_add_arg(&args, "-ofsname=parsa");
 	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations), &fs);

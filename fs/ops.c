@@ -9,6 +9,7 @@
 #include "jobs_dir.h"
 #include "out_dir.h"
 #include "queue_dir.h"
+#include "read_pipe.h"
 #include "route.h"
 #include "schedules_dir.h"
 #include "storage_watch.h"
@@ -341,7 +342,8 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 
 /* The data path without a copy where it can: a file of a local folder is
  * spliced from its descriptor straight into the reply; NFS read-ahead hands
- * over the buffer it read into. libfuse frees the memory buffers. */
+ * over the pipe it spliced the server's reply into, or the buffer it read
+ * into. libfuse frees the memory buffers. */
 static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -365,7 +367,16 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 		return 0;
 	}
 	if (f->ops->read_take) {
-		n = f->ops->read_take(f, size, off, &mem);
+		struct backend_pipe *pipe = read_pipe_get(ctx());
+
+		n = f->ops->read_take(f, size, off, &mem, pipe);
+		if (n >= 0 && pipe && pipe->used) {
+			*bv = FUSE_BUFVEC_INIT((size_t)n);
+			bv->buf[0].flags = FUSE_BUF_IS_FD;
+			bv->buf[0].fd = pipe->rfd;
+			*bufp = bv;
+			return 0;
+		}
 	} else {
 		mem = xmalloc(size ? size : 1);
 		n = f->ops->read(f, mem, size, off);
@@ -672,6 +683,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* Large requests for the data path; the kernel lowers them if it must. */
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
+	conn->max_read = ((struct fs_ctx *)fuse_get_context()->private_data)->max_read;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	/* read_buf may answer with a descriptor: let libfuse splice it. */

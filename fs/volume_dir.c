@@ -166,11 +166,12 @@ static int bfile_utimens(struct fs_file *file, const struct timespec tv[2])
 	return backend_futimens(f->b, f->bf, tv);
 }
 
-static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf)
+static ssize_t bfile_read_take(struct fs_file *file, size_t size, off_t off, char **buf,
+			       struct backend_pipe *pipe)
 {
 	struct backend_fs_file *f = (struct backend_fs_file *)file;
 
-	return backend_pread_take(f->b, f->bf, size, off, buf);
+	return backend_pread_take(f->b, f->bf, size, off, buf, pipe);
 }
 
 static int bfile_splice_fd(struct fs_file *file, size_t size, off_t off)

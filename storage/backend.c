@@ -309,12 +309,15 @@ int backend_splice_fd(struct backend *b, struct backend_file *f, size_t size, of
 	return b->ops->fd ? b->ops->fd(f, size, off) : -1;
 }
 
-ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf)
+ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf,
+			   struct backend_pipe *pipe)
 {
 	ssize_t n;
 
+	if (pipe)
+		pipe->used = false;
 	if (b->ops->pread_take)
-		return b->ops->pread_take(f, size, off, buf);
+		return b->ops->pread_take(f, size, off, buf, pipe);
 	*buf = xmalloc(size ? size : 1);
 	n = b->ops->pread(f, *buf, size, off);
 	if (n < 0) {

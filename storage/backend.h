@@ -34,6 +34,13 @@ typedef int (*backend_dirent_fn)(void *arg, const char *name, const struct stat 
  * making a user's job folders). */
 typedef void (*backend_who_fn)(void *arg, struct backend_cred *cred);
 
+/* An empty pipe of the caller's that pread_take may move the bytes into
+ * (used: it did; they are all there, and nothing else). */
+struct backend_pipe {
+	int rfd, wfd;
+	bool used;
+};
+
 struct backend_ops {
 	const char *name;
 	void (*destroy)(struct backend *b);
@@ -83,9 +90,13 @@ struct backend_ops {
 	 * when the backend would rather hand them over with pread_take.
 	 * pread_take: like pread, but the data comes back in a malloc'ed buffer
 	 * the caller frees (*buf), which a backend that already holds the bytes
-	 * (NFS read-ahead) hands over without copying. */
+	 * (NFS read-ahead) hands over without copying; or, where pipe is not
+	 * NULL, possibly moved into that empty pipe of the caller's (pipe->used
+	 * set, *buf NULL), for the caller to splice on (NFS read-ahead spliced
+	 * from the socket). */
 	int (*fd)(struct backend_file *f, size_t size, off_t off);
-	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf);
+	ssize_t (*pread_take)(struct backend_file *f, size_t size, off_t off, char **buf,
+			      struct backend_pipe *pipe);
 	/* Optional, best effort: the folder's entries are independent trees
 	 * (jobs/<id>), to be spread over the disk as top folders are (ext4:
 	 * the Orlov "top directory" flag). */
@@ -201,8 +212,10 @@ int backend_close(struct backend *b, struct backend_file *f);
 /* A descriptor of f to splice size bytes at off to or from, or -1 (see fd above). */
 int backend_splice_fd(struct backend *b, struct backend_file *f, size_t size, off_t off);
 /* pread into a malloc'ed *buf the caller frees, without a copy where the
- * backend holds the bytes already (pread_take); NULL *buf on failure. */
-ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf);
+ * backend holds the bytes already (pread_take); NULL *buf on failure. With
+ * pipe, the bytes may go into it instead (see pread_take above). */
+ssize_t backend_pread_take(struct backend *b, struct backend_file *f, size_t size, off_t off, char **buf,
+			   struct backend_pipe *pipe);
 /* Best effort (see spread above); nothing where the backend cannot. */
 void backend_spread(struct backend *b, const char *path);
 /* Whether the backend can change an open file's mode (fchmod). */

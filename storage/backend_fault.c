@@ -388,12 +388,15 @@ static int f_fd(struct backend_file *f, size_t size, off_t off)
 	return backend_splice_fd(f->fb->inner, f->inner, size, off);
 }
 
-static ssize_t f_pread_take(struct backend_file *f, size_t size, off_t off, char **buf)
+static ssize_t f_pread_take(struct backend_file *f, size_t size, off_t off, char **buf,
+			    struct backend_pipe *pipe)
 {
 	*buf = NULL;
+	if (pipe)
+		pipe->used = false;
 	if (enter_file(f, OP_PREAD_TAKE) < 0)
 		return -1;
-	return backend_pread_take(f->fb->inner, f->inner, size, off, buf);
+	return backend_pread_take(f->fb->inner, f->inner, size, off, buf, pipe);
 }
 
 static void f_spread(struct backend *b, const char *path)

@@ -25,8 +25,14 @@
  *   (set on the connection just before the request is encoded; libnfs encodes
  *   the credential into each request when it is queued).
  * - Writes are UNSTABLE and written behind (up to WB_WINDOW bytes in flight per
- *   file); reads of a sequential stream are read ahead in chunks of the
- *   server's rtmax (RA_WINDOW bytes ahead). flush/close wait for every write
+ *   file); reads of a sequential stream are read ahead in chunks of 512 KiB
+ *   (READ_CHUNK, or the server's rtmax if smaller; RA_WINDOW bytes ahead).
+ * - An open file's READs go on a TCP connection of its own (nfs_rsock.c: READ
+ *   only, written by hand), whose replies' data is spliced into pipes: a
+ *   chunk the kernel asks for whole is moved into the FUSE thread's pipe and
+ *   spliced into the reply, so the data is copied once (by the kernel), not
+ *   three times (libnfs's buffer, our chunk, the kernel). Where no pipe can
+ *   be had, or the socket cannot be made, the data goes through memory. flush/close wait for every write
  *   reply and report the first error; fsync also COMMITs and checks the write
  *   verifier, so data fsync acknowledged is on the server's disk. With patience
  *   the data of answered writes is kept until a COMMIT with their verifier
@@ -40,7 +46,8 @@
  * The files, each on top of those before it (nfs_internal.h): nfs_conn.c
  * (errors, connections), nfs_dcache.c (directory handles), nfs_call.c (one
  * request), nfs_op.c (an operation by path: identity, handles), nfs_pump.c
- * (an open file's connection, the pump), nfs_reg.c (open files by fileid,
+ * (an open file's connection and when it takes a read socket, the pump),
+ * nfs_rsock.c (the read socket, chunks' pipes), nfs_reg.c (open files by fileid,
  * the order of writes), nfs_paths.c (operations by path), nfs_commit.c (write
  * requests, kept until answered and until committed), nfs_files.c (open
  * files), nfs_fattr.c (an open file's attributes), nfs_url.c (the URL),
@@ -75,6 +82,8 @@ static void vol_destroy(struct backend *b)
 	pthread_mutex_destroy(&nb->lock);
 	pthread_mutex_destroy(&nb->reg_lock);
 	pthread_mutex_destroy(&nb->pump_lock);
+	pipe_pool_clear(nb);
+	pthread_mutex_destroy(&nb->pipe_lock);
 	rpc_stats_close(nb);
 	free(nb->down_reason);
 	free(nb->volume);
@@ -117,6 +126,7 @@ static int vol_probe(struct backend *b, int timeout_ms)
 	struct nfs_backend *nb = nfsb(b);
 	int ret = -1;
 
+	nfs_trim_idle(nb);
 	if (timeout_ms <= 0 || timeout_ms > nb->timeout_ms)
 		timeout_ms = nb->timeout_ms;
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -199,6 +209,8 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->lock, NULL);
 	pthread_mutex_init(&nb->reg_lock, NULL);
 	pthread_mutex_init(&nb->pump_lock, NULL);
+	nb->pipes_max = rsock_pipes_max();
+	pthread_mutex_init(&nb->pipe_lock, NULL);
 	nb->pump_wake = -1;
 	rpc_stats_open(nb);
 	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,

@@ -1,7 +1,7 @@
 /* What the files of the NFSv3 backend share (backend_nfs.c has the design):
  * the backend, connection, open-file and request structures, and each file's
  * calls, in the order they build on each other (conn < dcache < call < op <
- * pump < reg < paths < commit < files < fattr; dcache asks reg only whether a
+ * pump < rsock < reg < paths < commit < files < fattr; dcache asks reg only whether a
  * file is open, reg asks fattr to send what another open file keeps and how
  * kept changes show, and stats counts for all). Only for storage/backend_nfs.c and nfs_*.c. */
 #ifndef PARSA_NFS_INTERNAL_H
@@ -26,6 +26,7 @@
 #define ATTR_BUCKETS 1024
 #define ATTR_TTL_MS 1000            /* cached attributes: fs/ops.c's attr_timeout */
 #define REG_BUCKETS 256
+#define PIPE_POOL 64                /* empty pipes kept for chunks */
 #define NFS_NAME_MAX 255            /* a component; statfs says so too (f_namemax) */
 
 struct fhbuf {
@@ -117,6 +118,20 @@ struct nfs_backend {
 	 * the connections lost so far (conn_put of a broken one). */
 	_Atomic uint64_t kept_total;
 	_Atomic uint64_t breaks;
+	/* Open files that moved HEAVY_BYTES or more (nfs_files.c); once the
+	 * last of them closed and none opened again for TRIM_IDLE_MS (trim_at,
+	 * monotonic ms; 0: nothing to do), the heap's free memory goes back
+	 * (malloc_trim, from the probe: nfs_trim_idle). */
+	_Atomic int heavy_open;
+	_Atomic int64_t trim_at;
+	/* Pipes chunks hold or the pool keeps (nfs_rsock.c), two descriptors
+	 * each: at most pipes_max, a share of the descriptors the process may
+	 * open. The pool: empty pipes, sized, for the next chunks. */
+	_Atomic int pipes;
+	int pipes_max;
+	pthread_mutex_t pipe_lock;
+	int pipe_pool[PIPE_POOL][2];
+	int npipe_pool;
 	/* nfs_stats.c: requests sent by NFSv3 procedure, and mounts
 	 * (RPC_STATS_MOUNT); NULL unless counted. */
 	_Atomic uint64_t *rpc_counts;
@@ -131,7 +146,14 @@ struct chunk {
 	int pending;            /* 1 while the READ is in flight */
 	bool eof, orphan;
 	int err;
-	char *buf;
+	char *buf;              /* the data, unless it is in the pipe */
+	/* With a read socket (nfs_rsock.c): the pipe the data is spliced
+	 * into (-1, -1: none; the write end closes once the reply is in), how
+	 * much of it is there, the request's xid and the socket's list. */
+	int pfd[2];
+	uint32_t in_pipe;
+	uint32_t xid;
+	struct chunk *rs_next;
 };
 
 struct backend_file {
@@ -158,11 +180,15 @@ struct backend_file {
 	char verf[NFS3_WRITEVERFSIZE];
 	struct chunk *ra[RA_SLOTS];
 	int nra;
+	struct rsock *rs;       /* the read socket (nfs_rsock.c); NULL: none yet */
+	bool rs_off;            /* none to be had: reads go through libnfs */
 	int orphans;            /* read requests in flight nobody waits for */
 	uint64_t last_end;      /* where the previous read ended */
 	uint64_t eof_at;        /* a read saw the end here (UINT64_MAX: not yet) */
 	uint64_t ra_gen;        /* reg->gen the read-ahead chunks were asked at */
 	uint64_t pump_seq;      /* counts pump_state() calls (under lock) */
+	uint64_t moved;         /* bytes read and written, up to HEAVY_BYTES */
+	bool heavy;             /* counted in nb->heavy_open */
 	/* Under nb->pump_lock: what the pump polls for this file. */
 	struct backend_file *pump_next;
 	bool pump_listed;
@@ -369,7 +395,49 @@ int file_wait(struct backend_file *f, const int *count, int left);
 int file_drain(struct backend_file *f);
 void file_unlock(struct backend_file *f);
 void pump_forget(struct backend_file *f);
+/* f's read socket (nfs_rsock.c), made once it reads as a stream (want);
+ * one that failed or that the server closed is made anew. */
+void file_rsock(struct backend_file *f, bool want);
+/* Wait for ch's answer, on the read socket or the connection it went out on. */
+int chunk_wait(struct backend_file *f, struct chunk *ch);
+/* Whether f's connection or read socket failed. */
+bool file_io_broken(const struct backend_file *f);
 void pump_shutdown(struct nfs_backend *nb);
+
+/* ---- nfs_rsock.c: an open file's READs on a socket of its own, spliced ---- */
+
+struct rsock;
+/* A connection to the server c is connected to, or NULL with errno. */
+struct rsock *rsock_open(struct nfs_backend *nb, struct conn *c, int64_t deadline);
+/* Every chunk still asked on it ends (orphans are freed, others get EIO). */
+void rsock_close(struct rsock *rs);
+/* Ask for ch (off, len; pending set), its data to go to a pipe of its own,
+ * or to ch->buf where no pipe can be had. */
+int rsock_read(struct rsock *rs, struct chunk *ch, const struct fhbuf *fh, const struct backend_cred *cred);
+/* Service it until *count drops to target or the deadline passes; a socket
+ * that fails or times out is broken. */
+int rsock_wait(struct rsock *rs, const int *count, int target, int64_t deadline);
+void rsock_pump(struct rsock *rs);
+bool rsock_broken(const struct rsock *rs);
+bool rsock_busy(const struct rsock *rs);
+int rsock_fd(const struct rsock *rs);
+short rsock_events(const struct rsock *rs);
+/* A chunk's data out of its pipe into ch->buf (a reader wants it in memory). */
+int chunk_to_memory(struct chunk *ch);
+/* ch's data, all in its pipe, moved into to (empty); its pipe goes back to
+ * the pool. -1: it did not all fit (then ch has it in memory, to is empty). */
+int chunk_move_pipe(struct chunk *ch, const struct backend_pipe *to);
+/* Throw away what a pipe holds (non-blocking read end). */
+void pipe_empty(int rfd);
+/* The pipes of the pool (vol_destroy). */
+void pipe_pool_clear(struct nfs_backend *nb);
+/* The share of the process's descriptors chunks' pipes may take. */
+int rsock_pipes_max(void);
+/* Whether rs, with nothing asked, was closed by the server (idle too long). */
+bool rsock_stale(const struct rsock *rs);
+void chunk_close_pipe(struct chunk *ch);
+/* Free a chunk nobody waits for any more (its READ answered or cancelled). */
+void chunk_free(struct chunk *ch);
 
 /* ---- nfs_reg.c: open files by fileid, and the order of writes ---- */
 
@@ -482,12 +550,16 @@ bool kept_over(const struct backend_file *f);
 
 /* ---- nfs_files.c: open files, written behind and read ahead ---- */
 
+/* The heap's free memory back to the system, if the mount has been without
+ * heavy files long enough (called by vol_probe, every few seconds). */
+void nfs_trim_idle(struct nfs_backend *nb);
+
 /* Under f->lock: let go of the chunks read ahead (nfs_fattr.c too). */
 void ra_drop(struct backend_file *f);
 int vol_open(struct backend *b, const struct backend_cred *cred, const char *path,
 	     int flags, mode_t mode, struct backend_file **file);
 ssize_t vol_pread(struct backend_file *f, void *buf, size_t size, off_t off);
-ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf);
+ssize_t vol_pread_take(struct backend_file *f, size_t size, off_t off, char **buf, struct backend_pipe *pipe);
 ssize_t vol_pwrite(struct backend_file *f, const void *buf, size_t size, off_t off);
 int vol_fsync(struct backend_file *f, int datasync);
 int vol_flush(struct backend_file *f);

@@ -1,6 +1,7 @@
 /* An open file's connection in the NFS backend, and the pump: the file takes a
  * connection at its first I/O and services it only under its own lock
- * (file_conn, file_wait, file_drain). The pump thread (one per backend,
+ * (file_conn, file_wait, file_drain), and a read socket once it reads as a
+ * stream (file_rsock, nfs_rsock.c). The pump thread (one per backend,
  * started with the first file I/O) takes the replies of files nobody is
  * waiting on and pushes their queued requests. It only ever tries a file's
  * lock; a file whose lock is busy is serviced by the holder, who wakes the
@@ -135,21 +136,71 @@ int file_drain(struct backend_file *f)
 	return 0;
 }
 
+/* Under f->lock: f's read socket, made once it reads as a stream (want:
+ * past its first chunk, so that a small file costs no connection of its
+ * own); NULL where none can be had (the reads go through libnfs then). */
+void file_rsock(struct backend_file *f, bool want)
+{
+	/* A socket that failed, or that the server closed while the file sat
+	 * idle, is made anew. Its chunks in flight end with it (pending ones
+	 * as orphans). */
+	if (f->rs && (rsock_broken(f->rs) || rsock_stale(f->rs))) {
+		ra_drop(f);
+		rsock_close(f->rs);
+		f->rs = NULL;
+	}
+	if (!f->rs && !f->rs_off && want) {
+		int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
+
+		/* What was asked on the connection is answered first: from now
+		 * on only the socket is waited on (chunk_wait, pump_state). */
+		for (int i = 0; i < f->nra; i++)
+			if (f->ra[i]->pending && conn_wait(f->c, &f->ra[i]->pending, 0, deadline) < 0)
+				return;
+		if (f->orphans > 0 && conn_wait(f->c, &f->orphans, 0, deadline) < 0)
+			return;
+		f->rs = rsock_open(f->nb, f->c, deadline);
+		f->rs_off = !f->rs;
+	}
+}
+
+int chunk_wait(struct backend_file *f, struct chunk *ch)
+{
+	int64_t deadline = time_mono_ms() + f->nb->timeout_ms;
+
+	return f->rs ? rsock_wait(f->rs, &ch->pending, 0, deadline) : conn_wait(f->c, &ch->pending, 0, deadline);
+}
+
+bool file_io_broken(const struct backend_file *f)
+{
+	return (f->c && f->c->broken) || (f->rs && rsock_broken(f->rs));
+}
+
 /* ---- the pump ---- */
 
 /* Under f->lock: what is in flight on f's connection, for the pump. */
 static void pump_state(struct backend_file *f, struct pump_state *ps)
 {
-	bool busy = f->inflight > 0 || f->orphans > 0 || f->committing > 0;
+	bool busy = f->inflight > 0 || f->committing > 0;
+	bool reading = f->rs && !rsock_broken(f->rs) && rsock_busy(f->rs);
 
-	for (int i = 0; i < f->nra && !busy; i++)
-		busy = f->ra[i]->pending;
+	/* Without a read socket, reads are on the connection too. */
+	if (!f->rs) {
+		busy = busy || f->orphans > 0;
+		for (int i = 0; i < f->nra && !busy; i++)
+			busy = f->ra[i]->pending;
+	}
 	ps->seq = ++f->pump_seq;
 	ps->fd = -1;
 	ps->events = 0;
+	/* One descriptor per file: its writes' connection while they are in
+	 * flight (a writer drops its read-ahead), else its read socket. */
 	if (busy && f->c && !f->c->broken) {
 		ps->fd = nfs_get_fd(f->c->nfs);
 		ps->events = (short)nfs_which_events(f->c->nfs);
+	} else if (reading) {
+		ps->fd = rsock_fd(f->rs);
+		ps->events = rsock_events(f->rs);
 	}
 }
 
@@ -217,6 +268,8 @@ static void *pump_main(void *arg)
 			}
 			if (f->c && !f->c->broken)
 				conn_pump(f->c);
+			if (f->rs)
+				rsock_pump(f->rs);
 			pump_state(f, &ps);
 			pthread_mutex_unlock(&f->lock);
 			pump_apply(f, &ps);
