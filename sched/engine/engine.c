@@ -406,7 +406,14 @@ void engine_reconfigure(struct engine *e, const struct engine_live *live)
 }
 
 void engine_lock(struct engine *e) { pthread_mutex_lock(&e->lock); }
-void engine_unlock(struct engine *e) { pthread_mutex_unlock(&e->lock); }
+/* Keeps errno: a call's exit path unlocks after the failure it reports. */
+void engine_unlock(struct engine *e)
+{
+	int saved = errno;
+
+	pthread_mutex_unlock(&e->lock);
+	errno = saved;
+}
 /* engine_test.h: the unit tests' hooks. */
 void engine_test_hold(struct engine *e) { pthread_mutex_lock(&e->lock); }
 void engine_test_release(struct engine *e) { pthread_mutex_unlock(&e->lock); }

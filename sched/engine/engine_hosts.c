@@ -93,7 +93,7 @@ int engine_host_ctl(struct engine *e, const struct caller *who, const char *name
 {
 	struct ctl_line line;
 	struct host *h;
-	int ret = -1, saved, i;
+	int ret = -1, i;
 
 	ctl_split(command, &line);
 	i = host_command_of(&line, command, err);
@@ -119,8 +119,6 @@ int engine_host_ctl(struct engine *e, const struct caller *who, const char *name
 	engine_kick(e);
 	ret = 0;
 out:
-	saved = errno;
-	pthread_mutex_unlock(&e->lock);
-	errno = saved;
+	engine_unlock(e);
 	return ret;
 }

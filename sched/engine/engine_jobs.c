@@ -262,8 +262,8 @@ int engine_ctl(struct engine *e, const struct caller *who, int64_t id, const cha
 	engine_kick(e);
 	ret = 0;
 out:
+	engine_unlock(e);
 	saved = errno;
-	pthread_mutex_unlock(&e->lock);
 	free(name);
 	errno = saved;
 	return ret;

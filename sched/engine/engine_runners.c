@@ -52,7 +52,7 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 	struct timewin *win = NULL;
 	struct host *h;
 	char *why = NULL, shown[8];
-	int ret = -1, saved;
+	int ret = -1;
 
 	/* The name is a folder of hosts/ and a field of every view that
 	 * mentions the host: no '/' and no control character. */
@@ -108,9 +108,7 @@ int engine_register_host(struct engine *e, const struct host_info *info, char **
 	engine_kick(e);
 	ret = 0;
 out:
-	saved = errno;
-	pthread_mutex_unlock(&e->lock);
-	errno = saved;
+	engine_unlock(e);
 	return ret;
 }
 
@@ -419,7 +417,7 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
 {
 	int64_t now = engine_now(e), mono = time_mono_ms();
 	struct instance *inst;
-	int ret = -1, saved;
+	int ret = -1;
 
 	pthread_mutex_lock(&e->lock);
 	inst = model_instance(e->model, id);
@@ -463,9 +461,7 @@ int engine_report(struct engine *e, int64_t id, const struct report *r, char **e
 		engine_kick(e);
 	ret = 0;
 out:
-	saved = errno;
-	pthread_mutex_unlock(&e->lock);
-	errno = saved;
+	engine_unlock(e);
 	return ret;
 }
 
