@@ -209,10 +209,9 @@ static void check_paths(const struct sched_settings *s, FILE *out, int *n)
 	}
 	if (strncmp(url, "nfs://", 6) == 0) {
 		char *server = NULL, *export = NULL, *libnfs = NULL, *err = NULL;
-		int64_t patience;
-		int timeout;
+		struct nfs_url_opts opts;
 
-		if (backend_nfs_parse_url(url, &server, &export, &libnfs, &timeout, &patience, &err) < 0)
+		if (backend_nfs_parse_url(url, &server, &export, &libnfs, &opts, &err) < 0)
 			problem(out, n, origin(s, "cluster", "storage", "storage", f->storage_url, url), "%s",
 				err ? err : "not an nfs://server/export[/folder] URL");
 		free(server);

@@ -157,17 +157,23 @@ void backend_destroy(struct backend *b);
 struct backend *backend_local_create(const char *root, char **err);
 
 /* NFSv3 backend through libnfs (backend_nfs.c): url is
- * nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS&nfsport=N&mountport=N].
+ * nfs://server/export[/folder][?timeout=SECONDS&patience=SECONDS&spin=MICROSECONDS&nfsport=N&mountport=N].
  * Whatever the server's state: it does not mount here, so a daemon starts
  * during an outage (the volume then reads unreachable until a call or a
  * probe gets an answer). NULL with errno EINVAL and *err only for a
  * malformed URL or bad options. */
 struct backend *backend_nfs_create(const char *url, char **err);
+/* An NFS volume URL's own options (the others go to libnfs). */
+struct nfs_url_opts {
+	int timeout_ms;         /* timeout=: how long one request may wait */
+	int64_t patience_ms;    /* patience=; -1: not in the URL */
+	int spin_us;            /* spin=: the longest poll for a reply before sleeping */
+};
 /* Split such a URL: server, export path, the URL libnfs gets (our own options
- * removed), the per-call timeout and the patience (-1: not in the URL).
- * Strings malloc'ed; -1 with *err when bad. */
+ * removed) and our options (defaults where the URL has none). Strings
+ * malloc'ed; -1 with *err when bad. */
 int backend_nfs_parse_url(const char *url, char **server, char **export, char **libnfs_url,
-			  int *timeout_ms, int64_t *patience_ms, char **err);
+			  struct nfs_url_opts *opts, char **err);
 
 /* A test facility (backend_fault.c): the backend of INNER_URL with faults,
  * url = fault:OPTIONS:INNER_URL, OPTIONS comma-separated: ERRNO=OP[+OP...]

@@ -85,6 +85,7 @@ static void vol_destroy(struct backend *b)
 	pipe_pool_clear(nb);
 	pthread_mutex_destroy(&nb->pipe_lock);
 	rpc_stats_close(nb);
+	reply_spin_destroy(nb->spin);
 	free(nb->down_reason);
 	free(nb->volume);
 	free(nb->url);
@@ -202,7 +203,7 @@ static const struct backend_ops nfs_ops = {
 struct backend *backend_nfs_create(const char *url, char **err)
 {
 	struct nfs_backend *nb = xcalloc(1, sizeof *nb);
-	int64_t patience_ms = -1;
+	struct nfs_url_opts opts;
 	struct conn *c;
 
 	nb->base.ops = &nfs_ops;
@@ -213,12 +214,13 @@ struct backend *backend_nfs_create(const char *url, char **err)
 	pthread_mutex_init(&nb->pipe_lock, NULL);
 	nb->pump_wake = -1;
 	rpc_stats_open(nb);
-	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &nb->timeout_ms,
-				  &patience_ms, err) < 0)
+	if (backend_nfs_parse_url(url, &nb->server, &nb->export, &nb->url, &opts, err) < 0)
 		goto fail;
 	nb->volume = xasprintf("nfs://%s%s", nb->server, nb->export);
-	if (patience_ms >= 0) {
-		atomic_store(&nb->patience_ms, patience_ms);
+	nb->timeout_ms = opts.timeout_ms;
+	nb->spin = reply_spin_create(opts.spin_us);
+	if (opts.patience_ms >= 0) {
+		atomic_store(&nb->patience_ms, opts.patience_ms);
 		nb->patience_fixed = true;
 	}
 	c = conn_get(nb, time_mono_ms() + (nb->timeout_ms < CREATE_MOUNT_MS ? nb->timeout_ms : CREATE_MOUNT_MS),

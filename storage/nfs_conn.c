@@ -73,8 +73,12 @@ int conn_wait(struct conn *c, const int *count, int target, int64_t deadline)
 			return -1;
 		}
 		/* Wake now and then even without events: libnfs runs its
-		 * reconnect timers from nfs_service. */
-		rc = poll(&p, 1, left > 100 ? 100 : (int)left);
+		 * reconnect timers from nfs_service. With everything sent, what
+		 * comes is a reply: spun for first (reply_spin.h). */
+		if (p.events & POLLOUT)
+			rc = poll(&p, 1, left > 100 ? 100 : (int)left);
+		else
+			rc = reply_spin_poll(c->spin, &p, left > 100 ? 100 : (int)left);
 		if (rc < 0 && errno != EINTR) {
 			c->broken = true;
 			return -1;
@@ -159,6 +163,7 @@ struct conn *conn_open(struct nfs_backend *nb, int64_t deadline, char **err)
 	struct async_result r = { .pending = 1 };
 	struct nfs_url *url;
 
+	c->spin = nb->spin;
 	c->nfs = nfs_init_context();
 	if (!c->nfs) {
 		errno = ENOMEM;

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "inflight.h"
+#include "reply_spin.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +44,7 @@ struct conn {
 	bool broken;            /* failed or timed out: destroy, never reuse */
 	bool unsent;            /* a request could not be queued: our fault, not the server's */
 	bool reused;            /* taken from the idle pool (it may have gone stale) */
+	struct reply_spin *spin;        /* the backend's, for conn_wait */
 	struct conn *next;      /* idle list */
 };
 
@@ -91,6 +93,7 @@ struct nfs_backend {
 	char *export;
 	char *volume;           /* nfs://server/export, for messages */
 	int timeout_ms;
+	struct reply_spin *spin;        /* how long a reply is polled for before sleeping */
 	_Atomic int64_t patience_ms;    /* backend_set_patience; 0: fail at once */
 	bool patience_fixed;    /* the URL's patience=: set_patience leaves it */
 	atomic_bool down;       /* the fast path of nfs_reachable() */

@@ -21,18 +21,18 @@
 TAP_STATE;
 
 static void parse_ok(const char *url, const char *server, const char *export, const char *libnfs,
-		     int timeout_ms, int64_t patience_ms)
+		     int timeout_ms, int64_t patience_ms, int spin_us)
 {
 	char *s = NULL, *e = NULL, *l = NULL, *err = NULL;
-	int64_t p = 0;
-	int t = 0;
+	struct nfs_url_opts o = { 0 };
 
-	ok(backend_nfs_parse_url(url, &s, &e, &l, &t, &p, &err) == 0, "%s parses", url);
+	ok(backend_nfs_parse_url(url, &s, &e, &l, &o, &err) == 0, "%s parses", url);
 	is_str(s, server, "%s: server", url);
 	is_str(e, export, "%s: export", url);
 	is_str(l, libnfs, "%s: what libnfs gets", url);
-	is_int(t, timeout_ms, "%s: timeout", url);
-	is_int(p, patience_ms, "%s: patience", url);
+	is_int(o.timeout_ms, timeout_ms, "%s: timeout", url);
+	is_int(o.patience_ms, patience_ms, "%s: patience", url);
+	is_int(o.spin_us, spin_us, "%s: spin", url);
 	free(s);
 	free(e);
 	free(l);
@@ -42,10 +42,10 @@ static void parse_ok(const char *url, const char *server, const char *export, co
 static void parse_bad(const char *url, const char *why)
 {
 	char *s = NULL, *e = NULL, *l = NULL, *err = NULL;
-	int64_t p = 0;
-	int t = 0, rc;
+	struct nfs_url_opts o;
+	int rc;
 
-	rc = backend_nfs_parse_url(url, &s, &e, &l, &t, &p, &err);
+	rc = backend_nfs_parse_url(url, &s, &e, &l, &o, &err);
 	ok(rc < 0 && errno == EINVAL && err, "%s refused (%s): %s", url, why, err ? err : "no message");
 	free(s);
 	free(e);
@@ -331,14 +331,19 @@ static void test_patience(void)
 int main(void)
 {
 
-	parse_ok("nfs://fs1/export/parsa", "fs1", "/export/parsa", "nfs://fs1/export/parsa", 30000, -1);
-	parse_ok("nfs://10.0.0.5/srv/", "10.0.0.5", "/srv", "nfs://10.0.0.5/srv", 30000, -1);
+	parse_ok("nfs://fs1/export/parsa", "fs1", "/export/parsa", "nfs://fs1/export/parsa", 30000, -1, 100);
+	parse_ok("nfs://10.0.0.5/srv/", "10.0.0.5", "/srv", "nfs://10.0.0.5/srv", 30000, -1, 100);
 	parse_ok("nfs://127.0.0.1/x?timeout=2.5&nfsport=12049&mountport=12048", "127.0.0.1", "/x",
-		 "nfs://127.0.0.1/x?nfsport=12049&mountport=12048", 2500, -1);
-	parse_ok("nfs://h/x?mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, -1);
-	parse_ok("nfs://h/x?patience=0&mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, 0);
-	parse_ok("nfs://h/x?patience=2.5", "h", "/x", "nfs://h/x", 30000, 2500);
-	parse_ok("nfs://h/x?patience=300&timeout=5", "h", "/x", "nfs://h/x", 5000, 300000);
+		 "nfs://127.0.0.1/x?nfsport=12049&mountport=12048", 2500, -1, 100);
+	parse_ok("nfs://h/x?mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, -1, 100);
+	parse_ok("nfs://h/x?patience=0&mountport=1", "h", "/x", "nfs://h/x?mountport=1", 30000, 0, 100);
+	parse_ok("nfs://h/x?patience=2.5", "h", "/x", "nfs://h/x", 30000, 2500, 100);
+	parse_ok("nfs://h/x?patience=300&timeout=5", "h", "/x", "nfs://h/x", 5000, 300000, 100);
+	parse_ok("nfs://h/x?spin=0", "h", "/x", "nfs://h/x", 30000, -1, 0);
+	parse_ok("nfs://h/x?mountport=1&spin=250", "h", "/x", "nfs://h/x?mountport=1", 30000, -1, 250);
+	parse_bad("nfs://h/x?spin=-5", "spin negative");
+	parse_bad("nfs://h/x?spin=1e3", "spin not whole microseconds");
+	parse_bad("nfs://h/x?spin=20000", "spin above 10 ms");
 	parse_bad("nfs://h/x?patience=-1", "patience negative");
 	parse_bad("nfs://h/x?patience=long", "patience not a number");
 	parse_bad("nfs://h/x?patience=", "patience empty");
