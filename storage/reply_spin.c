@@ -70,9 +70,12 @@ void reply_spin_learn(struct reply_spin *s, int64_t waited_us)
 
 int reply_spin_poll(struct reply_spin *s, struct pollfd *p, int timeout_ms)
 {
-	int64_t start = now_us(), until;
+	int64_t start, until;
 	int budget = reply_spin_budget(s), rc = 0;
 
+	if (!s || s->max_us == 0)
+		return poll(p, 1, timeout_ms);
+	start = now_us();
 	if (budget > 0 && !atomic_exchange(&s->spinning, true)) {
 		until = start + budget;
 		while ((rc = poll(p, 1, 0)) == 0 && now_us() < until)
