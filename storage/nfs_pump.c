@@ -5,7 +5,8 @@
  * started with the first file I/O) takes the replies of files nobody is
  * waiting on and pushes their queued requests. It only ever tries a file's
  * lock; a file whose lock is busy is serviced by the holder, who wakes the
- * pump when it lets go (file_unlock). */
+ * pump when it lets go (file_unlock). A file with only a few small writes in
+ * flight is left to its own next call (only_small_writes). */
 #include "nfs_internal.h"
 #include "log.h"
 #include "slist.h"

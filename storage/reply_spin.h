@@ -1,9 +1,9 @@
 /* How long a caller about to sleep on a server's reply polls for it first.
  * On loopback or a fast LAN an NFS reply comes in tens of microseconds, and
  * a sleep and wake-up on each side costs as much again on a small VM. A
- * caller spins up to the limit while most recent replies came within it,
- * and sleeps at once while most did not; one caller of a backend spins at a
- * time. */
+ * caller spins up to the limit while most recent replies came within it
+ * and a CPU is free (the host's runnable tasks, averaged), and sleeps at
+ * once otherwise; one caller of a backend spins at a time. */
 #ifndef PARSA_REPLY_SPIN_H
 #define PARSA_REPLY_SPIN_H
 
@@ -28,5 +28,9 @@ int reply_spin_budget(const struct reply_spin *s);
 /* What one wait taught: the reply came after waited_us (or not within the
  * wait: waited_us above the limit). reply_spin_poll calls it itself. */
 void reply_spin_learn(struct reply_spin *s, int64_t waited_us);
+
+/* One count of the host's runnable tasks besides the caller (reply_spin_poll
+ * counts them itself, from /proc/loadavg, every 50 ms). */
+void reply_spin_learn_load(struct reply_spin *s, int runnable_others);
 
 #endif

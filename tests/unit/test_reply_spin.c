@@ -1,12 +1,13 @@
 /* The learnt spin before sleeping on a reply: when it spins (while most
- * recent replies came within the limit) and when not, that spin 0 never
- * spins, and that the poll answers like poll(2) for a ready and an idle
- * descriptor. */
+ * recent replies came within the limit and a CPU is free) and when not,
+ * that spin 0 never spins, and that the poll answers like poll(2) for a
+ * ready and an idle descriptor. */
 #include "reply_spin.h"
 #include "tap.h"
 
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 TAP_STATE;
@@ -16,7 +17,8 @@ static void test_budget(void)
 	struct reply_spin *s = reply_spin_create(100);
 	int i;
 
-	is_int(reply_spin_budget(s), 100, "a new mount spins the whole limit");
+	reply_spin_learn_load(s, 0);
+	is_int(reply_spin_budget(s), 100, "a new mount on an idle host spins the whole limit");
 	reply_spin_learn(s, 5000);
 	reply_spin_learn(s, 5000);
 	is_int(reply_spin_budget(s), 100, "a few slow replies among quick ones do not stop it");
@@ -36,6 +38,29 @@ static void test_budget(void)
 	for (i = 0; i < 100; i++)
 		reply_spin_learn(s, i % 3 ? 400 : 40);
 	is_int(reply_spin_budget(s), 0, "one in three: it does not");
+	reply_spin_destroy(s);
+}
+
+static void test_load(void)
+{
+	struct reply_spin *s = reply_spin_create(100);
+	int cpus = get_nprocs(), i;
+
+	is_int(reply_spin_budget(s), 0, "not before the runnable tasks were counted");
+	reply_spin_learn_load(s, 0);
+	is_int(reply_spin_budget(s), 100, "counted, on an idle host: it spins");
+	for (i = 0; i < 60; i++)
+		reply_spin_learn_load(s, cpus);
+	is_int(reply_spin_budget(s), 0, "every CPU taken by other tasks: nobody spins");
+	for (i = 0; i < 60; i++)
+		reply_spin_learn_load(s, cpus + 1);
+	reply_spin_learn_load(s, 0);
+	is_int(reply_spin_budget(s), 0, "tasks waiting for a CPU: one idle moment is not enough");
+	for (i = 0; i < 60; i++)
+		reply_spin_learn_load(s, cpus - 1);
+	is_int(reply_spin_budget(s), 100, "one CPU left free: it spins again");
+	reply_spin_learn_load(s, -1);
+	is_int(reply_spin_budget(s), 100, "a count that makes no sense is ignored");
 	reply_spin_destroy(s);
 }
 
@@ -77,6 +102,7 @@ static void test_poll(void)
 int main(void)
 {
 	test_budget();
+	test_load();
 	test_off();
 	test_poll();
 	return done_testing();
