@@ -34,6 +34,7 @@
 #define SHARE_ONE 1024          /* the share's and the load's fixed-point 1 */
 #define SHARE_WEIGHT 8          /* each wait, or load sample, counts 1/8 */
 #define SAMPLE_US 50000         /* how often the runnable tasks are counted */
+#define RUNNABLE_MAX 65536      /* counts above are taken as this (the fixed point stays an int) */
 
 struct reply_spin {
 	int max_us;
@@ -93,6 +94,8 @@ void reply_spin_learn_load(struct reply_spin *s, int runnable_others)
 
 	if (!s || s->max_us == 0 || runnable_others < 0)
 		return;
+	if (runnable_others > RUNNABLE_MAX)
+		runnable_others = RUNNABLE_MAX;
 	avg = atomic_load(&s->others_fixed);
 	step = runnable_others * SHARE_ONE - avg;
 	/* Rounded away from zero, so that a steady count is reached, not neared. */
